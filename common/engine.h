@@ -1,0 +1,119 @@
+/*
+ * engine.h - the contract every solving engine (CPU and GPU) implements.
+ *
+ * An engine takes a graph, an optional initial layout, parameters, an
+ * absolute deadline and a cancel flag, and searches for a layout with a
+ * small objective tuple. It reports:
+ *   - a progress event on every strict improvement of its best tuple
+ *     (engine-claimed tuple, elapsed time, stage);
+ *   - periodic telemetry whose counters name their denominators;
+ *   - validated best layouts: at most every checkpoint_interval_ns and once
+ *     at the end, each revalidated by the independent oracle (validate.h)
+ *     before the callback runs, with the oracle's tuple equal to the claimed
+ *     one. A mismatch ends the run with LCN_ECORRUPT: nothing wrong is ever
+ *     published.
+ * The same (graph, initial layout, parameters, backend, thread count) gives
+ * the same result, except that a run stopped by the deadline or the cancel
+ * flag stops at a timing-dependent point.
+ *
+ * Threading: callbacks run on the engine's calling thread (the one that
+ * called engine_*_run), never concurrently with each other. They must not
+ * block for long; a callback that wants to stop the run sets *cancel.
+ */
+#ifndef LCN_ENGINE_H
+#define LCN_ENGINE_H
+
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "graph.h"
+#include "objective.h"
+
+/* Counters of one run. Every rate reported elsewhere names one of these. */
+struct engine_telemetry {
+    uint64_t attempted;          /* proposals drawn (node + target point) */
+    uint64_t valid;              /* proposals that passed V1-V3 */
+    uint64_t evaluated;          /* candidate positions whose crossing delta was computed */
+    uint64_t selected;           /* best-of-W winners put to the Metropolis test */
+    uint64_t accepted;           /* Metropolis accepts */
+    uint64_t rejected;           /* Metropolis rejects */
+    uint64_t committed;          /* moves applied to a replica's state */
+    uint64_t best_updates;       /* strict improvements of the global best */
+    uint64_t exchanges_attempted; /* parallel-tempering swaps proposed */
+    uint64_t exchanges_accepted;
+    uint64_t restarts;           /* replicas restarted from the elite */
+    uint64_t pair_tests;         /* segment pair tests performed */
+    uint64_t recounts;           /* full recounts (invariant checks) */
+    double elapsed_s;
+};
+
+struct engine_event {
+    double elapsed_s;
+    const char *stage; /* "start", "start:force", "anneal", ... (static string) */
+    struct lcn_obj best;
+};
+
+typedef void (*engine_progress_cb)(void *ctx, const struct engine_event *ev);
+typedef void (*engine_telemetry_cb)(void *ctx, const struct engine_telemetry *t);
+/* layout: n points, valid for the duration of the call only. */
+typedef void (*engine_layout_cb)(void *ctx, const struct lcn_pt *layout, const struct lcn_obj *obj,
+                                 double elapsed_s);
+
+enum engine_stop {
+    ENGINE_STOP_DEADLINE = 0,
+    ENGINE_STOP_CANCELLED,
+    ENGINE_STOP_TARGET, /* stop_at_target and best K <= target_k */
+    ENGINE_STOP_ERROR,
+};
+
+struct engine_params {
+    uint64_t seed;
+    int32_t threads;          /* CPU worker threads; 0 = number of online cores */
+    int32_t replicas;         /* parallel-tempering replicas; 0 = engine default */
+    int32_t proposal_workers; /* candidate points evaluated per move (best-of-W); 0 = default */
+    int32_t target_k;         /* < 0: none */
+    int stop_at_target;
+    int64_t start_ns;    /* lcn_now_ns() at job start (elapsed times count from here) */
+    int64_t deadline_ns; /* absolute lcn_now_ns() deadline */
+    atomic_int *cancel;  /* nonzero = stop as soon as possible; may be NULL */
+    int64_t telemetry_interval_ns;  /* 0 = 1 s */
+    int64_t checkpoint_interval_ns; /* 0 = 1 s */
+
+    /* Optional initial layout: n points; has_xy (may be NULL) marks nodes whose
+     * coordinates are present. Repaired before use. */
+    const struct lcn_pt *init;
+    const uint8_t *has_xy;
+
+    engine_progress_cb on_progress;
+    engine_telemetry_cb on_telemetry;
+    engine_layout_cb on_layout;
+    void *ctx;
+};
+
+struct engine_result {
+    struct lcn_obj best;
+    struct lcn_pt *layout;    /* n points, xmalloc'd, owned by the caller; validated */
+    double elapsed_s;
+    double time_to_target_s;  /* < 0 when target_k was not reached (or none given) */
+    enum engine_stop stop;
+    const char *backend;      /* "cpu" or "gpu": what actually ran */
+    const char *evaluator;    /* e.g. "grid-delta": what actually ran */
+    struct engine_telemetry tel;
+};
+
+/* Fills defaults: seed 1, no target, 10 s budget from now, everything else 0. */
+void engine_params_default(struct engine_params *p);
+
+void engine_result_release(struct engine_result *r);
+
+/*
+ * Runs the CPU engine until the deadline, the cancel flag or (with
+ * stop_at_target) the target. Returns 0 with *out filled, or a negative
+ * LCN_E* code (LCN_EINVAL for a graph that cannot be laid out in its bounds,
+ * LCN_ECORRUPT when the oracle rejected a layout the engine produced); on
+ * failure *out holds nothing to release.
+ */
+int engine_cpu_run(const struct lcn_graph *g, const struct engine_params *p,
+                   struct engine_result *out);
+
+#endif

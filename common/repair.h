@@ -1,0 +1,35 @@
+/*
+ * repair.h - turn any input layout into a valid one with small movement.
+ *
+ * Missing coordinates are filled, out-of-bounds points are clamped into the
+ * bounds, and then every node involved in a V2 or V3 violation (the second
+ * node of a shared point, the node lying on a foreign edge) is moved to the
+ * nearest point, in a fixed ring order, where it breaks no rule. Rounds
+ * repeat until the independent validator accepts the layout. The result is
+ * a deterministic function of the input.
+ */
+#ifndef LCN_REPAIR_H
+#define LCN_REPAIR_H
+
+#include <stdint.h>
+
+#include "graph.h"
+
+struct repair_stats {
+    int32_t filled;  /* nodes without coordinates that were placed */
+    int32_t clamped; /* nodes moved into the bounds */
+    int32_t moved;   /* nodes moved off a violation */
+    int32_t rounds;  /* validation rounds */
+    int64_t total_shift; /* sum over nodes of the L1 distance moved by the violation pass */
+};
+
+/*
+ * Repairs pts in place. has_xy may be NULL (every node has coordinates) or
+ * an n-entry array where 0 marks a node whose coordinates are missing (its
+ * pts entry is ignored). Returns 0, or LCN_EINVAL when the bounds hold fewer
+ * than n points, or LCN_ECORRUPT if no valid layout was reached (a bug).
+ */
+int repair_layout(const struct lcn_graph *g, struct lcn_pt *pts, const uint8_t *has_xy,
+                  struct repair_stats *stats);
+
+#endif

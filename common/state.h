@@ -1,0 +1,113 @@
+/*
+ * state.h - the incremental evaluator: a layout with its per-edge crossing
+ * counts, count histogram and spatial indexes, updated one node move at a
+ * time (crossings_delta).
+ *
+ * A move of node v from p to q re-tests only v's incident edges, each before
+ * and after the move, against the partners the edge grid offers along the
+ * segment's cells; nothing else is recomputed and the layout is not copied.
+ * Validity of the move (V1 bounds, V2 distinct points, V3 no node on a
+ * foreign edge, for the moved node and its new edges) is checked
+ * incrementally with the node and edge grids; V4 follows from V2 and V3 for
+ * simple graphs.
+ *
+ * Ownership: the state owns copies of the layout and all indexes; it borrows
+ * the graph, which must outlive it. A state, and every struct lcn_move used
+ * with it, belongs to one thread.
+ */
+#ifndef LCN_STATE_H
+#define LCN_STATE_H
+
+#include <stdint.h>
+
+#include "graph.h"
+#include "grid.h"
+#include "objective.h"
+
+enum state_invalid {
+    STATE_OK = 0,
+    STATE_OUT_OF_BOUNDS, /* V1 */
+    STATE_OCCUPIED,      /* V2: another node is on the target point */
+    STATE_ON_EDGE,       /* V3: the target point is on a foreign edge */
+    STATE_EDGE_ON_NODE,  /* V3: a new incident edge runs through a node */
+};
+
+struct lcn_state {
+    const struct lcn_graph *g;
+    struct lcn_pt *pts; /* current layout */
+    int32_t *cnt;       /* c[e] of the current layout */
+    struct lcn_hist hist;
+    struct lcn_grid eg; /* edges by segment supercover */
+    struct lcn_grid ng; /* nodes by point */
+    uint64_t generation; /* bumped by every commit */
+    /* scratch, zero/idle between calls */
+    int32_t *acc;  /* per-edge accumulated delta of the proposal being evaluated */
+    int32_t *seen; /* per-edge stamp for deduplicating grid candidates */
+    int32_t stamp;
+    /* telemetry */
+    uint64_t pair_tests; /* segment pair tests performed by proposals */
+};
+
+/* A proposed single-node move and its evaluation. Owns its change list. */
+struct lcn_move {
+    int32_t v;
+    struct lcn_pt from, to;
+    enum state_invalid why; /* STATE_OK when the move keeps the layout valid */
+    int32_t n;              /* number of edges whose count changes */
+    int32_t *edge, *d;      /* edge[i] changes by d[i] (d != 0) */
+    int32_t cap;
+    struct lcn_obj obj;  /* tuple after the move (valid moves only) */
+    uint64_t generation; /* state generation the move was evaluated on */
+};
+
+/*
+ * Builds the state for layout pts (n points, copied). Every point must lie
+ * within the graph's bounds (LCN_ERANGE otherwise); the layout need not be
+ * valid, but move validity checks assume it is. Counts are computed with
+ * crossings_grid. Returns 0 or a negative LCN_E* code.
+ */
+int state_init(struct lcn_state *st, const struct lcn_graph *g, const struct lcn_pt *pts);
+void state_release(struct lcn_state *st);
+
+/* Current tuple. */
+void state_obj(const struct lcn_state *st, struct lcn_obj *o);
+
+void move_init(struct lcn_move *mv);
+void move_release(struct lcn_move *mv);
+
+/*
+ * Evaluates moving v to q without changing the state: fills mv with the
+ * validity verdict and, for valid moves, the per-edge count changes and the
+ * resulting tuple. Returns 1 for a valid move, 0 for an invalid one.
+ */
+int state_propose(struct lcn_state *st, int32_t v, struct lcn_pt q, struct lcn_move *mv);
+
+/*
+ * Validity of moving v to q only (no crossing counts): returns STATE_OK or
+ * the first rule the move breaks.
+ */
+enum state_invalid state_check_move(struct lcn_state *st, int32_t v, struct lcn_pt q);
+
+/* Applies a valid move evaluated on the current generation. */
+void state_commit(struct lcn_state *st, const struct lcn_move *mv);
+
+/*
+ * Replaces the whole layout (e.g. restart from an elite); every point must be
+ * within bounds. Rebuilds indexes and counts. Returns 0 or LCN_ERANGE.
+ */
+int state_reset(struct lcn_state *st, const struct lcn_pt *pts);
+
+/*
+ * Cheap invariant check: the sum of counts is even and K/n_K match the
+ * histogram. Returns 0 or LCN_ECORRUPT.
+ */
+int state_check(const struct lcn_state *st);
+
+/*
+ * Recomputes counts and histogram from scratch with crossings_grid and
+ * compares them with the incremental ones. Returns 0 when they were equal,
+ * LCN_ECORRUPT when they differed (the state is repaired either way).
+ */
+int state_recount(struct lcn_state *st);
+
+#endif

@@ -1,0 +1,75 @@
+#include "util.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static _Noreturn void oom(size_t n)
+{
+    fprintf(stderr, "fatal: out of memory allocating %zu bytes\n", n);
+    abort();
+}
+
+void *xmalloc(size_t n)
+{
+    void *p = malloc(n ? n : 1);
+    if (!p)
+        oom(n);
+    return p;
+}
+
+void *xcalloc(size_t count, size_t size)
+{
+    void *p = calloc(count ? count : 1, size ? size : 1);
+    if (!p)
+        oom(count * size);
+    return p;
+}
+
+void *xrealloc(void *p, size_t n)
+{
+    void *q = realloc(p, n ? n : 1);
+    if (!q)
+        oom(n);
+    return q;
+}
+
+char *xstrdup(const char *s)
+{
+    size_t n = strlen(s) + 1;
+    char *d = xmalloc(n);
+    memcpy(d, s, n);
+    return d;
+}
+
+void xgrow(void **p, size_t elem, size_t *cap, size_t need)
+{
+    if (need <= *cap)
+        return;
+    size_t c = *cap ? *cap : 4;
+    while (c < need)
+        c *= 2;
+    *p = xrealloc(*p, c * elem);
+    *cap = c;
+}
+
+void lcn_assert_fail(const char *expr, const char *file, int line)
+{
+    fprintf(stderr, "fatal: assertion '%s' failed at %s:%d\n", expr, file, line);
+    abort();
+}
+
+int64_t lcn_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+int64_t lcn_wall_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}

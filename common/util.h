@@ -1,0 +1,35 @@
+/*
+ * util.h - allocation, assertions and clocks shared by every module.
+ *
+ * Host out-of-memory is not a recoverable error in lcn: xmalloc and friends
+ * print a message and abort. Programmer errors go through LCN_ASSERT, which
+ * is active in every build type (it guards invariants whose violation would
+ * publish a wrong answer). Client input must never reach an assertion.
+ */
+#ifndef LCN_UTIL_H
+#define LCN_UTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+void *xmalloc(size_t n);
+void *xcalloc(size_t count, size_t size);
+void *xrealloc(void *p, size_t n);
+char *xstrdup(const char *s);
+/* Grows *p (an array of elem-sized items with capacity *cap) to hold at
+ * least need items; capacity at least doubles. */
+void xgrow(void **p, size_t elem, size_t *cap, size_t need);
+
+_Noreturn void lcn_assert_fail(const char *expr, const char *file, int line);
+#define LCN_ASSERT(e) ((e) ? (void)0 : lcn_assert_fail(#e, __FILE__, __LINE__))
+
+/* Monotonic clock in nanoseconds (CLOCK_MONOTONIC). */
+int64_t lcn_now_ns(void);
+/* Wall clock in milliseconds since the Unix epoch (CLOCK_REALTIME). */
+int64_t lcn_wall_ms(void);
+
+#define LCN_MIN(a, b) ((a) < (b) ? (a) : (b))
+#define LCN_MAX(a, b) ((a) > (b) ? (a) : (b))
+#define LCN_ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
+
+#endif

@@ -1,0 +1,269 @@
+#include "validate.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "err.h"
+#include "util.h"
+
+typedef __int128 wide;
+
+/* Sign of the cross product (b - a) x (c - a), with 128-bit products. */
+static int side(struct lcn_pt a, struct lcn_pt b, struct lcn_pt c)
+{
+    wide l = (wide)((int64_t)b.x - a.x) * (wide)((int64_t)c.y - a.y);
+    wide r = (wide)((int64_t)b.y - a.y) * (wide)((int64_t)c.x - a.x);
+    return l > r ? 1 : (l < r ? -1 : 0);
+}
+
+static int same(struct lcn_pt a, struct lcn_pt b)
+{
+    return a.x == b.x && a.y == b.y;
+}
+
+/* p strictly between a and b on the line through them (a != b, collinear given). */
+static int between_open(struct lcn_pt a, struct lcn_pt b, struct lcn_pt p)
+{
+    /* (p - a) . (b - p) > 0 exactly when p lies strictly inside ab */
+    wide dot = (wide)((int64_t)p.x - a.x) * ((int64_t)b.x - p.x) +
+               (wide)((int64_t)p.y - a.y) * ((int64_t)b.y - p.y);
+    return dot > 0;
+}
+
+/* p on closed segment ab, given collinear */
+static int between_closed(struct lcn_pt a, struct lcn_pt b, struct lcn_pt p)
+{
+    wide dot = (wide)((int64_t)p.x - a.x) * ((int64_t)b.x - p.x) +
+               (wide)((int64_t)p.y - a.y) * ((int64_t)b.y - p.y);
+    return dot >= 0;
+}
+
+static int node_on_edge_interior(struct lcn_pt a, struct lcn_pt b, struct lcn_pt p)
+{
+    if (same(a, b))
+        return 0;
+    return side(a, b, p) == 0 && between_open(a, b, p);
+}
+
+/* Closed segments ab and cd share a point. */
+static int meet(struct lcn_pt a, struct lcn_pt b, struct lcn_pt c, struct lcn_pt d)
+{
+    int s1 = side(a, b, c), s2 = side(a, b, d), s3 = side(c, d, a), s4 = side(c, d, b);
+    if (s1 * s2 < 0 && s3 * s4 < 0)
+        return 1;
+    if (s1 == 0 && between_closed(a, b, c))
+        return 1;
+    if (s2 == 0 && between_closed(a, b, d))
+        return 1;
+    if (s3 == 0 && between_closed(c, d, a))
+        return 1;
+    if (s4 == 0 && between_closed(c, d, b))
+        return 1;
+    return 0;
+}
+
+/* Collinear overlap along a positive length. */
+static int overlap(struct lcn_pt a, struct lcn_pt b, struct lcn_pt c, struct lcn_pt d)
+{
+    if (same(a, b) || same(c, d))
+        return 0;
+    if (side(a, b, c) != 0 || side(a, b, d) != 0)
+        return 0;
+    /* Positive-length overlap iff an endpoint of one lies strictly inside the
+     * other, or both segments are the same segment. */
+    if (between_open(a, b, c) || between_open(a, b, d) || between_open(c, d, a) ||
+        between_open(c, d, b))
+        return 1;
+    return (same(a, c) && same(b, d)) || (same(a, d) && same(b, c));
+}
+
+struct span {
+    int32_t lo, hi, id;
+};
+
+static int span_cmp(const void *p, const void *q)
+{
+    const struct span *a = p, *b = q;
+    if (a->lo != b->lo)
+        return a->lo < b->lo ? -1 : 1;
+    return (a->id > b->id) - (a->id < b->id);
+}
+
+static struct span *edge_spans(const struct lcn_graph *g, const struct lcn_pt *pts)
+{
+    struct span *s = xmalloc(sizeof(*s) * (size_t)(g->m ? g->m : 1));
+    for (int32_t e = 0; e < g->m; e++) {
+        int32_t x0 = pts[g->eu[e]].x, x1 = pts[g->ev[e]].x;
+        s[e].lo = x0 < x1 ? x0 : x1;
+        s[e].hi = x0 < x1 ? x1 : x0;
+        s[e].id = e;
+    }
+    qsort(s, (size_t)g->m, sizeof(*s), span_cmp);
+    return s;
+}
+
+static int shares_endpoint(const struct lcn_graph *g, int32_t e, int32_t f)
+{
+    return g->eu[e] == g->eu[f] || g->eu[e] == g->ev[f] || g->ev[e] == g->eu[f] ||
+           g->ev[e] == g->ev[f];
+}
+
+uint64_t validate_counts(const struct lcn_graph *g, const struct lcn_pt *pts, int32_t *c)
+{
+    memset(c, 0, sizeof(int32_t) * (size_t)g->m);
+    struct span *s = edge_spans(g, pts);
+    uint64_t tests = 0;
+    for (int32_t i = 0; i < g->m; i++) {
+        int32_t e = s[i].id;
+        for (int32_t j = i + 1; j < g->m && s[j].lo <= s[i].hi; j++) {
+            int32_t f = s[j].id;
+            if (shares_endpoint(g, e, f))
+                continue;
+            tests++;
+            if (meet(pts[g->eu[e]], pts[g->ev[e]], pts[g->eu[f]], pts[g->ev[f]])) {
+                c[e]++;
+                c[f]++;
+            }
+        }
+    }
+    free(s);
+    return tests;
+}
+
+const char *validate_kind_name(enum lcn_vkind k)
+{
+    switch (k) {
+    case LCN_V1_OUT_OF_BOUNDS:
+        return "V1";
+    case LCN_V2_SHARED_POINT:
+        return "V2";
+    case LCN_V3_NODE_ON_EDGE:
+        return "V3";
+    case LCN_V4_EDGE_OVERLAP:
+        return "V4";
+    }
+    return "?";
+}
+
+static void note(struct lcn_report *r, int32_t max_listed, enum lcn_vkind k, int32_t a, int32_t b)
+{
+    r->count[k]++;
+    r->total++;
+    if (r->listed < max_listed)
+        r->list[r->listed++] = (struct lcn_violation){k, a, b};
+}
+
+struct pnode {
+    int32_t x, y, id;
+};
+
+static int pnode_cmp(const void *p, const void *q)
+{
+    const struct pnode *a = p, *b = q;
+    if (a->x != b->x)
+        return a->x < b->x ? -1 : 1;
+    if (a->y != b->y)
+        return a->y < b->y ? -1 : 1;
+    return (a->id > b->id) - (a->id < b->id);
+}
+
+int validate_layout(const struct lcn_graph *g, const struct lcn_pt *pts, int32_t max_listed,
+                    struct lcn_report *r)
+{
+    memset(r, 0, sizeof(*r));
+    if (max_listed < 0)
+        max_listed = 0;
+    r->list = xmalloc(sizeof(*r->list) * (size_t)(max_listed ? max_listed : 1));
+    r->c = xmalloc(sizeof(int32_t) * (size_t)(g->m ? g->m : 1));
+
+    /* V1 */
+    for (int32_t v = 0; v < g->n; v++) {
+        if (pts[v].x < 0 || pts[v].y < 0 || pts[v].x > g->width || pts[v].y > g->height)
+            note(r, max_listed, LCN_V1_OUT_OF_BOUNDS, v, -1);
+    }
+
+    /* V2: sort by point; every pair within a run of equal points is a violation. */
+    struct pnode *ps = xmalloc(sizeof(*ps) * (size_t)(g->n ? g->n : 1));
+    for (int32_t v = 0; v < g->n; v++)
+        ps[v] = (struct pnode){pts[v].x, pts[v].y, v};
+    qsort(ps, (size_t)g->n, sizeof(*ps), pnode_cmp);
+    for (int32_t i = 0; i < g->n;) {
+        int32_t j = i + 1;
+        while (j < g->n && ps[j].x == ps[i].x && ps[j].y == ps[i].y)
+            j++;
+        int64_t k = j - i, pairs = k * (k - 1) / 2;
+        /* list pairs while there is room (ids ascend within a run), count all */
+        for (int32_t a = i; a < j && r->listed < max_listed; a++)
+            for (int32_t b = a + 1; b < j && r->listed < max_listed; b++)
+                r->list[r->listed++] = (struct lcn_violation){LCN_V2_SHARED_POINT, ps[a].id, ps[b].id};
+        r->count[LCN_V2_SHARED_POINT] += pairs;
+        r->total += pairs;
+        i = j;
+    }
+
+    /* V3: for each edge, the nodes whose x lies in the edge's x-range. */
+    for (int32_t e = 0; e < g->m; e++) {
+        struct lcn_pt a = pts[g->eu[e]], b = pts[g->ev[e]];
+        int32_t lo = LCN_MIN(a.x, b.x), hi = LCN_MAX(a.x, b.x);
+        /* first index with x >= lo */
+        int32_t L = 0, R = g->n;
+        while (L < R) {
+            int32_t mid = L + (R - L) / 2;
+            if (ps[mid].x < lo)
+                L = mid + 1;
+            else
+                R = mid;
+        }
+        for (int32_t i = L; i < g->n && ps[i].x <= hi; i++) {
+            int32_t w = ps[i].id;
+            if (w == g->eu[e] || w == g->ev[e])
+                continue;
+            if (node_on_edge_interior(a, b, pts[w]))
+                note(r, max_listed, LCN_V3_NODE_ON_EDGE, w, e);
+        }
+    }
+    free(ps);
+
+    /* V4 and the crossing counts share one sweep over x-spans. */
+    memset(r->c, 0, sizeof(int32_t) * (size_t)g->m);
+    struct span *s = edge_spans(g, pts);
+    for (int32_t i = 0; i < g->m; i++) {
+        int32_t e = s[i].id;
+        struct lcn_pt a = pts[g->eu[e]], b = pts[g->ev[e]];
+        for (int32_t j = i + 1; j < g->m && s[j].lo <= s[i].hi; j++) {
+            int32_t f = s[j].id;
+            struct lcn_pt c = pts[g->eu[f]], d = pts[g->ev[f]];
+            if (overlap(a, b, c, d))
+                note(r, max_listed, LCN_V4_EDGE_OVERLAP, LCN_MIN(e, f), LCN_MAX(e, f));
+            if (!shares_endpoint(g, e, f) && meet(a, b, c, d)) {
+                r->c[e]++;
+                r->c[f]++;
+            }
+        }
+    }
+    free(s);
+
+    /* Sort the listed violations by kind, then ids, for stable output. */
+    for (int32_t i = 1; i < r->listed; i++) {
+        struct lcn_violation t = r->list[i];
+        int32_t j = i;
+        while (j > 0 && (r->list[j - 1].kind > t.kind ||
+                         (r->list[j - 1].kind == t.kind &&
+                          (r->list[j - 1].a > t.a ||
+                           (r->list[j - 1].a == t.a && r->list[j - 1].b > t.b))))) {
+            r->list[j] = r->list[j - 1];
+            j--;
+        }
+        r->list[j] = t;
+    }
+
+    r->valid = r->total == 0;
+    return obj_from_counts(&r->obj, r->c, g->m);
+}
+
+void report_release(struct lcn_report *r)
+{
+    free(r->list);
+    free(r->c);
+    memset(r, 0, sizeof(*r));
+}

@@ -1,0 +1,64 @@
+/*
+ * validate.h - the independent checker (the oracle every published layout
+ * passes through).
+ *
+ * This module shares the problem's definitions with geom.h and crossings.c
+ * but none of their code: its predicates are written separately, with
+ * 128-bit products, and its candidate search is an x-sorted sweep rather
+ * than a grid, so a bug in the engines' evaluators cannot hide itself here.
+ *
+ * Rules (ARCHITECTURE.md section 1):
+ *   V1 every node inside [0,W] x [0,H];
+ *   V2 no two nodes on the same point;
+ *   V3 no node on the interior of an edge it is not an endpoint of;
+ *   V4 no two edges overlapping along a positive length.
+ */
+#ifndef LCN_VALIDATE_H
+#define LCN_VALIDATE_H
+
+#include <stdint.h>
+
+#include "graph.h"
+#include "objective.h"
+
+enum lcn_vkind {
+    LCN_V1_OUT_OF_BOUNDS = 1, /* a = node */
+    LCN_V2_SHARED_POINT = 2,  /* a, b = nodes (a < b) */
+    LCN_V3_NODE_ON_EDGE = 3,  /* a = node, b = edge */
+    LCN_V4_EDGE_OVERLAP = 4,  /* a, b = edges (a < b) */
+};
+
+struct lcn_violation {
+    enum lcn_vkind kind;
+    int32_t a, b;
+};
+
+struct lcn_report {
+    int valid;             /* 1 when no violation of any kind */
+    int64_t count[5];      /* violations per kind, index = kind */
+    int64_t total;         /* all violations */
+    struct lcn_violation *list; /* the first `listed` violations, V1 first */
+    int32_t listed;
+    struct lcn_obj obj; /* tuple of the layout (computed even when invalid) */
+    int32_t *c;         /* per-edge crossing counts, m entries */
+};
+
+/*
+ * Checks V1-V4 and recounts crossings independently. Lists at most
+ * max_listed violations (all are counted). Returns 0, or LCN_ECORRUPT when
+ * the recount's sum is odd (an internal error). The report owns its arrays.
+ */
+int validate_layout(const struct lcn_graph *g, const struct lcn_pt *pts, int32_t max_listed,
+                    struct lcn_report *r);
+void report_release(struct lcn_report *r);
+
+/* Name of a violation kind: "V1", ... */
+const char *validate_kind_name(enum lcn_vkind k);
+
+/*
+ * Independent per-edge crossing count (x-sweep, 128-bit predicates), same
+ * definition as crossings_full. Returns the number of pair tests.
+ */
+uint64_t validate_counts(const struct lcn_graph *g, const struct lcn_pt *pts, int32_t *c);
+
+#endif
