@@ -23,8 +23,19 @@
 #ifndef LCN_ENGINE_H
 #define LCN_ENGINE_H
 
-#include <stdatomic.h>
 #include <stdint.h>
+
+/*
+ * The cancel flag is a C11 atomic_int. C++ translation units (the CUDA
+ * engine's host code) see it as a plain int of the same size and alignment
+ * and access it only through __atomic builtins.
+ */
+#ifndef __cplusplus
+#include <stdatomic.h>
+#define LCN_ATOMIC_INT atomic_int
+#else
+#define LCN_ATOMIC_INT int
+#endif
 
 #include "graph.h"
 #include "objective.h"
@@ -80,7 +91,7 @@ struct engine_params {
     int stop_at_target;
     int64_t start_ns;               /* lcn_now_ns() at job start (elapsed times count from here) */
     int64_t deadline_ns;            /* absolute lcn_now_ns() deadline */
-    atomic_int *cancel;             /* nonzero = stop as soon as possible; may be NULL */
+    LCN_ATOMIC_INT *cancel;         /* nonzero = stop as soon as possible; may be NULL */
     int64_t telemetry_interval_ns;  /* 0 = 1 s */
     int64_t checkpoint_interval_ns; /* 0 = 1 s */
     /* Moves per replica after which the run stops at the next replica-exchange
