@@ -478,10 +478,9 @@ static int32_t default_threads(void)
 
 static int64_t auto_sweep_moves(const struct lcn_graph *g)
 {
-    /* about a few milliseconds of moves per replica between exchanges */
-    double cost = (double)g->m * (2.0 * g->m / LCN_MAX(1, g->n) + 1.0);
-    int64_t s = (int64_t)(4e6 / LCN_MAX(1.0, sqrt(cost)));
-    return LCN_MAX(20, LCN_MIN(5000, s));
+    /* a few milliseconds of moves per replica between exchanges on graphs of
+     * a few hundred edges; fewer on large graphs, whose moves cost more */
+    return g->m > 20000 ? 25 : (g->m > 4000 ? 50 : 100);
 }
 
 /*
@@ -698,6 +697,9 @@ int engine_cpu_run(const struct lcn_graph *g, const struct engine_params *p,
         out->stop = (enum engine_stop)run->stop_reason;
         out->backend = "cpu";
         out->evaluator = "grid-delta";
+        out->threads = run->T;
+        out->replicas = run->R;
+        out->proposal_workers = run->kn.ap.proposal_workers;
         out->tel = tel;
         out->time_to_target_s = run->target_hit ? run->ttt : -1;
         if (p->on_layout)

@@ -122,8 +122,9 @@ struct engine_result {
     double elapsed_s;
     double time_to_target_s; /* < 0 when target_k was not reached (or none given) */
     enum engine_stop stop;
-    const char *backend;   /* "cpu" or "gpu": what actually ran */
-    const char *evaluator; /* e.g. "grid-delta": what actually ran */
+    const char *backend;                         /* "cpu" or "gpu": what actually ran */
+    const char *evaluator;                       /* e.g. "grid-delta": what actually ran */
+    int32_t threads, replicas, proposal_workers; /* what actually ran */
     struct engine_telemetry tel;
 };
 
