@@ -47,6 +47,8 @@ static int fail(struct rd *r, int code, const char *msg, const char *pathfmt, ..
 
 const char *graphio_type_name(const json_t *v)
 {
+    if (!v)
+        return "nothing";
     switch (json_typeof(v)) {
     case JSON_OBJECT:
         return "object";
@@ -228,6 +230,8 @@ int graphio_read_json(struct graphio_doc *d, json_t *graph, const char *prefix,
     err_clear(r.err);
     memset(d, 0, sizeof(*d));
 
+    if (!graph)
+        return fail(&r, LCN_EINVAL, "missing required field", "%s", "");
     if (!json_is_object(graph)) {
         type_msg(msg, sizeof(msg), "an object", graph);
         return fail(&r, LCN_EINVAL, msg, "%s", "");
@@ -312,6 +316,25 @@ int graphio_read_buf(struct graphio_doc *d, const char *buf, size_t len,
         e->line = 1;
         e->column = 0;
         snprintf(e->msg, sizeof(e->msg), "empty input");
+        return LCN_EPARSE;
+    }
+    /* jansson treats a NUL byte as the end of the text; the length is the
+     * contract, so a NUL anywhere is an error */
+    const char *nul = memchr(buf, 0, len);
+    if (nul) {
+        int line = 1, col = 1;
+        for (const char *p = buf; p < nul; p++) {
+            if (*p == '\n') {
+                line++;
+                col = 1;
+            } else {
+                col++;
+            }
+        }
+        e->err = LCN_EPARSE;
+        e->line = line;
+        e->column = col;
+        snprintf(e->msg, sizeof(e->msg), "line %d column %d: NUL byte in input", line, col);
         return LCN_EPARSE;
     }
     json_error_t je;
