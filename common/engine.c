@@ -117,6 +117,7 @@ static const struct knob knob_table[] = {
     {"p_global", KNOB_DOUBLE, AP(p_global), 0, 1},
     {"p_bary", KNOB_DOUBLE, AP(p_bary), 0, 1},
     {"p_focus", KNOB_DOUBLE, AP(p_focus), 0, 1},
+    {"p_partner", KNOB_DOUBLE, AP(p_partner), 0, 1},
     {"p_weighted", KNOB_DOUBLE, AP(p_weighted), 0, 1},
     {"focus_slack", KNOB_INT, AP(focus_slack), 0, 1e6},
     {"a_K", KNOB_DOUBLE, AP(a_K), 0, 1e9},

@@ -500,6 +500,56 @@ tuple:
     return 1;
 }
 
+int32_t state_edge_partners(struct lcn_state *st, int32_t e, int32_t *out)
+{
+    const struct lcn_graph *g = st->g;
+    struct lcn_pt a = st->pts[g->eu[e]], b = st->pts[g->ev[e]];
+    int32_t k = 0;
+    if (st->eval == STATE_EVAL_SCAN) {
+        /* strict-sign scan: e itself and its neighbours share a point with it and never hit */
+        scan_any(st, a, b, st->acc);
+        for (int32_t bl = 0; bl < g->m; bl += 16) {
+            int32_t end = LCN_MIN(g->m, bl + 16), any = 0;
+            for (int32_t f = bl; f < end; f++)
+                any |= st->acc[f];
+            if (!any)
+                continue;
+            for (int32_t f = bl; f < end; f++) {
+                if (st->acc[f])
+                    out[k++] = f;
+                st->acc[f] = 0;
+            }
+        }
+        return k;
+    }
+    int32_t stamp = next_stamp(st);
+    int32_t nc = grid_segment_cells(&st->eg, a, b);
+    for (int32_t i = 0; i < nc; i++) {
+        const struct lcn_cell *c = &st->eg.cells[st->eg.tmp[i]];
+        for (int32_t j = 0; j < c->len; j++) {
+            int32_t f = c->ids[j];
+            if (st->seen[f] == stamp)
+                continue;
+            st->seen[f] = stamp;
+            if (graph_adjacent(g, e, f))
+                continue;
+            st->pair_tests++;
+            if (geom_segments_meet(a, b, st->pts[g->eu[f]], st->pts[g->ev[f]]))
+                out[k++] = f;
+        }
+    }
+    /* ascending, like the SCAN path */
+    for (int32_t i = 1; i < k; i++) {
+        int32_t t = out[i], j = i;
+        while (j > 0 && out[j - 1] > t) {
+            out[j] = out[j - 1];
+            j--;
+        }
+        out[j] = t;
+    }
+    return k;
+}
+
 void state_commit(struct lcn_state *st, const struct lcn_move *mv)
 {
     const struct lcn_graph *g = st->g;

@@ -121,6 +121,13 @@ int state_propose(struct lcn_state *st, int32_t v, struct lcn_pt q, struct lcn_m
  */
 enum state_invalid state_check_move(struct lcn_state *st, int32_t v, struct lcn_pt q);
 
+/*
+ * Writes the edges crossing edge e in the current layout to out (room for
+ * g->m entries) in ascending order and returns their number (equal to
+ * cnt[e] on a valid layout).
+ */
+int32_t state_edge_partners(struct lcn_state *st, int32_t e, int32_t *out);
+
 /* Applies a valid move evaluated on the current generation. */
 void state_commit(struct lcn_state *st, const struct lcn_move *mv);
 
