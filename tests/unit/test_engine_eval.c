@@ -55,6 +55,33 @@ static void check_counts(const struct lcn_graph *g, const struct lcn_state *st)
     assert_int_equal(state_check(st), 0);
 }
 
+/* state_edge_partners on both evaluators against a brute-force list. */
+static void check_partners(const struct lcn_graph *g, struct lcn_state *a, struct lcn_state *b,
+                           struct lcn_rng *r)
+{
+    int32_t *pa = xmalloc(sizeof(int32_t) * (size_t)(g->m + 1));
+    int32_t *pb = xmalloc(sizeof(int32_t) * (size_t)(g->m + 1));
+    int32_t *want = xmalloc(sizeof(int32_t) * (size_t)(g->m + 1));
+    for (int t = 0; t < 5 && g->m > 0; t++) {
+        int32_t e = (int32_t)rng_below(r, (uint32_t)g->m), k = 0;
+        for (int32_t f = 0; f < g->m; f++)
+            if (!graph_adjacent(g, e, f) &&
+                geom_segments_meet(a->pts[g->eu[e]], a->pts[g->ev[e]], a->pts[g->eu[f]],
+                                   a->pts[g->ev[f]]))
+                want[k++] = f;
+        assert_int_equal(k, a->cnt[e]);
+        assert_int_equal(state_edge_partners(a, e, pa), k);
+        assert_int_equal(state_edge_partners(b, e, pb), k);
+        assert_memory_equal(pa, want, sizeof(int32_t) * (size_t)k);
+        assert_memory_equal(pb, want, sizeof(int32_t) * (size_t)k);
+    }
+    for (int32_t f = 0; f < g->m; f++)
+        assert_int_equal(b->acc[f], 0); /* the scratch is idle again */
+    free(pa);
+    free(pb);
+    free(want);
+}
+
 static struct lcn_pt draw_point(struct lcn_rng *r, const struct lcn_graph *g, struct lcn_pt p,
                                 int32_t rad)
 {
@@ -135,6 +162,7 @@ static void walk(const struct gen_params *gp, int moves, int burst)
         if (i % 97 == 0) {
             assert_memory_equal(a.pts, b.pts, sizeof(struct lcn_pt) * (size_t)g.n);
             check_counts(&g, &b);
+            check_partners(&g, &a, &b, &r);
             struct lcn_report rep;
             validate_layout(&g, b.pts, 4, &rep);
             assert_true(rep.valid);
