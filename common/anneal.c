@@ -99,13 +99,12 @@ static double energy_delta(const struct anneal_energy *en, const struct lcn_stat
 
 /* ---- replica ------------------------------------------------------------ */
 
-int anneal_replica_init(struct anneal_replica *r, int32_t id, const struct lcn_graph *g,
-                        const struct lcn_pt *start, uint64_t seed, int32_t workers)
+void anneal_replica_init(struct anneal_replica *r, int32_t id, const struct lcn_state *proto,
+                         uint64_t seed, int32_t workers)
 {
     memset(r, 0, sizeof(*r));
-    int rc = state_init(&r->st, g, start);
-    if (rc)
-        return rc;
+    const struct lcn_graph *g = proto->g;
+    state_clone(&r->st, proto);
     r->id = id;
     r->g = g;
     rng_init(&r->rng, seed, (uint32_t)id, RNG_PURPOSE_MOVE);
@@ -114,14 +113,13 @@ int anneal_replica_init(struct anneal_replica *r, int32_t id, const struct lcn_g
     for (int32_t w = 0; w < r->W; w++)
         move_init(&r->cand[w]);
     r->best_pts = xmalloc(sizeof(struct lcn_pt) * (size_t)(g->n ? g->n : 1));
-    memcpy(r->best_pts, start, sizeof(struct lcn_pt) * (size_t)g->n);
+    memcpy(r->best_pts, proto->pts, sizeof(struct lcn_pt) * (size_t)g->n);
     state_obj(&r->st, &r->best);
     r->best_pending = 0;
     r->hot = xmalloc(sizeof(int32_t) * (size_t)(g->m ? g->m : 1));
     r->partners = xmalloc(sizeof(int32_t) * (size_t)(g->m ? g->m : 1));
     r->nhot = 0;
     r->hot_K = -1;
-    return 0;
 }
 
 void anneal_replica_release(struct anneal_replica *r)

@@ -111,11 +111,11 @@ struct anneal_replica {
 };
 
 /*
- * Sets up a replica on a valid start layout (n points, copied). The RNG is
- * the stream `id` of key `seed`. Returns 0 or a negative LCN_E* code.
+ * Sets up a replica as a copy (state_clone) of `proto`, a state on a valid
+ * start layout. The RNG is the stream `id` of key `seed`.
  */
-int anneal_replica_init(struct anneal_replica *r, int32_t id, const struct lcn_graph *g,
-                        const struct lcn_pt *start, uint64_t seed, int32_t workers);
+void anneal_replica_init(struct anneal_replica *r, int32_t id, const struct lcn_state *proto,
+                         uint64_t seed, int32_t workers);
 void anneal_replica_release(struct anneal_replica *r);
 
 /* Replaces the current layout (a valid one, e.g. the elite); keeps best tracking. */

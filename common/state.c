@@ -30,7 +30,8 @@ static inline void soa_set(struct lcn_state *st, int32_t e)
     st->ey1[e] = b.y;
 }
 
-static void build_indexes(struct lcn_state *st)
+/* Rebuilds grids, counts (recounted, or copied from `counts`), histogram and SoA. */
+static void build_indexes_from(struct lcn_state *st, const int32_t *counts)
 {
     const struct lcn_graph *g = st->g;
     grid_clear(&st->eg);
@@ -39,7 +40,10 @@ static void build_indexes(struct lcn_state *st)
         grid_add_segment(&st->eg, e, st->pts[g->eu[e]], st->pts[g->ev[e]]);
     for (int32_t v = 0; v < g->n; v++)
         grid_cell_add(&st->ng, grid_cell_of(&st->ng, st->pts[v]), v);
-    crossings_in_grid(g, st->pts, st->cnt, &st->eg);
+    if (counts)
+        memcpy(st->cnt, counts, sizeof(int32_t) * (size_t)g->m);
+    else
+        crossings_in_grid(g, st->pts, st->cnt, &st->eg);
     hist_release(&st->hist);
     hist_init(&st->hist, st->cnt, g->m);
     if (st->ex0)
@@ -48,12 +52,14 @@ static void build_indexes(struct lcn_state *st)
     st->ocache_v = -1;
 }
 
-int state_init(struct lcn_state *st, const struct lcn_graph *g, const struct lcn_pt *pts)
+static void build_indexes(struct lcn_state *st)
 {
-    memset(st, 0, sizeof(*st));
-    for (int32_t v = 0; v < g->n; v++)
-        if (!in_bounds(g, pts[v]))
-            return LCN_ERANGE;
+    build_indexes_from(st, NULL);
+}
+
+static void init_common(struct lcn_state *st, const struct lcn_graph *g, const struct lcn_pt *pts,
+                        const int32_t *counts)
+{
     st->g = g;
     st->pts = xmalloc(sizeof(*pts) * (size_t)(g->n ? g->n : 1));
     memcpy(st->pts, pts, sizeof(*pts) * (size_t)g->n);
@@ -68,8 +74,24 @@ int state_init(struct lcn_state *st, const struct lcn_graph *g, const struct lcn
     grid_init(&st->eg, 0, 0, g->width, g->height, grid_side_for_edges(g->m));
     grid_init(&st->ng, 0, 0, g->width, g->height, node_side(g->n));
     hist_init(&st->hist, st->cnt, 0);
-    build_indexes(st);
+    build_indexes_from(st, counts);
+}
+
+int state_init(struct lcn_state *st, const struct lcn_graph *g, const struct lcn_pt *pts)
+{
+    memset(st, 0, sizeof(*st));
+    for (int32_t v = 0; v < g->n; v++)
+        if (!in_bounds(g, pts[v]))
+            return LCN_ERANGE;
+    init_common(st, g, pts, NULL);
     return 0;
+}
+
+void state_clone(struct lcn_state *dst, const struct lcn_state *src)
+{
+    memset(dst, 0, sizeof(*dst));
+    init_common(dst, src->g, src->pts, src->cnt);
+    state_set_evaluator(dst, src->eval);
 }
 
 void state_release(struct lcn_state *st)

@@ -96,6 +96,13 @@ struct lcn_move {
 int state_init(struct lcn_state *st, const struct lcn_graph *g, const struct lcn_pt *pts);
 void state_release(struct lcn_state *st);
 
+/*
+ * Initialises dst as a copy of src (layout, counts, histogram, evaluator)
+ * without recounting: the grids are rebuilt from the points. dst is
+ * independent of src afterwards. src must be consistent (see state_check).
+ */
+void state_clone(struct lcn_state *dst, const struct lcn_state *src);
+
 /* Switches the evaluator used by state_propose (see enum state_eval). */
 void state_set_evaluator(struct lcn_state *st, enum state_eval ev);
 
