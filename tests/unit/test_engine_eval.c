@@ -173,6 +173,25 @@ static void walk(const struct gen_params *gp, int moves, int burst)
     check_counts(&g, &b);
     assert_int_equal(state_recount(&b), 0);
     assert_true(valid > 0 && invalid > 0 && commits > 0);
+    /* a clone starts equal and evolves like the original */
+    struct lcn_state c;
+    state_clone(&c, &b);
+    assert_string_equal(state_evaluator_name(&c), "scan-delta");
+    assert_memory_equal(c.pts, b.pts, sizeof(struct lcn_pt) * (size_t)g.n);
+    assert_memory_equal(c.cnt, b.cnt, sizeof(int32_t) * (size_t)g.m);
+    for (int i = 0; i < 50; i++) {
+        int32_t v = (int32_t)rng_below(&r, (uint32_t)g.n);
+        struct lcn_pt q = draw_point(&r, &g, a.pts[v], rad);
+        int ra = state_propose(&a, v, q, &ma[0]);
+        assert_int_equal(ra, state_propose(&c, v, q, &mb[0]));
+        same_move(&g, &ma[0], &mb[0], da, db);
+        if (ra) {
+            state_commit(&a, &ma[0]);
+            state_commit(&c, &mb[0]);
+        }
+    }
+    check_counts(&g, &c);
+    state_release(&c);
     /* reset keeps the structure-of-arrays copy in step */
     assert_int_equal(state_reset(&b, pts), 0);
     assert_int_equal(state_reset(&a, pts), 0);
