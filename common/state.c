@@ -7,6 +7,12 @@
 #include "err.h"
 #include "util.h"
 
+/* Array length for m entries rounded up to whole blocks of 16 (SCAN kernels). */
+static size_t padded16(int32_t m)
+{
+    return ((size_t)m + 16) & ~(size_t)15;
+}
+
 static int32_t node_side(int32_t n)
 {
     int32_t s = 1;
@@ -46,9 +52,14 @@ static void build_indexes_from(struct lcn_state *st, const int32_t *counts)
         crossings_in_grid(g, st->pts, st->cnt, &st->eg);
     hist_release(&st->hist);
     hist_init(&st->hist, st->cnt, g->m);
-    if (st->ex0)
+    if (st->ex0) {
         for (int32_t e = 0; e < g->m; e++)
             soa_set(st, e);
+        for (int32_t v = 0; v < g->n; v++) {
+            st->nx[v] = st->pts[v].x;
+            st->ny[v] = st->pts[v].y;
+        }
+    }
     st->ocache_v = -1;
 }
 
@@ -64,7 +75,7 @@ static void init_common(struct lcn_state *st, const struct lcn_graph *g, const s
     st->pts = xmalloc(sizeof(*pts) * (size_t)(g->n ? g->n : 1));
     memcpy(st->pts, pts, sizeof(*pts) * (size_t)g->n);
     st->cnt = xcalloc((size_t)g->m + 1, sizeof(int32_t));
-    st->acc = xcalloc((size_t)g->m + 1, sizeof(int32_t));
+    st->acc = xcalloc(padded16(g->m), sizeof(int32_t));
     st->seen = xmalloc(sizeof(int32_t) * ((size_t)g->m + 1));
     for (int32_t e = 0; e < g->m; e++)
         st->seen[e] = -1;
@@ -108,6 +119,9 @@ void state_release(struct lcn_state *st)
     free(st->ex1);
     free(st->ey1);
     free(st->oacc);
+    free(st->blk);
+    free(st->nx);
+    free(st->ny);
     free(st->odc);
     free(st->ndc);
     memset(st, 0, sizeof(*st));
@@ -123,7 +137,14 @@ void state_set_evaluator(struct lcn_state *st, enum state_eval ev)
         st->ey0 = xmalloc(sizeof(int32_t) * m1);
         st->ex1 = xmalloc(sizeof(int32_t) * m1);
         st->ey1 = xmalloc(sizeof(int32_t) * m1);
-        st->oacc = xcalloc(m1, sizeof(int32_t));
+        st->oacc = xcalloc(padded16(g->m), sizeof(int32_t));
+        st->blk = xmalloc(padded16(g->m) / 16 + 1);
+        st->nx = xmalloc(sizeof(int32_t) * ((size_t)g->n + 1));
+        st->ny = xmalloc(sizeof(int32_t) * ((size_t)g->n + 1));
+        for (int32_t v = 0; v < g->n; v++) {
+            st->nx[v] = st->pts[v].x;
+            st->ny[v] = st->pts[v].y;
+        }
         st->odc = xmalloc(sizeof(int32_t) * ((size_t)g->max_degree + 1));
         st->ndc = xmalloc(sizeof(int32_t) * ((size_t)g->max_degree + 1));
         for (int32_t e = 0; e < g->m; e++)
@@ -215,7 +236,19 @@ enum state_invalid state_check_move(struct lcn_state *st, int32_t v, struct lcn_
     return STATE_OK;
 }
 
-static void move_push(struct lcn_move *mv, int32_t e, int32_t d)
+static void move_reserve(struct lcn_move *mv, int32_t need)
+{
+    if (need <= mv->cap)
+        return;
+    int32_t cap = mv->cap ? mv->cap : 64;
+    while (cap < need)
+        cap *= 2;
+    mv->edge = xrealloc(mv->edge, sizeof(int32_t) * (size_t)cap);
+    mv->d = xrealloc(mv->d, sizeof(int32_t) * (size_t)cap);
+    mv->cap = cap;
+}
+
+static inline void move_push(struct lcn_move *mv, int32_t e, int32_t d)
 {
     if (mv->n == mv->cap) {
         mv->cap = mv->cap ? mv->cap * 2 : 64;
@@ -340,14 +373,14 @@ LCN_CLONES __attribute__((noinline)) static int32_t
 }
 #undef ONSEG_BODY
 
-/* Number of points w (xy interleaved) on the closed segment ab other than a and b. */
+/* Number of points w on the closed segment ab other than a and b. */
 #define PTSEG_BODY(T)                                                                              \
     const T dx = (T)bx - ax, dy = (T)by - ay;                                                      \
     const int32_t lx = ax < bx ? ax : bx, hx = ax < bx ? bx : ax;                                  \
     const int32_t ly = ay < by ? ay : by, hy = ay < by ? by : ay;                                  \
     int32_t hits = 0;                                                                              \
     for (int32_t w = 0; w < n; w++) {                                                              \
-        const int32_t wx = xy[2 * w], wy = xy[2 * w + 1];                                          \
+        const int32_t wx = nx[w], wy = ny[w];                                                      \
         const T d = dx * ((T)wy - ay) - dy * ((T)wx - ax);                                         \
         const int32_t h = (d == 0) & (lx <= wx) & (wx <= hx) & (ly <= wy) & (wy <= hy) &           \
                           !((wx == ax) & (wy == ay)) & !((wx == bx) & (wy == by));                 \
@@ -355,16 +388,62 @@ LCN_CLONES __attribute__((noinline)) static int32_t
     }                                                                                              \
     return hits;
 
-LCN_CLONES __attribute__((noinline)) static int32_t ptseg32(const int32_t *restrict xy, int32_t n,
-                                                            int32_t ax, int32_t ay, int32_t bx,
-                                                            int32_t by){PTSEG_BODY(int32_t)}
+LCN_CLONES __attribute__((noinline)) static int32_t
+ptseg32(const int32_t *restrict nx, const int32_t *restrict ny, int32_t n, int32_t ax, int32_t ay,
+        int32_t bx, int32_t by){PTSEG_BODY(int32_t)}
 
 LCN_CLONES __attribute__((noinline)) static int32_t
-    ptseg64(const int32_t *restrict xy, int32_t n, int32_t ax, int32_t ay, int32_t bx, int32_t by)
+    ptseg64(const int32_t *restrict nx, const int32_t *restrict ny, int32_t n, int32_t ax,
+            int32_t ay, int32_t bx, int32_t by)
 {
     PTSEG_BODY(int64_t)
 }
 #undef PTSEG_BODY
+
+/*
+ * acc[f] -= oacc[f] over whole blocks of 16 (the arrays are padded with
+ * zeros), flagging the blocks where any difference is nonzero.
+ */
+LCN_CLONES __attribute__((noinline)) static void diff_blocks(int32_t *restrict acc,
+                                                             const int32_t *restrict oacc,
+                                                             int32_t nblk, uint8_t *restrict flag)
+{
+    for (int32_t b = 0; b < nblk; b++) {
+        int32_t any = 0;
+        for (int32_t j = 0; j < 16; j++) {
+            int32_t d = acc[16 * b + j] - oacc[16 * b + j];
+            acc[16 * b + j] = d;
+            any |= d;
+        }
+        flag[b] = any != 0;
+    }
+}
+
+/*
+ * The tuple after adding d[f] to every count: K' = max(cnt + d), nK' = the
+ * number of edges at K', and the changes of Phi and of the sum of counts.
+ */
+LCN_CLONES __attribute__((noinline)) static void tuple_pass(const int32_t *restrict cnt,
+                                                            const int32_t *restrict d, int32_t m,
+                                                            int32_t *K, int32_t *nK, int64_t *dphi,
+                                                            int64_t *dsum)
+{
+    int32_t mx = 0;
+    int64_t ph = 0, sm = 0;
+    for (int32_t f = 0; f < m; f++) {
+        const int32_t c = cnt[f] + d[f];
+        mx = c > mx ? c : mx;
+        ph += (int64_t)d[f] * (2 * (int64_t)cnt[f] + d[f]);
+        sm += d[f];
+    }
+    int32_t k = 0;
+    for (int32_t f = 0; f < m; f++)
+        k += cnt[f] + d[f] == mx;
+    *K = mx;
+    *nK = k;
+    *dphi = ph;
+    *dsum = sm;
+}
 
 static int32_t scan_any(struct lcn_state *st, struct lcn_pt a, struct lcn_pt b, int32_t *acc)
 {
@@ -401,9 +480,8 @@ static enum state_invalid propose_scan(struct lcn_state *st, struct lcn_move *mv
     /* V3: a new edge (q, u) through a node other than v and u (v itself is leaving p) */
     for (int32_t k = 0; k < deg && why == STATE_OK; k++) {
         struct lcn_pt pu = st->pts[graph_other(g, g->inc[k0 + k], v)];
-        const int32_t *xy = (const int32_t *)st->pts;
-        int32_t c = narrow ? ptseg32(xy, g->n, q.x, q.y, pu.x, pu.y)
-                           : ptseg64(xy, g->n, q.x, q.y, pu.x, pu.y);
+        int32_t c = narrow ? ptseg32(st->nx, st->ny, g->n, q.x, q.y, pu.x, pu.y)
+                           : ptseg64(st->nx, st->ny, g->n, q.x, q.y, pu.x, pu.y);
         if (geom_on_interior(q, pu, p))
             c--;
         if (c > 0)
@@ -429,28 +507,37 @@ static enum state_invalid propose_scan(struct lcn_state *st, struct lcn_move *mv
     }
     for (int32_t k = 0; k < deg; k++)
         soa_set(st, g->inc[k0 + k]);
-    /* change list: partners first (ascending edge id), then v's edges; the
-     * accumulators are sparse, so skip blocks where both are zero */
+    /* change list in ascending edge id; the differences are sparse, so only
+     * flagged blocks are walked */
     int32_t *acc = st->acc;
-    const int32_t *oacc = st->oacc;
-    const int32_t m = g->m;
-    for (int32_t b = 0; b < m; b += 16) {
-        int32_t end = LCN_MIN(m, b + 16), any = 0;
-        for (int32_t f = b; f < end; f++)
-            any |= acc[f] | oacc[f];
-        if (!any)
-            continue;
-        for (int32_t f = b; f < end; f++) {
-            int32_t d = acc[f] - oacc[f];
-            acc[f] = 0;
-            if (d != 0)
-                move_push(mv, f, d);
-        }
-    }
+    const int32_t nblk = (g->m + 15) / 16;
+    diff_blocks(acc, st->oacc, nblk, st->blk);
     for (int32_t k = 0; k < deg; k++) {
-        int32_t d = st->ndc[k] - st->odc[k];
-        if (d != 0)
-            move_push(mv, g->inc[k0 + k], d);
+        int32_t e = g->inc[k0 + k]; /* hidden during the scans: its slot is still zero */
+        acc[e] = st->ndc[k] - st->odc[k];
+        if (acc[e])
+            st->blk[e / 16] = 1;
+    }
+    /* the tuple after the move, from the dense differences */
+    int64_t dphi, dsum;
+    tuple_pass(st->cnt, acc, g->m, &mv->obj.K, &mv->obj.nK, &dphi, &dsum);
+    mv->obj.Phi = st->hist.phi + dphi;
+    mv->obj.C = (st->hist.sum + dsum) / 2;
+    for (int32_t b = 0; b < nblk; b++) {
+        if (!st->blk[b])
+            continue;
+        if (mv->n + 16 > mv->cap)
+            move_reserve(mv, mv->n + 16);
+        /* branch-free compaction: always write, advance on nonzero */
+        int32_t n = mv->n, *ed = mv->edge, *dd = mv->d;
+        for (int32_t f = 16 * b; f < 16 * b + 16; f++) {
+            int32_t d = acc[f];
+            ed[n] = f;
+            dd[n] = d;
+            n += d != 0;
+            acc[f] = 0;
+        }
+        mv->n = n;
     }
     return STATE_OK;
 }
@@ -474,11 +561,9 @@ int state_propose(struct lcn_state *st, int32_t v, struct lcn_pt q, struct lcn_m
             mv->why = propose_scan(st, mv, v, mv->from, q);
         if (mv->why != STATE_OK)
             return 0;
-        if (geom_pt_eq(q, mv->from)) {
+        if (geom_pt_eq(q, mv->from))
             state_obj(st, &mv->obj);
-            return 1;
-        }
-        goto tuple;
+        return 1; /* propose_scan computed the tuple */
     }
     mv->why = state_check_move(st, v, q);
     if (mv->why != STATE_OK)
@@ -511,7 +596,6 @@ int state_propose(struct lcn_state *st, int32_t v, struct lcn_pt q, struct lcn_m
         w++;
     }
     mv->n = w;
-tuple:
     /* Tuple after the move: apply to the histogram, read, revert. */
     struct lcn_hist *hs = &st->hist;
     for (int32_t i = 0; i < mv->n; i++)
@@ -586,9 +670,12 @@ void state_commit(struct lcn_state *st, const struct lcn_move *mv)
         grid_cell_remove(&st->ng, grid_cell_of(&st->ng, mv->from), v);
         grid_cell_add(&st->ng, grid_cell_of(&st->ng, mv->to), v);
         st->pts[v] = mv->to;
-        if (st->ex0)
+        if (st->ex0) {
             for (int32_t k = g->inc_off[v]; k < g->inc_off[v + 1]; k++)
                 soa_set(st, g->inc[k]);
+            st->nx[v] = mv->to.x;
+            st->ny[v] = mv->to.y;
+        }
     }
     for (int32_t i = 0; i < mv->n; i++) {
         int32_t e = mv->edge[i];

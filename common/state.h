@@ -71,6 +71,8 @@ struct lcn_state {
     int32_t *ex0, *ey0, *ex1, *ey1; /* edge e runs from (ex0, ey0) = pts[eu] to pts[ev] */
     int32_t *oacc;                  /* before-move crossings per edge of the cached node */
     int32_t *odc, *ndc;             /* per incident edge: crossings before / after */
+    uint8_t *blk;                   /* per block of 16 edges: a nonzero difference */
+    int32_t *nx, *ny;               /* node coordinates, structure of arrays */
     int32_t ocache_v;               /* node whose before-move half is in oacc, or -1 */
     uint64_t ocache_gen;            /* generation it was computed on */
 };
