@@ -120,6 +120,10 @@ void state_release(struct lcn_state *st)
     free(st->ey1);
     free(st->oacc);
     free(st->blk);
+    free(st->sides);
+    free(st->sides_p);
+    free(st->sides_q);
+    free(st->sides_tmp);
     free(st->nx);
     free(st->ny);
     free(st->odc);
@@ -139,6 +143,16 @@ void state_set_evaluator(struct lcn_state *st, enum state_eval ev)
         st->ey1 = xmalloc(sizeof(int32_t) * m1);
         st->oacc = xcalloc(padded16(g->m), sizeof(int32_t));
         st->blk = xmalloc(padded16(g->m) / 16 + 1);
+        size_t rowb = sizeof(int32_t) * padded16(g->m);
+        st->sides_p = xmalloc(rowb);
+        st->sides_q = xmalloc(rowb);
+        st->sides_tmp = xmalloc(rowb);
+        /* per-neighbour sides of the node being moved, up to 32 MiB */
+        size_t rows = (size_t)g->max_degree;
+        if (rows * rowb > ((size_t)32 << 20))
+            rows = ((size_t)32 << 20) / rowb;
+        st->sides_rows = (int32_t)rows;
+        st->sides = xmalloc(rows * rowb + 1);
         st->nx = xmalloc(sizeof(int32_t) * ((size_t)g->n + 1));
         st->ny = xmalloc(sizeof(int32_t) * ((size_t)g->n + 1));
         for (int32_t v = 0; v < g->n; v++) {
@@ -349,29 +363,63 @@ LCN_CLONES __attribute__((noinline)) static int32_t
 }
 #undef SCAN_BODY
 
-/* Number of edges f whose closed segment contains q (q is no endpoint). */
-#define ONSEG_BODY(T)                                                                              \
+/*
+ * side: s[f] = sign of det(f0, f1, p) (which side of edge f's line p is on),
+ * and returns the number of edges whose closed segment contains p.
+ * cross: for segment ab, 1 for every edge f it crosses with strict signs,
+ * given sa and sb (the sides of a and b w.r.t. every f, from `side`): only
+ * the two determinants of f's ends w.r.t. ab are left to compute. Hidden
+ * (degenerate) edges have side 0 and never cross.
+ */
+#define SIDE_BODY(T)                                                                               \
     int32_t hits = 0;                                                                              \
     for (int32_t f = 0; f < m; f++) {                                                              \
         const T ax = x0[f], ay = y0[f], bx = x1[f], by = y1[f];                                    \
-        const T d = (bx - ax) * ((T)qy - ay) - (by - ay) * ((T)qx - ax);                           \
-        const int32_t h = (d == 0) & (((ax <= qx) & (qx <= bx)) | ((bx <= qx) & (qx <= ax))) &     \
-                          (((ay <= qy) & (qy <= by)) | ((by <= qy) & (qy <= ay)));                 \
+        const T d = (bx - ax) * ((T)py - ay) - (by - ay) * ((T)px - ax);                           \
+        s[f] = (d > 0) - (d < 0);                                                                  \
+        if (onseg)                                                                                 \
+            hits += (d == 0) & (((ax <= px) & (px <= bx)) | ((bx <= px) & (px <= ax))) &           \
+                    (((ay <= py) & (py <= by)) | ((by <= py) & (py <= ay)));                       \
+    }                                                                                              \
+    return hits;
+
+LCN_CLONES __attribute__((noinline)) static int32_t
+side32(const int32_t *restrict x0, const int32_t *restrict y0, const int32_t *restrict x1,
+       const int32_t *restrict y1, int32_t m, int32_t px, int32_t py, int32_t *restrict s,
+       const int onseg){SIDE_BODY(int32_t)}
+
+LCN_CLONES __attribute__((noinline)) static int32_t
+    side64(const int32_t *restrict x0, const int32_t *restrict y0, const int32_t *restrict x1,
+           const int32_t *restrict y1, int32_t m, int32_t px, int32_t py, int32_t *restrict s,
+           const int onseg){SIDE_BODY(int64_t)}
+#undef SIDE_BODY
+
+#define CROSS_BODY(T)                                                                              \
+    const T dx = (T)bx - ax, dy = (T)by - ay;                                                      \
+    int32_t hits = 0;                                                                              \
+    for (int32_t f = 0; f < m; f++) {                                                              \
+        const T d1 = dx * ((T)y0[f] - ay) - dy * ((T)x0[f] - ax);                                  \
+        const T d2 = dx * ((T)y1[f] - ay) - dy * ((T)x1[f] - ax);                                  \
+        const int32_t h = (((d1 < 0) & (d2 > 0)) | ((d1 > 0) & (d2 < 0))) & (sa[f] * sb[f] < 0);   \
+        acc[f] += h;                                                                               \
         hits += h;                                                                                 \
     }                                                                                              \
     return hits;
 
 LCN_CLONES __attribute__((noinline)) static int32_t
-onseg32(const int32_t *restrict x0, const int32_t *restrict y0, const int32_t *restrict x1,
-        const int32_t *restrict y1, int32_t m, int32_t qx, int32_t qy){ONSEG_BODY(int32_t)}
+    cross32(const int32_t *restrict x0, const int32_t *restrict y0, const int32_t *restrict x1,
+            const int32_t *restrict y1, int32_t m, int32_t ax, int32_t ay, int32_t bx, int32_t by,
+            const int32_t *restrict sa, const int32_t *restrict sb,
+            int32_t *restrict acc){CROSS_BODY(int32_t)}
 
 LCN_CLONES __attribute__((noinline)) static int32_t
-    onseg64(const int32_t *restrict x0, const int32_t *restrict y0, const int32_t *restrict x1,
-            const int32_t *restrict y1, int32_t m, int32_t qx, int32_t qy)
+    cross64(const int32_t *restrict x0, const int32_t *restrict y0, const int32_t *restrict x1,
+            const int32_t *restrict y1, int32_t m, int32_t ax, int32_t ay, int32_t bx, int32_t by,
+            const int32_t *restrict sa, const int32_t *restrict sb, int32_t *restrict acc)
 {
-    ONSEG_BODY(int64_t)
+    CROSS_BODY(int64_t)
 }
-#undef ONSEG_BODY
+#undef CROSS_BODY
 
 /* Number of points w on the closed segment ab other than a and b. */
 #define PTSEG_BODY(T)                                                                              \
@@ -454,6 +502,43 @@ static int32_t scan_any(struct lcn_state *st, struct lcn_pt a, struct lcn_pt b, 
     return scan64(st->ex0, st->ey0, st->ex1, st->ey1, g->m, a.x, a.y, b.x, b.y, acc);
 }
 
+/* Sides of p w.r.t. every edge; with onseg, also the number of edges through p. */
+static int32_t side_any(struct lcn_state *st, struct lcn_pt p, int32_t *sd, int onseg)
+{
+    const struct lcn_graph *g = st->g;
+    const int32_t *x0 = st->ex0, *y0 = st->ey0, *x1 = st->ex1, *y1 = st->ey1;
+    if (g->width <= 32767 && g->height <= 32767)
+        return onseg ? side32(x0, y0, x1, y1, g->m, p.x, p.y, sd, 1)
+                     : side32(x0, y0, x1, y1, g->m, p.x, p.y, sd, 0);
+    return onseg ? side64(x0, y0, x1, y1, g->m, p.x, p.y, sd, 1)
+                 : side64(x0, y0, x1, y1, g->m, p.x, p.y, sd, 0);
+}
+
+static int32_t cross_any(struct lcn_state *st, struct lcn_pt a, struct lcn_pt b, const int32_t *sa,
+                         const int32_t *sb, int32_t *acc)
+{
+    const struct lcn_graph *g = st->g;
+    st->pair_tests += (uint64_t)g->m;
+    if (g->width <= 32767 && g->height <= 32767)
+        return cross32(st->ex0, st->ey0, st->ex1, st->ey1, g->m, a.x, a.y, b.x, b.y, sa, sb, acc);
+    return cross64(st->ex0, st->ey0, st->ex1, st->ey1, g->m, a.x, a.y, b.x, b.y, sa, sb, acc);
+}
+
+/* The sides of v's k-th neighbour w.r.t. every edge: cached per (node,
+ * generation) when the buffer fits, else recomputed into one scratch row. */
+static const int32_t *neighbour_sides(struct lcn_state *st, int32_t k, struct lcn_pt pu, int fresh)
+{
+    size_t row = padded16(st->g->m);
+    if (st->sides_rows > k) {
+        int32_t *sd = st->sides + row * (size_t)k;
+        if (fresh)
+            side_any(st, pu, sd, 0);
+        return sd;
+    }
+    side_any(st, pu, st->sides_tmp, 0);
+    return st->sides_tmp;
+}
+
 static inline void soa_hide(struct lcn_state *st, int32_t e)
 {
     /* a degenerate segment outside the bounds: it crosses nothing and contains no q */
@@ -473,9 +558,8 @@ static enum state_invalid propose_scan(struct lcn_state *st, struct lcn_move *mv
     const int narrow = g->width <= 32767 && g->height <= 32767;
     for (int32_t k = 0; k < deg; k++)
         soa_hide(st, g->inc[k0 + k]);
-    /* V3: q on a foreign edge */
-    int32_t on = narrow ? onseg32(st->ex0, st->ey0, st->ex1, st->ey1, g->m, q.x, q.y)
-                        : onseg64(st->ex0, st->ey0, st->ex1, st->ey1, g->m, q.x, q.y);
+    /* V3: q on a foreign edge; the sides of q w.r.t. every edge on the way */
+    int32_t on = side_any(st, q, st->sides_q, 1);
     enum state_invalid why = on ? STATE_ON_EDGE : STATE_OK;
     /* V3: a new edge (q, u) through a node other than v and u (v itself is leaving p) */
     for (int32_t k = 0; k < deg && why == STATE_OK; k++) {
@@ -492,18 +576,22 @@ static enum state_invalid propose_scan(struct lcn_state *st, struct lcn_move *mv
             soa_set(st, g->inc[k0 + k]);
         return why;
     }
-    if (st->ocache_v != v || st->ocache_gen != st->generation) {
+    int fresh = st->ocache_v != v || st->ocache_gen != st->generation;
+    if (fresh) {
         memset(st->oacc, 0, sizeof(int32_t) * (size_t)g->m);
+        side_any(st, p, st->sides_p, 0);
         for (int32_t k = 0; k < deg; k++) {
-            int32_t u = graph_other(g, g->inc[k0 + k], v);
-            st->odc[k] = scan_any(st, p, st->pts[u], st->oacc);
+            struct lcn_pt pu = st->pts[graph_other(g, g->inc[k0 + k], v)];
+            const int32_t *su = neighbour_sides(st, k, pu, 1);
+            st->odc[k] = cross_any(st, p, pu, st->sides_p, su, st->oacc);
         }
         st->ocache_v = v;
         st->ocache_gen = st->generation;
     }
     for (int32_t k = 0; k < deg; k++) {
-        int32_t u = graph_other(g, g->inc[k0 + k], v);
-        st->ndc[k] = scan_any(st, q, st->pts[u], st->acc);
+        struct lcn_pt pu = st->pts[graph_other(g, g->inc[k0 + k], v)];
+        const int32_t *su = neighbour_sides(st, k, pu, 0);
+        st->ndc[k] = cross_any(st, q, pu, st->sides_q, su, st->acc);
     }
     for (int32_t k = 0; k < deg; k++)
         soa_set(st, g->inc[k0 + k]);

@@ -72,6 +72,9 @@ struct lcn_state {
     int32_t *oacc;                  /* before-move crossings per edge of the cached node */
     int32_t *odc, *ndc;             /* per incident edge: crossings before / after */
     uint8_t *blk;                   /* per block of 16 edges: a nonzero difference */
+    int32_t *sides_p, *sides_q;     /* side (-1, 0, 1) of the old / new point w.r.t. every edge */
+    int32_t *sides, *sides_tmp;     /* sides of the moved node's neighbours (rows of m) */
+    int32_t sides_rows;             /* neighbours whose sides are cached */
     int32_t *nx, *ny;               /* node coordinates, structure of arrays */
     int32_t ocache_v;               /* node whose before-move half is in oacc, or -1 */
     uint64_t ocache_gen;            /* generation it was computed on */
