@@ -105,6 +105,8 @@ static struct lcn_pt draw_point(struct lcn_rng *r, const struct lcn_graph *g, st
 
 /* verdicts seen, by reason, since the last reset */
 static int reasons[5];
+/* >= 0: cache the sides of only this many neighbours (exercises the fallback) */
+static int32_t force_side_rows = -1;
 
 static void walk(const struct gen_params *gp, int moves, int burst)
 {
@@ -116,6 +118,8 @@ static void walk(const struct gen_params *gp, int moves, int burst)
     assert_int_equal(state_init(&a, &g, pts), 0);
     assert_int_equal(state_init(&b, &g, pts), 0);
     state_set_evaluator(&b, STATE_EVAL_SCAN);
+    if (force_side_rows >= 0 && force_side_rows < b.sides_rows)
+        b.sides_rows = force_side_rows;
     assert_string_equal(state_evaluator_name(&a), "grid-delta");
     assert_string_equal(state_evaluator_name(&b), "scan-delta");
     struct lcn_move *ma = xmalloc(sizeof(*ma) * (size_t)burst);
@@ -240,6 +244,12 @@ static void test_scan_dense(void **s)
 {
     struct gen_params gp = {.family = GEN_DENSE, .n = 40, .seed = 5};
     walk(&gp, 300, 4);
+    /* the neighbour-sides cache holding only some rows (large graphs) */
+    for (int32_t rows = 0; rows <= 3; rows += 3) {
+        force_side_rows = rows;
+        walk(&gp, 200, 4);
+    }
+    force_side_rows = -1;
 }
 
 static void test_scan_planted(void **s)
