@@ -82,6 +82,8 @@ static void init_common(struct lcn_state *st, const struct lcn_graph *g, const s
     st->stamp = 0;
     st->eval = STATE_EVAL_GRID;
     st->ocache_v = -1;
+    st->odc = xmalloc(sizeof(int32_t) * ((size_t)g->max_degree + 1));
+    st->ndc = xmalloc(sizeof(int32_t) * ((size_t)g->max_degree + 1));
     grid_init(&st->eg, 0, 0, g->width, g->height, grid_side_for_edges(g->m));
     grid_init(&st->ng, 0, 0, g->width, g->height, node_side(g->n));
     hist_init(&st->hist, st->cnt, 0);
@@ -127,6 +129,7 @@ void state_release(struct lcn_state *st)
     free(st->nx);
     free(st->ny);
     free(st->odc);
+    free(st->olist);
     free(st->ndc);
     memset(st, 0, sizeof(*st));
 }
@@ -159,8 +162,6 @@ void state_set_evaluator(struct lcn_state *st, enum state_eval ev)
             st->nx[v] = st->pts[v].x;
             st->ny[v] = st->pts[v].y;
         }
-        st->odc = xmalloc(sizeof(int32_t) * ((size_t)g->max_degree + 1));
-        st->ndc = xmalloc(sizeof(int32_t) * ((size_t)g->max_degree + 1));
         for (int32_t e = 0; e < g->m; e++)
             soa_set(st, e);
     }
@@ -312,6 +313,41 @@ static void scan_segment(struct lcn_state *st, struct lcn_move *mv, int32_t e, i
         }
     }
     st->pair_tests += tests;
+}
+
+/*
+ * Appends to st->olist every edge crossing segment (a, b) of edge e = (v, u)
+ * (the grid candidates, deduplicated) and returns their number.
+ */
+static int32_t collect_segment(struct lcn_state *st, int32_t v, int32_t u, struct lcn_pt a,
+                               struct lcn_pt b)
+{
+    const struct lcn_graph *g = st->g;
+    const struct lcn_pt *pts = st->pts;
+    int32_t stamp = next_stamp(st);
+    int32_t k = grid_segment_cells(&st->eg, a, b), hits = 0;
+    for (int32_t i = 0; i < k; i++) {
+        const struct lcn_cell *c = &st->eg.cells[st->eg.tmp[i]];
+        for (int32_t j = 0; j < c->len; j++) {
+            int32_t f = c->ids[j];
+            if (st->seen[f] == stamp)
+                continue;
+            st->seen[f] = stamp;
+            int32_t fu = g->eu[f], fv = g->ev[f];
+            if (fu == v || fv == v || fu == u || fv == u)
+                continue;
+            st->pair_tests++;
+            if (geom_segments_meet(a, b, pts[fu], pts[fv])) {
+                if (st->olen == st->ocap) {
+                    st->ocap = st->ocap ? 2 * st->ocap : 256;
+                    st->olist = xrealloc(st->olist, sizeof(int32_t) * (size_t)st->ocap);
+                }
+                st->olist[st->olen++] = f;
+                hits++;
+            }
+        }
+    }
+    return hits;
 }
 
 /*
@@ -661,12 +697,25 @@ int state_propose(struct lcn_state *st, int32_t v, struct lcn_pt q, struct lcn_m
         return 1;
     }
     struct lcn_pt p = st->pts[v];
-    for (int32_t k = g->inc_off[v]; k < g->inc_off[v + 1]; k++) {
-        int32_t e = g->inc[k], u = graph_other(g, e, v);
-        struct lcn_pt pu = st->pts[u];
-        scan_segment(st, mv, e, v, u, p, pu, -1);
-        scan_segment(st, mv, e, v, u, q, pu, +1);
+    const int32_t k0 = g->inc_off[v], deg = g->inc_off[v + 1] - k0;
+    /* the before-move crossings, cached per (node, generation) for best-of-W */
+    if (st->ocache_v != v || st->ocache_gen != st->generation) {
+        st->olen = 0;
+        for (int32_t k = 0; k < deg; k++)
+            st->odc[k] = collect_segment(st, v, graph_other(g, g->inc[k0 + k], v), p,
+                                         st->pts[graph_other(g, g->inc[k0 + k], v)]);
+        st->ocache_v = v;
+        st->ocache_gen = st->generation;
     }
+    for (int32_t k = 0; k < deg; k++) {
+        int32_t e = g->inc[k0 + k], u = graph_other(g, e, v);
+        scan_segment(st, mv, e, v, u, q, st->pts[u], +1);
+    }
+    for (int32_t i = 0; i < st->olen; i++)
+        acc_add(st, mv, st->olist[i], -1);
+    for (int32_t k = 0; k < deg; k++)
+        if (st->odc[k])
+            acc_add(st, mv, g->inc[k0 + k], -st->odc[k]);
     /*
      * The list holds every edge touched at least once; an edge touched again
      * after its accumulator returned to zero was pushed twice. Compact: keep

@@ -35,8 +35,9 @@
  *         most 32767, where every determinant fits; int64 otherwise). Its
  *         strict-sign predicate equals geom_segments_meet on valid layouts
  *         only, which is all the engines ever hold; on an invalid layout use
- *         GRID. The before-move half is cached per (node, generation), so
- *         best-of-W proposals for one node pay for it once.
+ *         GRID.
+ * Both cache the before-move half of a node's evaluation per (node,
+ * generation), so best-of-W proposals for one node pay for it once.
  * state_init starts with GRID.
  */
 enum state_eval {
@@ -66,7 +67,7 @@ struct lcn_state {
     int32_t stamp;
     /* telemetry */
     uint64_t pair_tests; /* segment pair tests performed by proposals */
-    /* SCAN evaluator (state_set_evaluator) */
+    /* before-move cache (both evaluators) and the SCAN evaluator (state_set_evaluator) */
     enum state_eval eval;
     int32_t *ex0, *ey0, *ex1, *ey1; /* edge e runs from (ex0, ey0) = pts[eu] to pts[ev] */
     int32_t *oacc;                  /* before-move crossings per edge of the cached node */
@@ -76,8 +77,10 @@ struct lcn_state {
     int32_t *sides, *sides_tmp;     /* sides of the moved node's neighbours (rows of m) */
     int32_t sides_rows;             /* neighbours whose sides are cached */
     int32_t *nx, *ny;               /* node coordinates, structure of arrays */
-    int32_t ocache_v;               /* node whose before-move half is in oacc, or -1 */
-    uint64_t ocache_gen;            /* generation it was computed on */
+    int32_t *olist;                 /* GRID: before-move crossing partners of the cached node */
+    int32_t olen, ocap;
+    int32_t ocache_v;    /* node whose before-move half is cached, or -1 */
+    uint64_t ocache_gen; /* generation it was computed on */
 };
 
 /* A proposed single-node move and its evaluation. Owns its change list. */
