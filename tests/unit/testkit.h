@@ -22,7 +22,7 @@
 #include "validate.h"
 
 #define PT(x_, y_) ((struct lcn_pt){(x_), (y_)})
-#define TK_L LCN_COORD_LIMIT
+#define TK_L       LCN_COORD_LIMIT
 
 /* Builds a graph that must be accepted. */
 static inline void tk_graph(struct lcn_graph *g, int32_t n, int32_t m, const int32_t *src,
@@ -69,13 +69,13 @@ static inline struct lcn_pt tk_rand_pt(struct lcn_rng *r, int64_t x0, int64_t y0
 
 /* Kinds of (mostly invalid) layouts the differential tests draw from. */
 enum tk_layout {
-    TK_LAY_TINY_BOX,   /* points in a 4x4 box: shared points, collinear triples */
-    TK_LAY_LINE,       /* every node on one line (collinear chains, overlaps) */
-    TK_LAY_FEW_LINES,  /* nodes on three axis-parallel or diagonal lines */
-    TK_LAY_ON_EDGES,   /* random, then some nodes moved onto lattice points of edges */
-    TK_LAY_HUGE,       /* uniform in [-L, L]^2, L = 2^30 - 1 */
-    TK_LAY_HUGE_NEAR,  /* huge points on or next to one long line (det of +-1) */
-    TK_LAY_MIXED,      /* small cluster plus a few huge outliers */
+    TK_LAY_TINY_BOX,  /* points in a 4x4 box: shared points, collinear triples */
+    TK_LAY_LINE,      /* every node on one line (collinear chains, overlaps) */
+    TK_LAY_FEW_LINES, /* nodes on three axis-parallel or diagonal lines */
+    TK_LAY_ON_EDGES,  /* random, then some nodes moved onto lattice points of edges */
+    TK_LAY_HUGE,      /* uniform in [-L, L]^2, L = 2^30 - 1 */
+    TK_LAY_HUGE_NEAR, /* huge points on or next to one long line (det of +-1) */
+    TK_LAY_MIXED,     /* small cluster plus a few huge outliers */
     TK_LAY_COUNT
 };
 
