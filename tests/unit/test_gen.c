@@ -72,6 +72,18 @@ static void test_defaults(void **s)
     p = (struct gen_params){.family = GEN_PLANTED, .n = 4, .m = 3, .width = 7, .k = 5};
     gen_defaults(&p);
     assert_true(p.m == 3 && p.width == 7 && p.height == 10 && p.k == 5);
+    /* out-of-range n (refused later by gen_instance) still gives defined,
+     * non-negative defaults (regression: NaN-to-int and int32 overflow) */
+    static const int32_t wild[] = {-5, INT32_MIN, 1000000000, INT32_MAX};
+    for (size_t i = 0; i < LCN_ARRAY_LEN(wild); i++) {
+        for (int f = GEN_RANDOM; f <= GEN_PLANTED; f++) {
+            p = (struct gen_params){.family = (enum gen_family)f, .n = wild[i]};
+            gen_defaults(&p);
+            assert_true(p.m >= 0 && p.m <= 15 * LCN_MAX_NODES);
+            assert_true(p.width >= 10 && p.width <= LCN_COORD_LIMIT);
+            assert_true(p.height >= 10 && p.height <= LCN_COORD_LIMIT);
+        }
+    }
     for (int f = GEN_RANDOM; f <= GEN_PLANTED; f++) {
         enum gen_family got;
         assert_int_equal(gen_family_parse(gen_family_name((enum gen_family)f), &got), 0);
