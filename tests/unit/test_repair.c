@@ -230,6 +230,16 @@ static void test_too_small_bounds(void **s)
     assert_int_equal(repair_layout(&g, pts, NULL, NULL), LCN_EINVAL);
     assert_memory_equal(pts, keep, sizeof(pts));
     graph_release(&g);
+    /* enough points, but no valid layout exists: K4 on four collinear points
+     * always has a node inside an edge; the failure is reported, not looped on */
+    int32_t src[] = {0, 0, 0, 1, 1, 2}, dst[] = {1, 2, 3, 2, 3, 3};
+    tk_graph(&g, 4, 6, src, dst, 3, 0);
+    struct lcn_pt k4[4] = {PT(0, 0), PT(1, 0), PT(2, 0), PT(3, 7)};
+    struct repair_stats st;
+    assert_int_equal(repair_layout(&g, k4, NULL, &st), LCN_EINVAL);
+    assert_true(geom_pt_eq(k4[3], PT(3, 0))); /* clamped */
+    assert_int_equal(st.clamped, 1);
+    graph_release(&g);
     /* one point, one node */
     tk_graph(&g, 1, 0, NULL, NULL, 0, 0);
     pts[0] = PT(5, -5);
