@@ -240,6 +240,15 @@ static void test_too_small_bounds(void **s)
     assert_true(geom_pt_eq(k4[3], PT(3, 0))); /* clamped */
     assert_int_equal(st.clamped, 1);
     graph_release(&g);
+    /* the same on a long thin box: the ring search must not cost O(r) per ring
+     * when only O(1) of each ring lies inside the bounds (regression: this
+     * took ~10^11 steps) */
+    tk_graph(&g, 4, 6, src, dst, 300000, 0);
+    struct lcn_pt k4b[4] = {PT(150000, 0), PT(150001, 0), PT(150002, 0), PT(150003, 0)};
+    int64_t t0 = lcn_now_ns();
+    assert_int_equal(repair_layout(&g, k4b, NULL, &st), LCN_EINVAL);
+    print_message("K4 on a 300000 x 0 box refused in %.3f s\n", (lcn_now_ns() - t0) / 1e9);
+    graph_release(&g);
     /* one point, one node */
     tk_graph(&g, 1, 0, NULL, NULL, 0, 0);
     pts[0] = PT(5, -5);
