@@ -5,7 +5,11 @@
  *   full   crossings_full, the O(m^2) oracle (one whole recount);
  *   grid   crossings_grid, the uniform-grid recount (one whole recount);
  *   delta  state_propose on random single-node moves (one evaluated move,
- *          validity check included; the state is not changed).
+ *          validity check included; the state is not changed), in four
+ *          variants: target uniform in the bounds or within +-3 of the node,
+ *          and every drawn move (invalid ones are rejected early and are
+ *          cheap) or only moves that keep the layout valid (the full cost of
+ *          an evaluation; the figure the acceptance ratios use).
  *
  * Every case is generated (gen.h) from a recorded seed; every timed input is
  * fixed and replayed identically in each sample (the delta samples replay
@@ -393,14 +397,23 @@ static void runs_release(struct runs *r)
     free(r->tests);
 }
 
-/* Draws a batch of moves: node uniform; target uniform in the bounds
- * (mode 0) or within +-3 of the node, clamped (mode 1). */
-static void draw_moves(const struct lcn_graph *g, const struct lcn_pt *pts, uint64_t seed,
-                       uint32_t stream, int mode, int32_t k, int32_t *mv_v, struct lcn_pt *mv_q)
+/*
+ * Draws k moves: node uniform; target uniform in the bounds (mode 0) or
+ * within +-3 of the node, clamped (mode 1). With valid_only, draws until k
+ * moves that keep the layout valid and actually move the node were found
+ * (state_check_move; the state never changes during a run, so the verdict
+ * is fixed); returns the number found (less than k only when valid moves
+ * are too rare: 1000 k draws).
+ */
+static int32_t draw_moves(struct lcn_state *st, uint64_t seed, uint32_t stream, int mode,
+                          int valid_only, int32_t k, int32_t *mv_v, struct lcn_pt *mv_q)
 {
+    const struct lcn_graph *g = st->g;
+    const struct lcn_pt *pts = st->pts;
     struct lcn_rng r;
     rng_init(&r, seed, stream, RNG_PURPOSE_MOVE);
-    for (int32_t i = 0; i < k; i++) {
+    int32_t got = 0;
+    for (int64_t tries = 0; got < k && tries < 1000 * (int64_t)k; tries++) {
         int32_t v = (int32_t)rng_below(&r, (uint32_t)g->n);
         struct lcn_pt q;
         if (mode == 0) {
@@ -412,9 +425,13 @@ static void draw_moves(const struct lcn_graph *g, const struct lcn_pt *pts, uint
             q.x = (int32_t)LCN_MIN(LCN_MAX(x, 0), g->width);
             q.y = (int32_t)LCN_MIN(LCN_MAX(y, 0), g->height);
         }
-        mv_v[i] = v;
-        mv_q[i] = q;
+        if (valid_only && (geom_pt_eq(q, pts[v]) || state_check_move(st, v, q) != STATE_OK))
+            continue;
+        mv_v[got] = v;
+        mv_q[got] = q;
+        got++;
     }
+    return got;
 }
 
 struct delta_result {
@@ -494,28 +511,39 @@ static int64_t delta_gate(struct lcn_state *st, const int32_t *mv_v, const struc
 }
 
 static void measure_delta(struct lcn_state *st, uint64_t seed, uint32_t stream, int mode,
-                          const struct opts *o, struct delta_result *res)
+                          int valid_only, const struct opts *o, struct delta_result *res)
 {
     const struct lcn_graph *g = st->g;
+    memset(res, 0, sizeof(*res));
     /* calibrate the batch so that a sample takes about delta_sample_s */
     int32_t probe = 64;
     int32_t *v = xmalloc(sizeof(int32_t) * (size_t)probe);
     struct lcn_pt *q = xmalloc(sizeof(*q) * (size_t)probe);
-    draw_moves(g, st->pts, seed, stream, mode, probe, v, q);
+    probe = draw_moves(st, seed, stream, mode, valid_only, probe, v, q);
     struct lcn_move mv;
     move_init(&mv);
     double t0 = wall_now_s();
     for (int32_t i = 0; i < probe; i++)
         state_propose(st, v[i], q[i], &mv);
-    double per = (wall_now_s() - t0) / probe;
+    double per = probe ? (wall_now_s() - t0) / probe : 0;
     free(v);
     free(q);
     int64_t batch = per > 0 ? (int64_t)(o->delta_sample_s / per) : 200000;
     batch = LCN_MAX(64, LCN_MIN(batch, 200000));
-    res->batch = (int32_t)batch;
     v = xmalloc(sizeof(int32_t) * (size_t)batch);
     q = xmalloc(sizeof(*q) * (size_t)batch);
-    draw_moves(g, st->pts, seed, stream, mode, res->batch, v, q);
+    res->batch = draw_moves(st, seed, stream, mode, valid_only, (int32_t)batch, v, q);
+    res->n = o->delta_samples;
+    res->s_per_move = xcalloc((size_t)res->n, sizeof(double));
+    res->cpu_per_move = xcalloc((size_t)res->n, sizeof(double));
+    if (res->batch == 0) {
+        for (int s = 0; s < res->n; s++)
+            res->s_per_move[s] = res->cpu_per_move[s] = -1;
+        move_release(&mv);
+        free(v);
+        free(q);
+        return;
+    }
 
     /* gate */
     int64_t want = g->m > 5000 ? 3 : (g->m > 1000 ? 10 : 40);
@@ -526,9 +554,6 @@ static void measure_delta(struct lcn_state *st, uint64_t seed, uint32_t stream, 
     /* warm-up, then the samples, each replaying the same batch */
     for (int32_t i = 0; i < res->batch; i++)
         state_propose(st, v[i], q[i], &mv);
-    res->n = o->delta_samples;
-    res->s_per_move = xcalloc((size_t)res->n, sizeof(double));
-    res->cpu_per_move = xcalloc((size_t)res->n, sizeof(double));
     int64_t valid = 0;
     uint64_t tests0 = st->pair_tests;
     for (int s = 0; s < res->n; s++) {
@@ -651,16 +676,24 @@ static void run_case(const struct opts *o, const struct bcase *bc, int ci)
         double state_init_s = wall_now_s() - s0;
         LCN_ASSERT(rc == 0);
         int state_eq = memcmp(st.cnt, cg, sizeof(int32_t) * (size_t)g.m) == 0;
-        struct delta_result dr[2];
-        static const char *const mode_name[2] = {"delta_uniform", "delta_local"};
-        for (int mode = 0; mode < 2; mode++)
-            measure_delta(&st, o->seed + ci, (uint32_t)(100 * li + mode), mode, o, &dr[mode]);
-        int ok = eq_full_grid && state_eq && dr[0].check_failed == 0 && dr[1].check_failed == 0;
+        /* variants: target uniform / local, every drawn move / valid moves only */
+        enum { NV = 4 };
+        struct delta_result dr[NV];
+        static const char *const vname[NV] = {"delta_uniform", "delta_local", "delta_uniform_valid",
+                                              "delta_local_valid"};
+        int64_t dchecked = 0, dfailed = 0;
+        double dmed[NV];
+        for (int k = 0; k < NV; k++) {
+            measure_delta(&st, o->seed + ci, (uint32_t)(100 * li + k), k % 2, k / 2, o, &dr[k]);
+            dchecked += dr[k].checked;
+            dfailed += dr[k].check_failed;
+            dmed[k] = median(dr[k].s_per_move, dr[k].n);
+        }
+        int ok = eq_full_grid && state_eq && dfailed == 0;
         gate_failed |= !ok;
 
         double full_med = do_full ? median(full.wall, full.n) : -1;
         double grid_med = median(grid.wall, grid.n);
-        double dmed[2] = {median(dr[0].s_per_move, dr[0].n), median(dr[1].s_per_move, dr[1].n)};
 
         /* JSON */
         fprintf(J, "%s\n    {\"family\":", cases_written++ ? "," : "");
@@ -684,8 +717,8 @@ static void run_case(const struct opts *o, const struct bcase *bc, int ci)
                 "\"state_counts_eq\":%s,\"delta_checked\":%lld,\"delta_failed\":%lld,"
                 "\"passed\":%s}",
                 eq_full_grid ? "true" : "false", do_full ? "crossings_full" : "validate_counts",
-                state_eq ? "true" : "false", (long long)(dr[0].checked + dr[1].checked),
-                (long long)(dr[0].check_failed + dr[1].check_failed), ok ? "true" : "false");
+                state_eq ? "true" : "false", (long long)dchecked, (long long)dfailed,
+                ok ? "true" : "false");
         fprintf(J, ",\n     \"full\":");
         if (do_full) {
             fprintf(J, "{\"wall_s\":");
@@ -719,54 +752,55 @@ static void run_case(const struct opts *o, const struct bcase *bc, int ci)
         fprintf(J, ",\"warmup_runs\":1}");
         fprintf(J, ",\n     \"state_init_s\":");
         jnum(state_init_s);
-        for (int mode = 0; mode < 2; mode++) {
-            fprintf(
-                J, ",\n     \"%s\":{\"moves\":\"%s\",\"batch\":%d,\"s_per_move\":", mode_name[mode],
-                mode ? "node uniform, target within +-3 (clamped)"
-                     : "node uniform, target uniform in bounds",
-                dr[mode].batch);
-            jarr(dr[mode].s_per_move, dr[mode].n);
+        for (int k = 0; k < NV; k++) {
+            fprintf(J, ",\n     \"%s\":{\"moves\":\"%s%s\",\"batch\":%d,\"s_per_move\":", vname[k],
+                    k % 2 ? "node uniform, target within +-3 (clamped)"
+                          : "node uniform, target uniform in bounds",
+                    k / 2 ? ", only moves that keep the layout valid" : ", as drawn", dr[k].batch);
+            jarr(dr[k].s_per_move, dr[k].n);
             fprintf(J, ",\"cpu_s_per_move\":");
-            jarr(dr[mode].cpu_per_move, dr[mode].n);
+            jarr(dr[k].cpu_per_move, dr[k].n);
             fprintf(J, ",\"median_s_per_move\":");
-            jnum(dmed[mode]);
+            jnum(dmed[k]);
             fprintf(J, ",\"moves_per_s\":");
-            jnum(1 / dmed[mode]);
+            jnum(1 / dmed[k]);
             fprintf(J, ",\"valid_fraction\":");
-            jnum(dr[mode].valid_fraction);
+            jnum(dr[k].valid_fraction);
             fprintf(J, ",\"pair_tests_per_move\":");
-            jnum(dr[mode].tests_per_move);
+            jnum(dr[k].tests_per_move);
             fprintf(J, ",\"pair_tests_per_s\":");
-            jnum(dr[mode].tests_per_move / dmed[mode]);
+            jnum(dr[k].tests_per_move / dmed[k]);
             fprintf(J, ",\"edge_cell_entries_per_move\":");
-            jnum(dr[mode].edge_visits_per_move);
+            jnum(dr[k].edge_visits_per_move);
             fprintf(J, ",\"node_cell_entries_per_move\":");
-            jnum(dr[mode].node_visits_per_move);
+            jnum(dr[k].node_visits_per_move);
             fprintf(J, ",\"warmup_batches\":1}");
         }
-        fprintf(J, ",\n     \"ratios_of_medians\":{\"full_over_delta_uniform\":");
-        jnum(do_full ? full_med / dmed[0] : -1);
-        fprintf(J, ",\"full_over_delta_local\":");
-        jnum(do_full ? full_med / dmed[1] : -1);
-        fprintf(J, ",\"grid_over_delta_uniform\":");
-        jnum(grid_med / dmed[0]);
-        fprintf(J, ",\"grid_over_delta_local\":");
-        jnum(grid_med / dmed[1]);
-        fprintf(J, ",\"full_over_grid\":");
+        fprintf(J, ",\n     \"ratios_of_medians\":{");
+        for (int k = 0; k < NV; k++) {
+            fprintf(J, "\"full_over_%s\":", vname[k]);
+            jnum(do_full ? full_med / dmed[k] : -1);
+            fprintf(J, ",\"grid_over_%s\":", vname[k]);
+            jnum(grid_med / dmed[k]);
+            fprintf(J, ",");
+        }
+        fprintf(J, "\"full_over_grid\":");
         jnum(do_full ? full_med / grid_med : -1);
         fprintf(J, "}}");
         fflush(J);
 
-        printf("%-7s %6d %6d %-8s K=%-5d %s full %9.4f s  grid %8.4f s  delta(unif) %9.2f us  "
-               "delta(local) %9.2f us  full/delta %8.0fx  grid/delta %7.0fx%s\n",
+        printf("%-7s %6d %6d %-8s K=%-5d %s full %8.4f s  grid %8.4f s  delta valid: uniform "
+               "%8.2f us, local %8.2f us (all drawn: %7.2f, %7.2f)  full/delta %7.0fx  "
+               "grid/delta %6.0fx%s\n",
                gen_family_name(bc->family), g.n, g.m, lay[li].name, obj.K,
-               valid ? "valid  " : "INVALID", full_med, grid_med, dmed[0] * 1e6, dmed[1] * 1e6,
-               do_full ? full_med / dmed[0] : -1, grid_med / dmed[0], ok ? "" : "  GATE FAILED");
+               valid ? "valid  " : "INVALID", full_med, grid_med, dmed[2] * 1e6, dmed[3] * 1e6,
+               dmed[0] * 1e6, dmed[1] * 1e6, do_full ? full_med / dmed[2] : -1, grid_med / dmed[2],
+               ok ? "" : "  GATE FAILED");
         fflush(stdout);
 
-        for (int mode = 0; mode < 2; mode++) {
-            free(dr[mode].s_per_move);
-            free(dr[mode].cpu_per_move);
+        for (int k = 0; k < NV; k++) {
+            free(dr[k].s_per_move);
+            free(dr[k].cpu_per_move);
         }
         state_release(&st);
         runs_release(&full);
