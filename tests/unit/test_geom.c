@@ -220,8 +220,10 @@ static void test_degenerate_segments(void **s)
 /* Naive evaluations the exact predicates must beat. */
 static int orient_double(struct lcn_pt a, struct lcn_pt b, struct lcn_pt c)
 {
-    double d =
-        ((double)b.x - a.x) * ((double)c.y - a.y) - ((double)b.y - a.y) * ((double)c.x - a.x);
+    /* each product rounded to double (volatile: no fused multiply-add) */
+    volatile double l = ((double)b.x - a.x) * ((double)c.y - a.y);
+    volatile double r = ((double)b.y - a.y) * ((double)c.x - a.x);
+    double d = l - r;
     return (d > 0) - (d < 0);
 }
 
