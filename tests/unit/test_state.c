@@ -329,17 +329,17 @@ static void test_walk_grid(void **s)
 
 static void test_walk_dense(void **s)
 {
-    family_walk(GEN_DENSE, 32, 3, 1000);
+    family_walk(GEN_DENSE, 32, 3, 2000);
 }
 
 static void test_walk_large(void **s)
 {
-    family_walk(GEN_LARGE, 80, 4, 1000);
+    family_walk(GEN_LARGE, 80, 4, 2000);
 }
 
 static void test_walk_planted(void **s)
 {
-    family_walk(GEN_PLANTED, 60, 5, 1000);
+    family_walk(GEN_PLANTED, 60, 5, 2000);
 }
 
 /* Bounds at the coordinate limit: the predicates see 2^30-scale values. */
