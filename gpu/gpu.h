@@ -145,6 +145,14 @@ struct gpu_solver_params {
 void gpu_solver_params_default(struct gpu_solver_params *sp);
 
 /*
+ * Applies "key=value,..." knobs (replicas, ladder, W, block, batch_steps,
+ * tournament, t_lo, t_hi, cool, beta, p_hot, p_local, p_bary) to sp.
+ * Returns 0, or LCN_EINVAL with a message for an unknown key or a value out
+ * of range.
+ */
+int gpu_solver_params_parse(struct gpu_solver_params *sp, const char *spec, char *err, int errlen);
+
+/*
  * Runs the solver under the engine contract (engine.h): progress on every
  * strict improvement of the best tuple, telemetry, validated layouts.
  * sp may be NULL for defaults. Takes a free slot for the run (LCN_EBUSY when

@@ -35,6 +35,7 @@
 
 extern "C" {
 #include "crossings.h"
+#include "layout.h"
 #include "repair.h"
 #include "solver_ref.h"
 #include "util.h"
@@ -786,6 +787,49 @@ extern "C" int gpu_solver_debug_run(struct gpu_ctx *ctx, int slot, const struct 
     return rc;
 }
 
+/*
+ * The starting layout every replica begins from: the best (by tuple) of the
+ * input layout (repaired), a stress layout, a force-directed layout, a
+ * circle and a random layout, built on the host within a tenth of the
+ * budget (at least the first one is always built).
+ */
+static int build_start(const struct lcn_graph *g, const struct engine_params *p, struct lcn_pt *best)
+{
+    static const enum layout_kind order[] = {LAYOUT_INPUT, LAYOUT_STRESS, LAYOUT_FORCE,
+                                             LAYOUT_CIRCLE, LAYOUT_RANDOM};
+    int64_t share = (p->deadline_ns - p->start_ns) / 10;
+    int64_t dl = p->start_ns + share;
+    struct lcn_pt *pts = (struct lcn_pt *)xmalloc(sizeof(*pts) * (size_t)(g->n ? g->n : 1));
+    int32_t *c = (int32_t *)xmalloc(sizeof(int32_t) * (size_t)(g->m ? g->m : 1));
+    struct lcn_obj bo = {0, 0, 0, 0};
+    int have = 0, rc = 0;
+    for (size_t i = 0; i < sizeof(order) / sizeof(order[0]); i++) {
+        enum layout_kind k = order[i];
+        if (k == LAYOUT_INPUT && !p->init)
+            continue;
+        if (have && lcn_now_ns() >= dl)
+            break;
+        int r = layout_make(g, k, p->seed, p->init, p->has_xy, dl, pts);
+        if (r == LCN_EINVAL) {
+            rc = r;
+            break;
+        }
+        if (r)
+            continue;
+        crossings_grid(g, pts, c, 0);
+        struct lcn_obj o;
+        obj_from_counts(&o, c, g->m);
+        if (!have || obj_cmp(&o, &bo) < 0) {
+            memcpy(best, pts, sizeof(*pts) * (size_t)g->n);
+            bo = o;
+        }
+        have = 1;
+    }
+    free(pts);
+    free(c);
+    return rc ? rc : (have ? 0 : LCN_EINVAL);
+}
+
 /* Fetches the best layout of the record's replica and revalidates it. */
 static int publish(struct sjob *j, struct lcn_pt *out, struct lcn_obj *obj)
 {
@@ -838,27 +882,24 @@ extern "C" int gpu_engine_run(struct gpu_ctx *ctx, const struct lcn_graph *g,
         gp = *gsp;
     else
         gpu_solver_params_default(&gp);
+    char terr[200];
+    if (gpu_solver_params_parse(&gp, p->tuning, terr, sizeof(terr))) {
+        fprintf(stderr, "lcn gpu: %s\n", terr);
+        return LCN_EINVAL;
+    }
     if (p->replicas > 0)
         gp.replicas = p->replicas;
     if (p->proposal_workers > 0)
         gp.W = p->proposal_workers;
+    if (p->move_limit > 0)
+        gp.max_steps = p->move_limit;
     int slot = gpu_slot_acquire(ctx);
     if (slot < 0)
         return slot;
     const double t0 = (double)p->start_ns;
     int n = g->n;
     struct lcn_pt *start = (struct lcn_pt *)xmalloc(sizeof(*start) * (size_t)(n ? n : 1));
-    if (p->init) {
-        memcpy(start, p->init, sizeof(*start) * (size_t)n);
-    } else {
-        struct lcn_rng rr;
-        rng_init(&rr, p->seed, 0, RNG_PURPOSE_INIT);
-        for (int v = 0; v < n; v++) {
-            start[v].x = (int32_t)rng_below(&rr, (uint32_t)g->width + 1);
-            start[v].y = (int32_t)rng_below(&rr, (uint32_t)g->height + 1);
-        }
-    }
-    int rc = repair_layout(g, start, p->init ? p->has_xy : NULL, NULL);
+    int rc = build_start(g, p, start);
     struct sjob j;
     char why[200] = "";
     if (!rc)
@@ -901,8 +942,10 @@ extern "C" int gpu_engine_run(struct gpu_ctx *ctx, const struct lcn_graph *g,
             stop = ENGINE_STOP_TARGET;
             break;
         }
-        if (gp.max_steps > 0 && (long long)j.s->rec_host->min_step >= gp.max_steps && j.batch > 0)
+        if (gp.max_steps > 0 && (long long)j.s->rec_host->min_step >= gp.max_steps && j.batch > 0) {
+            stop = ENGINE_STOP_LIMIT;
             break;
+        }
         if (now + batch_ns >= p->deadline_ns)
             break;
         double prog = (now - p->start_ns) / span;
@@ -982,6 +1025,9 @@ extern "C" int gpu_engine_run(struct gpu_ctx *ctx, const struct lcn_graph *g,
         out->stop = stop;
         out->backend = "gpu";
         out->evaluator = "device-scan";
+        out->threads = 1;
+        out->replicas = j.R;
+        out->proposal_workers = gp.W;
         if (j.batch > 0)
             fill_tel(j.s->rec_host, &out->tel, out->elapsed_s);
         out->tel.elapsed_s = out->elapsed_s;

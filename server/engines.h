@@ -23,6 +23,20 @@ enum engine_backend {
 int engines_backend_parse(const char *name, enum engine_backend *b);
 const char *engines_backend_name(enum engine_backend b);
 
+#ifdef LCN_HAVE_CUDA
+struct gpu_config;
+struct gpu_ctx;
+/*
+ * Opens the process-wide GPU context with cfg (NULL = defaults). Called by
+ * the daemon at start; otherwise the first GPU user opens it with defaults.
+ * Returns 0 or the gpu_ctx_new error, with a message in err.
+ */
+int engines_gpu_open(const struct gpu_config *cfg, char *err, int errlen);
+void engines_gpu_close(void);
+/* The context, opening it with defaults on first use; NULL when unusable. */
+struct gpu_ctx *engines_gpu_ctx(void);
+#endif
+
 /* 1 when a GPU engine is compiled in and usable, else 0. */
 int engines_gpu_available(void);
 
