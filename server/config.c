@@ -42,7 +42,7 @@ const struct config_option config_options[] = {
      "largest wall-clock budget a job may ask for in seconds (more: 422)"},
     {"default_budget_s", CONFIG_DOUBLE, 0.001, 31536000, "60", OFF(default_budget_s), NULL,
      "budget of a job that does not give budget_s, in seconds"},
-    {"max_queued", CONFIG_INT, 0, 1000000, "64", OFF(max_queued), NULL,
+    {"max_queued", CONFIG_INT, 1, 1000000, "64", OFF(max_queued), NULL,
      "most jobs waiting in the queue (more: 429)"},
     {"retry_after_s", CONFIG_INT, 1, 86400, "5", OFF(retry_after_s), NULL,
      "seconds sent in Retry-After with a 429"},
@@ -140,6 +140,10 @@ static int choice_index(const struct config_option *o, const char *v)
 
 static void fmt_double(char *buf, size_t len, double v)
 {
+    if (v == (double)(long long)v && v > -1e15 && v < 1e15) {
+        snprintf(buf, len, "%lld", (long long)v);
+        return;
+    }
     /* shortest form that reads back exactly */
     for (int prec = 1; prec <= 17; prec++) {
         snprintf(buf, len, "%.*g", prec, v);
@@ -478,8 +482,8 @@ void config_write(FILE *f, const struct lcnd_config *c)
         char range[96], val[512];
         range_text(o, range, sizeof range);
         config_format_value(c, o, val, sizeof val);
-        fprintf(f, "\n# %s\n# %s; default: %s\n%s = %s\n", o->help, range,
-                *o->def ? o->def : "(empty)", o->name, val);
+        fprintf(f, "\n# %s\n# %s; default: %s\n%s =%s%s\n", o->help, range,
+                *o->def ? o->def : "(empty)", o->name, *val ? " " : "", val);
     }
 }
 
