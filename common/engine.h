@@ -42,19 +42,19 @@
 
 /* Counters of one run. Every rate reported elsewhere names one of these. */
 struct engine_telemetry {
-    uint64_t attempted;          /* proposals drawn (node + target point) */
-    uint64_t valid;              /* proposals that passed V1-V3 */
-    uint64_t evaluated;          /* candidate positions whose crossing delta was computed */
-    uint64_t selected;           /* best-of-W winners put to the Metropolis test */
-    uint64_t accepted;           /* Metropolis accepts */
-    uint64_t rejected;           /* Metropolis rejects */
-    uint64_t committed;          /* moves applied to a replica's state */
-    uint64_t best_updates;       /* strict improvements of the global best */
+    uint64_t attempted;           /* proposals drawn (node + target point) */
+    uint64_t valid;               /* proposals that passed V1-V3 */
+    uint64_t evaluated;           /* candidate positions whose crossing delta was computed */
+    uint64_t selected;            /* best-of-W winners put to the Metropolis test */
+    uint64_t accepted;            /* Metropolis accepts */
+    uint64_t rejected;            /* Metropolis rejects */
+    uint64_t committed;           /* moves applied to a replica's state */
+    uint64_t best_updates;        /* strict improvements of the global best */
     uint64_t exchanges_attempted; /* parallel-tempering swaps proposed */
     uint64_t exchanges_accepted;
-    uint64_t restarts;           /* replicas restarted from the elite */
-    uint64_t pair_tests;         /* segment pair tests performed */
-    uint64_t recounts;           /* full recounts (invariant checks) */
+    uint64_t restarts;   /* replicas restarted from the elite */
+    uint64_t pair_tests; /* segment pair tests performed */
+    uint64_t recounts;   /* full recounts (invariant checks) */
     double elapsed_s;
 };
 
@@ -75,7 +75,12 @@ enum engine_stop {
     ENGINE_STOP_CANCELLED,
     ENGINE_STOP_TARGET, /* stop_at_target and best K <= target_k */
     ENGINE_STOP_ERROR,
+    ENGINE_STOP_LIMIT,   /* move_limit reached (deterministic stop) */
+    ENGINE_STOP_OPTIMAL, /* no crossing left: the tuple cannot improve */
 };
+
+/* "deadline", "cancelled", "target", "error", "limit", "optimal". */
+const char *engine_stop_name(enum engine_stop s);
 
 struct engine_params {
     uint64_t seed;
@@ -84,11 +89,21 @@ struct engine_params {
     int32_t proposal_workers; /* candidate points evaluated per move (best-of-W); 0 = default */
     int32_t target_k;         /* < 0: none */
     int stop_at_target;
-    int64_t start_ns;    /* lcn_now_ns() at job start (elapsed times count from here) */
-    int64_t deadline_ns; /* absolute lcn_now_ns() deadline */
-    LCN_ATOMIC_INT *cancel; /* nonzero = stop as soon as possible; may be NULL */
+    int64_t start_ns;               /* lcn_now_ns() at job start (elapsed times count from here) */
+    int64_t deadline_ns;            /* absolute lcn_now_ns() deadline */
+    LCN_ATOMIC_INT *cancel;         /* nonzero = stop as soon as possible; may be NULL */
     int64_t telemetry_interval_ns;  /* 0 = 1 s */
     int64_t checkpoint_interval_ns; /* 0 = 1 s */
+    /* Moves per replica after which the run stops at the next replica-exchange
+     * boundary; 0 = none. A run stopped this way (or by the target or the
+     * optimum, which also stop at the next boundary) is a deterministic
+     * function of (graph, initial layout, parameters), whatever the thread
+     * count. */
+    int64_t move_limit;
+    /* Engine-specific knobs, "key=value,key=value" (docs/ENGINE.md lists the
+     * CPU engine's); NULL or "" = defaults. An unknown key or a bad value
+     * fails the run with LCN_EINVAL before any callback. */
+    const char *tuning;
 
     /* Optional initial layout: n points; has_xy (may be NULL) marks nodes whose
      * coordinates are present. Repaired before use. */
@@ -103,12 +118,13 @@ struct engine_params {
 
 struct engine_result {
     struct lcn_obj best;
-    struct lcn_pt *layout;    /* n points, xmalloc'd, owned by the caller; validated */
+    struct lcn_pt *layout; /* n points, xmalloc'd, owned by the caller; validated */
     double elapsed_s;
-    double time_to_target_s;  /* < 0 when target_k was not reached (or none given) */
+    double time_to_target_s; /* < 0 when target_k was not reached (or none given) */
     enum engine_stop stop;
-    const char *backend;      /* "cpu" or "gpu": what actually ran */
-    const char *evaluator;    /* e.g. "grid-delta": what actually ran */
+    const char *backend;                         /* "cpu" or "gpu": what actually ran */
+    const char *evaluator;                       /* e.g. "grid-delta": what actually ran */
+    int32_t threads, replicas, proposal_workers; /* what actually ran */
     struct engine_telemetry tel;
 };
 

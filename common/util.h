@@ -20,7 +20,12 @@ char *xstrdup(const char *s);
  * least need items; capacity at least doubles. */
 void xgrow(void **p, size_t elem, size_t *cap, size_t need);
 
-_Noreturn void lcn_assert_fail(const char *expr, const char *file, int line);
+#ifdef __cplusplus
+#define LCN_NORETURN [[noreturn]]
+#else
+#define LCN_NORETURN _Noreturn
+#endif
+LCN_NORETURN void lcn_assert_fail(const char *expr, const char *file, int line);
 #define LCN_ASSERT(e) ((e) ? (void)0 : lcn_assert_fail(#e, __FILE__, __LINE__))
 
 /* Monotonic clock in nanoseconds (CLOCK_MONOTONIC). */

@@ -26,8 +26,8 @@
 #include "log.h"
 #include "util.h"
 
-#ifndef LCN_GIT_COMMIT
-#define LCN_GIT_COMMIT "unknown"
+#ifndef LCN_COMMIT
+#define LCN_COMMIT "unknown"
 #endif
 
 /* ------------------------------------------------------------ small text buffer */
@@ -450,6 +450,16 @@ static void parse_done(uv_work_t *w, int status)
         free(pw);
         return;
     }
+    char why[200];
+    if (pw->req->backend == JOB_BACKEND_GPU && d->engine.gpu_fits &&
+        d->engine.gpu_fits(d, &pw->req->doc.g, why, (int)sizeof why)) {
+        http_respond_error(r, 422, "backend_unavailable", "backend", "the GPU cannot hold this graph: %s",
+                           why);
+        jobs_req_put(pw->req);
+        free(pw->body);
+        free(pw);
+        return;
+    }
     struct job *j = jobs_submit(d, pw->req, pw->body, pw->len, pw->received_ns);
     wait_for(r, j, WAIT_CREATED);
     free(pw);
@@ -824,7 +834,7 @@ static void h_version(struct http_req *r, void *ctx)
 #endif
     http_respond_json(r, 200,
                       json_pack("{s:s, s:s, s:b, s:o}", "version", LCND_VERSION, "commit",
-                                LCN_GIT_COMMIT, "cuda", cuda, "backends", b));
+                                LCN_COMMIT, "cuda", cuda, "backends", b));
 }
 
 static void h_metrics(struct http_req *r, void *ctx)
@@ -862,7 +872,7 @@ static void h_metrics(struct http_req *r, void *ctx)
             sb_printf(&b, "lcn_http_responses_total{code=\"%d\"} %llu\n", c,
                       (unsigned long long)n);
     }
-    uint64_t gmem = d->engine.gpu_memory_bytes ? d->engine.gpu_memory_bytes(d->engine.ctx) : 0;
+    uint64_t gmem = d->engine.gpu_memory_bytes ? d->engine.gpu_memory_bytes(d) : 0;
     sb_printf(&b,
               "# HELP lcn_gpu_memory_bytes Device memory held by lcnd.\n"
               "# TYPE lcn_gpu_memory_bytes gauge\nlcn_gpu_memory_bytes %llu\n",
@@ -892,7 +902,7 @@ static void h_metrics(struct http_req *r, void *ctx)
     sb_printf(&b,
               "# HELP lcn_build_info Build identity.\n# TYPE lcn_build_info gauge\n"
               "lcn_build_info{version=\"%s\",commit=\"%s\"} 1\n",
-              LCND_VERSION, LCN_GIT_COMMIT);
+              LCND_VERSION, LCN_COMMIT);
     http_respond(r, 200, "text/plain; version=0.0.4; charset=utf-8", b.p, b.len);
 }
 

@@ -53,8 +53,9 @@ const struct config_option config_options[] = {
      "CPU jobs run at the same time (0: no CPU backend)"},
     {"cpu_threads", CONFIG_INT, 0, 1024, "0", OFF(cpu_threads), NULL,
      "threads per CPU job unless the request sets solver.threads (0: online cores / cpu_workers)"},
-    {"gpu_devices", CONFIG_INT, -1, 64, "-1", OFF(gpu_devices), NULL,
-     "GPUs to use, one worker each (-1: every usable one)"},
+    {"gpu_slots", CONFIG_INT, -1, 64, "-1", OFF(gpu_slots), NULL,
+     "GPU jobs run at the same time, one workspace slot and stream each (-1: every slot of the "
+     "GPU context, 0: no GPU)"},
     {"checkpoint_interval_s", CONFIG_DOUBLE, 0.1, 86400, "5", OFF(checkpoint_interval_s), NULL,
      "seconds between durable checkpoints of a running job's best layout"},
     {"telemetry_interval_s", CONFIG_DOUBLE, 0.05, 3600, "1", OFF(telemetry_interval_s), NULL,

@@ -44,7 +44,7 @@ struct lcnd_config {
     int backend; /* enum config_backend */
     int64_t cpu_workers;
     int64_t cpu_threads;
-    int64_t gpu_devices;
+    int64_t gpu_slots;
     double checkpoint_interval_s;
     double telemetry_interval_s;
     /* store */

@@ -232,6 +232,12 @@ static void set_state(struct lcnd *d, struct job *j, int state)
 
 /* ------------------------------------------------------------ submit, cancel */
 
+static int gpu_fits(struct lcnd *d, const struct job_request *req)
+{
+    char why[200];
+    return d->engine.gpu_fits && d->engine.gpu_fits(d, &req->doc.g, why, (int)sizeof why) == 0;
+}
+
 struct job *jobs_submit(struct lcnd *d, struct job_request *req, char *body, size_t len,
                         int64_t received_ns)
 {
@@ -242,6 +248,7 @@ struct job *jobs_submit(struct lcnd *d, struct job_request *req, char *body, siz
     j->received_ns = received_ns;
     int64_t now = lcn_wall_ms();
     job_status_from_request(&j->cur, j->id, now, req);
+    j->gpu_fits = gpu_fits(d, req);
     table_add(t, j);
     t->waiting++;
     d->jobs_submitted++;
@@ -398,7 +405,7 @@ void jobs_schedule(struct lcnd *d)
         struct job *next = j->qnext;
         int kind = j->cur.backend_requested == JOB_BACKEND_CPU   ? WORKER_CPU
                    : j->cur.backend_requested == JOB_BACKEND_GPU ? WORKER_GPU
-                   : gpu                                         ? WORKER_GPU
+                   : gpu && j->gpu_fits                          ? WORKER_GPU
                                                                  : WORKER_CPU;
         struct worker *w = free_worker(d, kind);
         if (w)
@@ -408,22 +415,6 @@ void jobs_schedule(struct lcnd *d)
 }
 
 /* ------------------------------------------------------------ reports */
-
-static const char *stop_name(enum engine_stop s)
-{
-    switch (s) {
-    case ENGINE_STOP_DEADLINE:
-        return "deadline";
-    case ENGINE_STOP_CANCELLED:
-        return "cancelled";
-    case ENGINE_STOP_TARGET:
-        return "target";
-    case ENGINE_STOP_ERROR:
-        return "error";
-    default:
-        return "other";
-    }
-}
 
 static void fail_job(struct job *j, const char *code, const char *msg)
 {
@@ -465,7 +456,7 @@ static void finished(struct lcnd *d, struct worker *w, struct job *j, struct run
             snprintf(j->cur.stop_reason, sizeof j->cur.stop_reason, "cancelled");
         } else {
             set_state(d, j, JOB_SUCCEEDED);
-            snprintf(j->cur.stop_reason, sizeof j->cur.stop_reason, "%s", stop_name(res->stop));
+            snprintf(j->cur.stop_reason, sizeof j->cur.stop_reason, "%s", engine_stop_name(res->stop));
         }
     } else if (run->rc == LCN_EGPU_STICKY) {
         w->healthy = 0;
@@ -489,7 +480,7 @@ static void finished(struct lcnd *d, struct worker *w, struct job *j, struct run
     else
         log_info("job %lld: %s after %.3f s, stop %s", (long long)j->id,
                  terminal ? job_state_name(j->cur.state) : "stopped for shutdown",
-                 run->res.elapsed_s, stop_name(run->res.stop));
+                 run->res.elapsed_s, engine_stop_name(run->res.stop));
 
     int sticky = run->rc == LCN_EGPU_STICKY;
     j->run = NULL;
@@ -750,6 +741,7 @@ int jobs_recover(struct lcnd *d, char *err, size_t errlen)
             finish_state_op(d, j);
             continue;
         }
+        j->gpu_fits = gpu_fits(d, j->req);
         if (!was_running) {
             t->waiting++;
             queued++;

@@ -72,6 +72,7 @@ struct job {
     int64_t improve_ev;        /* index+1 in op->events of a coalescible improve event */
     uint64_t tel_evaluated;    /* evaluations already added to the metric */
     int64_t received_ns;       /* when POST /jobs arrived */
+    int gpu_fits;              /* a GPU slot can hold the graph */
 
     /* queue links (cur.state == queued and durable) */
     struct job *qprev, *qnext;

@@ -34,19 +34,26 @@
 #include "storeq.h"
 #include "worker.h"
 
-#define LCND_VERSION "0.1.0"
+#ifndef LCN_VERSION
+#define LCN_VERSION "unknown"
+#endif
+#define LCND_VERSION LCN_VERSION
 
 struct sse;
+struct lcnd;
 
-/* The engine dispatcher the workers call (set by serve.c). */
+/* The engines the workers call and what the device probe found (serve.c). */
 struct lcnd_engine {
     worker_engine_fn run;
     void *ctx;
-    int n_gpus;        /* usable GPUs found by the device probe */
-    int gpu_devices[64];
-    const char *gpu_why; /* why no GPU is usable, or NULL */
-    /* bytes of device memory lcnd holds (workspaces); 0 without GPUs */
-    uint64_t (*gpu_memory_bytes)(void *ctx);
+    int n_gpu;          /* GPU workers to start (workspace slots of the GPU context) */
+    int gpu_device;     /* CUDA device ordinal of those workers */
+    char gpu_why[256];  /* why no GPU worker runs, "" when some do */
+    int fake_gpu;       /* test hook LCND_TEST_FAKE_GPU (docs/DAEMON.md) */
+    /* device memory lcnd holds (workspaces), 0 without a GPU */
+    uint64_t (*gpu_memory_bytes)(struct lcnd *d);
+    /* 0 when a GPU slot can hold g, else LCN_ETOOBIG with the reason in why */
+    int (*gpu_fits)(struct lcnd *d, const struct lcn_graph *g, char *why, int len);
 };
 
 struct lcnd {

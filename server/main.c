@@ -1,40 +1,56 @@
-/* lcnd: the solving daemon. Subcommands are a table; `lcnd serve` runs the
- * HTTP daemon (serve.c). */
+/* lcnd: the solver daemon binary. The first argument names a subcommand. */
 #include <stdio.h>
 #include <string.h>
 
 #include "lcnd.h"
+#include "solve.h"
 
-struct subcommand {
+#ifndef LCN_VERSION
+#define LCN_VERSION "unknown"
+#endif
+#ifndef LCN_COMMIT
+#define LCN_COMMIT "unknown"
+#endif
+
+struct lcnd_cmd {
     const char *name;
-    int (*main)(int argc, char **argv);
+    int (*run)(int argc, char **argv); /* argv[0] is the subcommand's name */
     const char *help;
 };
 
-static const struct subcommand subcommands[] = {
-    {"serve", lcnd_serve_main, "run the HTTP/JSON solving daemon (lcnd serve --help)"},
+/* Every subcommand, in the order `lcnd --help` lists them. */
+static const struct lcnd_cmd cmds[] = {
+    {"serve", lcnd_serve_main, "run the solving service: HTTP/JSON API, job store, workers"},
+    {"solve", solve_main, "solve one graph file under a time budget and exit"},
 };
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: lcnd <command> [options]\n\ncommands:\n");
-    for (size_t i = 0; i < sizeof subcommands / sizeof subcommands[0]; i++)
-        fprintf(f, "  %-8s %s\n", subcommands[i].name, subcommands[i].help);
+    fprintf(f, "usage: lcnd [--help] [--version] COMMAND [ARGS...]\n\n"
+               "The lcn solver daemon (local crossing number).\n\ncommands:\n");
+    for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
+        fprintf(f, "  %-10s %s\n", cmds[i].name, cmds[i].help);
+    fprintf(f, "\n`lcnd COMMAND --help` describes a command.\n");
 }
 
 int main(int argc, char **argv)
 {
-    if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
-        usage(argc < 2 ? stderr : stdout);
-        return argc < 2 ? 2 : 0;
+    if (argc < 2) {
+        usage(stderr);
+        return 2;
     }
-    if (!strcmp(argv[1], "--version")) {
-        printf("lcnd %s\n", LCND_VERSION);
+    if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
+        strcmp(argv[1], "help") == 0) {
+        usage(stdout);
         return 0;
     }
-    for (size_t i = 0; i < sizeof subcommands / sizeof subcommands[0]; i++)
-        if (!strcmp(argv[1], subcommands[i].name))
-            return subcommands[i].main(argc - 1, argv + 1);
+    if (strcmp(argv[1], "--version") == 0) {
+        printf("lcnd %s (%s)\n", LCN_VERSION, LCN_COMMIT);
+        return 0;
+    }
+    for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
+        if (strcmp(argv[1], cmds[i].name) == 0)
+            return cmds[i].run(argc - 1, argv + 1);
     fprintf(stderr, "lcnd: unknown command '%s'\n", argv[1]);
     usage(stderr);
     return 2;

@@ -32,11 +32,15 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "engines.h"
 #include "err.h"
 #include "lcnd.h"
 #include "log.h"
 #include "notify.h"
 #include "util.h"
+#ifdef LCN_HAVE_CUDA
+#include "gpu.h"
+#endif
 
 #define STORE_STUCK_NS (30LL * 1000000000LL)
 
@@ -253,26 +257,103 @@ static int write_port_file(const char *path, const char *bound)
     return rename(tmp, path);
 }
 
-static int default_engine(void *ctx, const struct worker *w, const struct lcn_graph *g,
-                          const struct engine_params *p, struct engine_result *out)
+/* Workers call the backend dispatcher (engines.h) with their own kind. */
+static int dispatch(void *ctx, const struct worker *w, const struct lcn_graph *g,
+                    const struct engine_params *p, struct engine_result *out)
 {
-    (void)ctx;
-    if (w->kind != WORKER_CPU)
-        return LCN_ENOGPU;
-    return engine_cpu_run(g, p, out);
+    struct lcnd *d = ctx;
+    if (w->kind == WORKER_GPU && d->engine.fake_gpu) {
+        /* test hook: a "GPU" that runs the CPU engine briefly, then reports
+         * a sticky device error */
+        struct engine_params q = *p;
+        int64_t cut = lcn_now_ns() + 300000000LL;
+        if (q.deadline_ns > cut)
+            q.deadline_ns = cut;
+        int rc = engine_cpu_run(g, &q, out);
+        if (rc == 0)
+            engine_result_release(out);
+        return LCN_EGPU_STICKY;
+    }
+    return engines_run(w->kind == WORKER_GPU ? ENGINE_BACKEND_GPU : ENGINE_BACKEND_CPU, g, p, out);
 }
 
-/* Probes the devices and picks the engine dispatcher. */
+#ifdef LCN_HAVE_CUDA
+static uint64_t gpu_memory(struct lcnd *d)
+{
+    (void)d;
+    struct gpu_ctx *c = engines_gpu_ctx();
+    if (!c)
+        return 0;
+    struct gpu_counters k;
+    gpu_ctx_counters(c, &k);
+    return k.reserved_bytes;
+}
+
+static int gpu_fits_real(struct lcnd *d, const struct lcn_graph *g, char *why, int len)
+{
+    (void)d;
+    struct gpu_ctx *c = engines_gpu_ctx();
+    return c ? gpu_fits(c, g, why, len) : LCN_ENOGPU;
+}
+#endif
+
+static int gpu_fits_any(struct lcnd *d, const struct lcn_graph *g, char *why, int len)
+{
+    (void)d;
+    (void)g;
+    (void)why;
+    (void)len;
+    return 0;
+}
+
+/* Probes the devices: how many GPU workers to start, and why none. */
 static int engine_setup(struct lcnd *d, char *err, size_t errlen)
 {
-    d->engine.run = default_engine;
+    d->engine.run = dispatch;
     d->engine.ctx = d;
-    d->engine.n_gpus = 0;
-    d->engine.gpu_why = "this build has no GPU engine";
-    if (d->cfg.backend == CONFIG_BACKEND_GPU && d->engine.n_gpus == 0) {
+    d->engine.n_gpu = 0;
+    snprintf(d->engine.gpu_why, sizeof d->engine.gpu_why, "this build has no GPU engine");
+    const char *fake = getenv("LCND_TEST_FAKE_GPU");
+    if (fake && !strcmp(fake, "sticky")) {
+        d->engine.fake_gpu = 1;
+        d->engine.n_gpu = 1;
+        d->engine.gpu_device = 0;
+        d->engine.gpu_why[0] = 0;
+        d->engine.gpu_fits = gpu_fits_any;
+        log_warn("test hook LCND_TEST_FAKE_GPU=sticky: one fake GPU worker that fails every job");
+        return 0;
+    }
+    if (d->cfg.backend == CONFIG_BACKEND_CPU || d->cfg.gpu_slots == 0) {
+        snprintf(d->engine.gpu_why, sizeof d->engine.gpu_why, "disabled by configuration");
+        return 0;
+    }
+#ifdef LCN_HAVE_CUDA
+    char why[256] = "";
+    struct gpu_config gc;
+    gpu_config_default(&gc);
+    int rc = engines_gpu_open(&gc, why, (int)sizeof why);
+    if (rc == 0 && engines_gpu_available()) {
+        struct gpu_ctx *c = engines_gpu_ctx();
+        int slots = (int)gpu_ctx_slots(c);
+        d->engine.n_gpu = d->cfg.gpu_slots < 0 ? slots : (int)LCN_MIN(d->cfg.gpu_slots, slots);
+        d->engine.gpu_device = gc.device;
+        d->engine.gpu_why[0] = 0;
+        d->engine.gpu_memory_bytes = gpu_memory;
+        d->engine.gpu_fits = gpu_fits_real;
+        const struct gpu_device_info *info = gpu_ctx_device(c);
+        log_info("gpu %d: %s, %d workspace slots, %d used", gc.device, info ? info->name : "?",
+                 slots, d->engine.n_gpu);
+    } else {
+        snprintf(d->engine.gpu_why, sizeof d->engine.gpu_why, "%s",
+                 why[0] ? why : "no usable CUDA device");
+    }
+#endif
+    if (d->cfg.backend == CONFIG_BACKEND_GPU && d->engine.n_gpu == 0) {
         snprintf(err, errlen, "backend gpu: no usable GPU (%s)", d->engine.gpu_why);
         return LCN_ENOGPU;
     }
+    if (d->engine.n_gpu == 0 && d->cfg.backend == CONFIG_BACKEND_AUTO)
+        log_info("no GPU worker: %s; running the CPU engine", d->engine.gpu_why);
     return 0;
 }
 
@@ -320,15 +401,18 @@ static int start(struct lcnd *d, char *err, size_t errlen)
     }
     if ((rc = jobs_recover(d, err, errlen)))
         return rc;
-    int n_gpu = d->cfg.backend == CONFIG_BACKEND_CPU ? 0 : d->engine.n_gpus;
-    if (d->cfg.gpu_devices >= 0 && n_gpu > d->cfg.gpu_devices)
-        n_gpu = (int)d->cfg.gpu_devices;
+    int n_gpu = d->engine.n_gpu;
     int n_cpu = d->cfg.backend == CONFIG_BACKEND_GPU ? 0 : (int)d->cfg.cpu_workers;
+    int devices[64];
+    for (int i = 0; i < 64; i++)
+        devices[i] = d->engine.gpu_device;
+    if (n_gpu > 64)
+        n_gpu = 64;
     if (n_gpu + n_cpu == 0) {
         snprintf(err, errlen, "no worker to run jobs (cpu_workers 0 and no usable GPU)");
         return LCN_EINVAL;
     }
-    if ((rc = worker_pool_init(&d->pool, d->loop, d->engine.gpu_devices, n_gpu, n_cpu,
+    if ((rc = worker_pool_init(&d->pool, d->loop, devices, n_gpu, n_cpu,
                                d->engine.run, d->engine.ctx, jobs_on_report, d))) {
         snprintf(err, errlen, "cannot start the worker threads");
         return rc;
@@ -461,6 +545,9 @@ int lcnd_serve_main(int argc, char **argv)
     uv_run(d->loop, UV_RUN_DEFAULT);
 
     rc = d->exit_code;
+#ifdef LCN_HAVE_CUDA
+    engines_gpu_close();
+#endif
     log_info("stopped (exit status %d)", rc);
     uv_loop_close(d->loop);
     free(d->loop);

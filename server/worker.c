@@ -115,6 +115,7 @@ static void execute(struct worker *w, struct run *run)
     run->params.ctx = w;
     run->params.init = run->init;
     run->params.has_xy = run->has_xy;
+    run->params.tuning = run->tuning;
 
     pthread_mutex_lock(&w->mu);
     w->rep.started = 1;

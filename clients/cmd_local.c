@@ -1,0 +1,352 @@
+/* lcnctl commands that need no daemon: check (the oracle on a file) and gen. */
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "err.h"
+#include "gen.h"
+#include "graphio.h"
+#include "lcnctl.h"
+#include "util.h"
+#include "validate.h"
+
+/* At most this many instance differences and missing nodes are listed. */
+#define MAX_PROBLEMS 20
+
+static int read_or_report(const struct lcnctl_cmd *cmd, struct graphio_doc *d, const char *path)
+{
+    struct graphio_error e;
+    char msg[600];
+    if (graphio_read_file(d, path, NULL, &e) == 0)
+        return 0;
+    graphio_error_format(&e, msg, sizeof(msg));
+    if (e.err == LCN_EIO)
+        lcnctl_errorf(cmd, "%s", msg);
+    else
+        lcnctl_errorf(cmd, "%s: %s", path, msg);
+    return LCNCTL_EXIT_USAGE;
+}
+
+static void add_problem(json_t *problems, int64_t *count, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static void add_problem(json_t *problems, int64_t *count, const char *fmt, ...)
+{
+    if ((*count)++ >= MAX_PROBLEMS)
+        return;
+    char buf[256];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof(buf), fmt, ap);
+    va_end(ap);
+    json_array_append_new(problems, json_string(buf));
+}
+
+/* Differences between the layout's graph and the instance's (both parsed). */
+static void compare_instance(const struct lcn_graph *lg, const struct lcn_graph *ig,
+                             json_t *problems, int64_t *count)
+{
+    if (lg->n != ig->n)
+        add_problem(problems, count, "nodes: %d in the layout, %d in the instance", lg->n, ig->n);
+    if (lg->m != ig->m) {
+        add_problem(problems, count, "edges: %d in the layout, %d in the instance", lg->m, ig->m);
+    } else {
+        /* same edge, position by position; an edge is an unordered pair */
+        for (int32_t e = 0; e < lg->m; e++) {
+            int32_t a = LCN_MIN(lg->eu[e], lg->ev[e]), b = LCN_MAX(lg->eu[e], lg->ev[e]);
+            int32_t c = LCN_MIN(ig->eu[e], ig->ev[e]), d = LCN_MAX(ig->eu[e], ig->ev[e]);
+            if (a != c || b != d)
+                add_problem(problems, count,
+                            "edges[%d]: {%d, %d} in the layout, {%d, %d} in the instance", e, a, b,
+                            c, d);
+        }
+    }
+    if (lg->width != ig->width)
+        add_problem(problems, count, "width: %d in the layout, %d in the instance", lg->width,
+                    ig->width);
+    if (lg->height != ig->height)
+        add_problem(problems, count, "height: %d in the layout, %d in the instance", lg->height,
+                    ig->height);
+}
+
+static json_t *violation_json(const struct lcn_violation *v)
+{
+    const char *kind = validate_kind_name(v->kind);
+    switch (v->kind) {
+    case LCN_V1_OUT_OF_BOUNDS:
+        return json_pack("{s:s, s:i}", "kind", kind, "node", (json_int_t)v->a);
+    case LCN_V2_SHARED_POINT:
+        return json_pack("{s:s, s:[i,i]}", "kind", kind, "nodes", (json_int_t)v->a,
+                         (json_int_t)v->b);
+    case LCN_V3_NODE_ON_EDGE:
+        return json_pack("{s:s, s:i, s:i}", "kind", kind, "node", (json_int_t)v->a, "edge",
+                         (json_int_t)v->b);
+    case LCN_V4_EDGE_OVERLAP:
+        return json_pack("{s:s, s:[i,i]}", "kind", kind, "edges", (json_int_t)v->a,
+                         (json_int_t)v->b);
+    }
+    return json_null();
+}
+
+static const char check_usage[] =
+    "usage: lcnctl check LAYOUT.json [--instance GRAPH.json] [--max-violations N] [--counts]\n"
+    "                    [--pretty]\n"
+    "\n"
+    "Checks a layout with the independent validator (rules V1-V4 of\n"
+    "docs/FORMAT.md) and recounts its crossings. Prints one JSON object:\n"
+    "valid, n, m, width, height, missing_coordinates, K, nK, Phi, C,\n"
+    "violation_counts {V1..V4}, violations_total, violations (the first N:\n"
+    "{kind, node|nodes|edge|edges}), violations_listed_all, problems (why the\n"
+    "layout is invalid other than V1-V4: nodes without coordinates, differences\n"
+    "from the instance). K..C and violation_counts are null when a node has no\n"
+    "coordinates.\n"
+    "\n"
+    "options:\n"
+    "  --instance FILE       the layout must draw this instance: same node count,\n"
+    "                        same edges in the same order (either direction), same\n"
+    "                        width and height\n"
+    "  --max-violations N    list at most N violations (default 100; all are counted)\n"
+    "  --counts              also print the per-edge crossing counts as \"c\"\n"
+    "  --pretty              indent the output\n"
+    "\n"
+    "exit status: 0 valid, 1 invalid, 2 usage error or a file that cannot be read\n"
+    "(the reason, with its JSON path, on stderr).\n";
+
+static int cmd_check(const struct lcnctl_cmd *cmd, int argc, char **argv)
+{
+    const char *instance = NULL;
+    int64_t max_listed = 100;
+    int counts = 0, pretty = 0;
+    const struct lcnctl_opt opts[] = {
+        {"instance", 0, LCNCTL_OPT_STR, &instance, 0, 0, NULL},
+        {"max-violations", 0, LCNCTL_OPT_INT, &max_listed, 0, 10000000, NULL},
+        {"counts", 0, LCNCTL_OPT_FLAG, &counts, 0, 0, NULL},
+        {"pretty", 0, LCNCTL_OPT_FLAG, &pretty, 0, 0, NULL},
+        {NULL, 0, 0, NULL, 0, 0, NULL},
+    };
+    char *pos[1];
+    int npos;
+    int rc = lcnctl_parse(cmd, argc, argv, opts, pos, 1, &npos);
+    if (rc == LCNCTL_PARSE_HELP)
+        return LCNCTL_EXIT_OK;
+    if (rc)
+        return rc;
+    if (npos != 1)
+        return lcnctl_usage_error(cmd, "expected one layout file");
+
+    struct graphio_doc lay, inst;
+    if ((rc = read_or_report(cmd, &lay, pos[0])))
+        return rc;
+    memset(&inst, 0, sizeof(inst));
+    if (instance && (rc = read_or_report(cmd, &inst, instance))) {
+        graphio_release(&lay);
+        return rc;
+    }
+
+    const struct lcn_graph *g = &lay.g;
+    json_t *problems = json_array();
+    int64_t nproblems = 0;
+    if (instance)
+        compare_instance(g, &inst.g, problems, &nproblems);
+    for (int32_t v = 0; v < g->n; v++)
+        if (!lay.has_xy[v])
+            add_problem(problems, &nproblems, "nodes[%d]: node %d has no coordinates",
+                        lay.node_pos[v], v);
+
+    json_t *out = json_object();
+    json_object_set_new(out, "layout", json_string(pos[0]));
+    json_object_set_new(out, "instance", instance ? json_string(instance) : json_null());
+    json_object_set_new(out, "n", json_integer(g->n));
+    json_object_set_new(out, "m", json_integer(g->m));
+    json_object_set_new(out, "width", json_integer(g->width));
+    json_object_set_new(out, "height", json_integer(g->height));
+    json_object_set_new(out, "missing_coordinates", json_integer(lay.n_missing));
+
+    int valid = nproblems == 0;
+    int exit_rc = LCNCTL_EXIT_OK;
+    if (lay.n_missing) {
+        /* no layout to check: the tuple is undefined */
+        static const char *const keys[] = {"K", "nK", "Phi", "C", "violation_counts"};
+        for (size_t i = 0; i < LCN_ARRAY_LEN(keys); i++)
+            json_object_set_new(out, keys[i], json_null());
+        json_object_set_new(out, "violations_total", json_integer(0));
+        json_object_set_new(out, "violations", json_array());
+        json_object_set_new(out, "violations_listed_all", json_true());
+        if (counts)
+            json_object_set_new(out, "c", json_null());
+    } else {
+        struct lcn_report rep;
+        if (validate_layout(g, lay.pts, (int32_t)max_listed, &rep) != 0) {
+            lcnctl_errorf(cmd, "internal error: odd crossing-count sum (a validator bug)");
+            exit_rc = LCNCTL_EXIT_USAGE;
+        }
+        valid = valid && rep.valid;
+        json_object_set_new(out, "K", json_integer(rep.obj.K));
+        json_object_set_new(out, "nK", json_integer(rep.obj.nK));
+        json_object_set_new(out, "Phi", json_integer(rep.obj.Phi));
+        json_object_set_new(out, "C", json_integer(rep.obj.C));
+        json_t *vc = json_object();
+        for (int k = LCN_V1_OUT_OF_BOUNDS; k <= LCN_V4_EDGE_OVERLAP; k++)
+            json_object_set_new(vc, validate_kind_name((enum lcn_vkind)k),
+                                json_integer(rep.count[k]));
+        json_object_set_new(out, "violation_counts", vc);
+        json_object_set_new(out, "violations_total", json_integer(rep.total));
+        json_t *list = json_array();
+        for (int32_t i = 0; i < rep.listed; i++)
+            json_array_append_new(list, violation_json(&rep.list[i]));
+        json_object_set_new(out, "violations", list);
+        json_object_set_new(out, "violations_listed_all", json_boolean(rep.listed == rep.total));
+        if (counts) {
+            json_t *c = json_array();
+            for (int32_t e = 0; e < g->m; e++)
+                json_array_append_new(c, json_integer(rep.c[e]));
+            json_object_set_new(out, "c", c);
+        }
+        report_release(&rep);
+    }
+    json_object_set_new(out, "problems_total", json_integer(nproblems));
+    json_object_set_new(out, "problems", problems);
+    json_object_set_new(out, "valid", json_boolean(valid));
+
+    char *s = json_dumps(out, pretty ? JSON_INDENT(2) : JSON_COMPACT);
+    puts(s);
+    free(s);
+    json_decref(out);
+    graphio_release(&lay);
+    graphio_release(&inst);
+    if (exit_rc)
+        return exit_rc;
+    return valid ? LCNCTL_EXIT_OK : LCNCTL_EXIT_NO;
+}
+
+static const char gen_usage[] =
+    "usage: lcnctl gen FAMILY --nodes N [--edges M] [--width W] [--height H] [--seed S]\n"
+    "                  [--k K] -o FILE [--planted FILE] [--pretty]\n"
+    "\n"
+    "Generates an instance with a valid starting layout (common/gen.h) and\n"
+    "writes it in the graph file format, with a top-level \"generator\" object\n"
+    "recording the parameters. The output is a deterministic function of the\n"
+    "parameters.\n"
+    "\n"
+    "families:\n"
+    "  random    m distinct uniform random edges (default m = 3n)\n"
+    "  grid      sparse near-planar grid graph plus short extra edges (m = 2n)\n"
+    "  dense     random with m = 15n\n"
+    "  large     grid family on 250000 x 250000 bounds\n"
+    "  planted   a drawing with K <= k is built first, then the coordinates\n"
+    "            are scrambled: the achievable k is known\n"
+    "\n"
+    "options:\n"
+    "  --nodes N         number of nodes (required, >= 2)\n"
+    "  --edges M         number of edges (default: the family's)\n"
+    "  --width W, --height H\n"
+    "                    drawing bounds (default: the family's, 4 ceil(sqrt(n)))\n"
+    "  --seed S          generator seed (default 1)\n"
+    "  --k K             planted only: the K the planted drawing respects (default 2)\n"
+    "  -o, --output FILE where to write the instance (\"-\" = stdout; required)\n"
+    "  --planted FILE    planted only: also write the planted drawing\n"
+    "  --pretty          one node or edge per line\n"
+    "\n"
+    "exit status: 0 written, 2 usage error or the parameters admit no instance.\n";
+
+static json_t *gen_meta(const struct gen_params *p, const char *drawing)
+{
+    json_t *j =
+        json_pack("{s:s, s:i, s:i, s:i, s:i, s:I}", "family", gen_family_name(p->family), "nodes",
+                  (json_int_t)p->n, "edges", (json_int_t)p->m, "width", (json_int_t)p->width,
+                  "height", (json_int_t)p->height, "seed", (json_int_t)p->seed);
+    LCN_ASSERT(j);
+    if (p->family == GEN_PLANTED)
+        json_object_set_new(j, "k", json_integer(p->k));
+    json_object_set_new(j, "drawing", json_string(drawing));
+    return j;
+}
+
+static int write_doc(const struct lcnctl_cmd *cmd, json_t *doc, const char *path, unsigned flags)
+{
+    struct graphio_error e;
+    int rc = graphio_write_file(doc, path, flags, &e);
+    json_decref(doc);
+    if (rc) {
+        lcnctl_errorf(cmd, "%s", e.msg);
+        return LCNCTL_EXIT_USAGE;
+    }
+    return 0;
+}
+
+static int cmd_gen(const struct lcnctl_cmd *cmd, int argc, char **argv)
+{
+    int64_t n = 0, m = 0, w = 0, h = 0, seed = 1, k = 0;
+    int seen_n = 0, seen_k = 0, pretty = 0;
+    const char *out = NULL, *planted_out = NULL;
+    const struct lcnctl_opt opts[] = {
+        {"nodes", 0, LCNCTL_OPT_INT, &n, 2, LCN_MAX_NODES, &seen_n},
+        {"edges", 0, LCNCTL_OPT_INT, &m, 1, LCN_MAX_EDGES, NULL},
+        {"width", 0, LCNCTL_OPT_INT, &w, 1, LCN_COORD_LIMIT, NULL},
+        {"height", 0, LCNCTL_OPT_INT, &h, 1, LCN_COORD_LIMIT, NULL},
+        {"seed", 0, LCNCTL_OPT_INT, &seed, 0, INT64_MAX, NULL},
+        {"k", 0, LCNCTL_OPT_INT, &k, 1, LCN_MAX_EDGES, &seen_k},
+        {"output", 'o', LCNCTL_OPT_STR, &out, 0, 0, NULL},
+        {"planted", 0, LCNCTL_OPT_STR, &planted_out, 0, 0, NULL},
+        {"pretty", 0, LCNCTL_OPT_FLAG, &pretty, 0, 0, NULL},
+        {NULL, 0, 0, NULL, 0, 0, NULL},
+    };
+    char *pos[1];
+    int npos;
+    int rc = lcnctl_parse(cmd, argc, argv, opts, pos, 1, &npos);
+    if (rc == LCNCTL_PARSE_HELP)
+        return LCNCTL_EXIT_OK;
+    if (rc)
+        return rc;
+    if (npos != 1)
+        return lcnctl_usage_error(cmd, "expected one FAMILY (random, grid, dense, large, planted)");
+    struct gen_params p = {0};
+    if (gen_family_parse(pos[0], &p.family) != 0)
+        return lcnctl_usage_error(cmd, "unknown family '%s' (random, grid, dense, large, planted)",
+                                  pos[0]);
+    if (!seen_n)
+        return lcnctl_usage_error(cmd, "--nodes is required");
+    if (!out)
+        return lcnctl_usage_error(cmd, "-o FILE is required");
+    if (p.family != GEN_PLANTED && (seen_k || planted_out))
+        return lcnctl_usage_error(cmd, "--k and --planted apply to the planted family only");
+    p.n = (int32_t)n;
+    p.m = (int32_t)m;
+    p.width = (int32_t)w;
+    p.height = (int32_t)h;
+    p.k = (int32_t)k;
+    p.seed = (uint64_t)seed;
+    gen_defaults(&p);
+
+    struct lcn_graph g;
+    struct lcn_pt *layout = NULL, *planted = NULL;
+    char err[160];
+    rc = gen_instance(&p, &g, &layout, planted_out ? &planted : NULL, err, sizeof(err));
+    if (rc) {
+        lcnctl_errorf(cmd, "%s", err);
+        return LCNCTL_EXIT_USAGE;
+    }
+    unsigned flags = pretty ? GRAPHIO_PRETTY : 0;
+    json_t *doc = graphio_build(&g, layout);
+    json_object_set_new(doc, "generator", gen_meta(&p, "start"));
+    rc = write_doc(cmd, doc, out, flags);
+    if (rc == 0 && planted_out) {
+        doc = graphio_build(&g, planted);
+        json_object_set_new(doc, "generator", gen_meta(&p, "planted"));
+        rc = write_doc(cmd, doc, planted_out, flags);
+    }
+    graph_release(&g);
+    free(layout);
+    free(planted);
+    return rc;
+}
+
+const struct lcnctl_cmd lcnctl_local_cmds[] = {
+    {"check", cmd_check, "validate a layout file and print its verdict and tuple", check_usage},
+    {"gen", cmd_gen, "generate an instance (random, grid, dense, large, planted)", gen_usage},
+    {NULL, NULL, NULL, NULL},
+};

@@ -1,0 +1,191 @@
+/* lcnctl: the dispatcher over the command groups, and the shared option parser. */
+#include "lcnctl.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifndef LCN_VERSION
+#define LCN_VERSION "unknown"
+#endif
+#ifndef LCN_COMMIT
+#define LCN_COMMIT "unknown"
+#endif
+
+/* Every group of commands, in the order `lcnctl --help` lists them. */
+static const struct lcnctl_cmd *const groups[] = {
+    lcnctl_local_cmds,
+};
+
+static const struct lcnctl_cmd *find_cmd(const char *name)
+{
+    for (size_t g = 0; g < sizeof(groups) / sizeof(groups[0]); g++)
+        for (const struct lcnctl_cmd *c = groups[g]; c->name; c++)
+            if (strcmp(c->name, name) == 0)
+                return c;
+    return NULL;
+}
+
+static void print_main_usage(FILE *f)
+{
+    fprintf(f, "usage: lcnctl [--help] [--version] COMMAND [ARGS...]\n\n"
+               "The command-line client of lcn (local crossing number solver).\n\n"
+               "commands:\n");
+    for (size_t g = 0; g < sizeof(groups) / sizeof(groups[0]); g++)
+        for (const struct lcnctl_cmd *c = groups[g]; c->name; c++)
+            fprintf(f, "  %-10s %s\n", c->name, c->summary);
+    fprintf(f, "\n`lcnctl COMMAND --help` describes a command. Exit status: 0 success,\n"
+               "1 negative answer (e.g. an invalid layout), 2 usage or input error.\n");
+}
+
+static void vreport(const struct lcnctl_cmd *cmd, const char *fmt, va_list ap)
+{
+    fprintf(stderr, "lcnctl %s: ", cmd->name);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+}
+
+void lcnctl_errorf(const struct lcnctl_cmd *cmd, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vreport(cmd, fmt, ap);
+    va_end(ap);
+}
+
+int lcnctl_usage_error(const struct lcnctl_cmd *cmd, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vreport(cmd, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "try 'lcnctl %s --help'\n", cmd->name);
+    return LCNCTL_EXIT_USAGE;
+}
+
+static const struct lcnctl_opt *find_opt(const struct lcnctl_opt *opts, const char *name,
+                                         size_t len, char short_name)
+{
+    for (const struct lcnctl_opt *o = opts; o->name; o++) {
+        if (short_name ? o->short_name == short_name
+                       : (strlen(o->name) == len && strncmp(o->name, name, len) == 0))
+            return o;
+    }
+    return NULL;
+}
+
+static int set_opt(const struct lcnctl_cmd *cmd, const struct lcnctl_opt *o, const char *val)
+{
+    if (o->seen)
+        *o->seen = 1;
+    switch (o->type) {
+    case LCNCTL_OPT_FLAG:
+        *(int *)o->dst = 1;
+        return 0;
+    case LCNCTL_OPT_STR:
+        *(const char **)o->dst = val;
+        return 0;
+    case LCNCTL_OPT_INT: {
+        char *end;
+        errno = 0;
+        long long x = strtoll(val, &end, 10);
+        if (!val[0] || *end || errno == ERANGE || val[0] == ' ' || val[0] == '+')
+            return lcnctl_usage_error(cmd, "--%s: expected an integer, got '%s'", o->name, val);
+        if (x < o->min || x > o->max)
+            return lcnctl_usage_error(cmd, "--%s: %lld outside [%lld, %lld]", o->name, x,
+                                      (long long)o->min, (long long)o->max);
+        *(int64_t *)o->dst = x;
+        return 0;
+    }
+    }
+    return LCNCTL_EXIT_USAGE;
+}
+
+int lcnctl_parse(const struct lcnctl_cmd *cmd, int argc, char **argv, const struct lcnctl_opt *opts,
+                 char **pos, int max_pos, int *npos)
+{
+    *npos = 0;
+    int only_pos = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (only_pos || a[0] != '-' || strcmp(a, "-") == 0) {
+            if (*npos >= max_pos)
+                return lcnctl_usage_error(cmd, "unexpected argument '%s'", a);
+            pos[(*npos)++] = argv[i];
+            continue;
+        }
+        if (strcmp(a, "--") == 0) {
+            only_pos = 1;
+            continue;
+        }
+        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+            fputs(cmd->usage, stdout);
+            return LCNCTL_PARSE_HELP;
+        }
+        const struct lcnctl_opt *o;
+        const char *val = NULL;
+        if (a[1] == '-') {
+            const char *name = a + 2, *eq = strchr(name, '=');
+            size_t len = eq ? (size_t)(eq - name) : strlen(name);
+            o = find_opt(opts, name, len, 0);
+            if (!o)
+                return lcnctl_usage_error(cmd, "unknown option '--%.*s'", (int)len, name);
+            if (eq)
+                val = eq + 1;
+        } else {
+            o = a[2] ? NULL : find_opt(opts, NULL, 0, a[1]);
+            if (!o)
+                return lcnctl_usage_error(cmd, "unknown option '%s'", a);
+        }
+        if (o->type == LCNCTL_OPT_FLAG) {
+            if (val)
+                return lcnctl_usage_error(cmd, "--%s takes no value", o->name);
+        } else if (!val) {
+            if (i + 1 >= argc)
+                return lcnctl_usage_error(cmd, "--%s needs a value", o->name);
+            val = argv[++i];
+        }
+        int rc = set_opt(cmd, o, val);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        print_main_usage(stderr);
+        return LCNCTL_EXIT_USAGE;
+    }
+    const char *name = argv[1];
+    if (strcmp(name, "--help") == 0 || strcmp(name, "-h") == 0) {
+        print_main_usage(stdout);
+        return LCNCTL_EXIT_OK;
+    }
+    if (strcmp(name, "--version") == 0) {
+        printf("lcnctl %s (commit %s)\n", LCN_VERSION, LCN_COMMIT);
+        return LCNCTL_EXIT_OK;
+    }
+    if (strcmp(name, "help") == 0) {
+        if (argc < 3) {
+            print_main_usage(stdout);
+            return LCNCTL_EXIT_OK;
+        }
+        const struct lcnctl_cmd *c = find_cmd(argv[2]);
+        if (!c) {
+            fprintf(stderr, "lcnctl: unknown command '%s'; try 'lcnctl --help'\n", argv[2]);
+            return LCNCTL_EXIT_USAGE;
+        }
+        fputs(c->usage, stdout);
+        return LCNCTL_EXIT_OK;
+    }
+    const struct lcnctl_cmd *c = find_cmd(name);
+    if (!c) {
+        fprintf(stderr, "lcnctl: unknown command '%s'; try 'lcnctl --help'\n", name);
+        return LCNCTL_EXIT_USAGE;
+    }
+    return c->run(c, argc - 1, argv + 1);
+}

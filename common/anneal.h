@@ -1,0 +1,131 @@
+/*
+ * anneal.h - one annealing replica of the CPU engine: a private layout with
+ * its incremental evaluator (state.h), a private RNG stream, single-node
+ * moves drawn from a move mix, best-of-W candidate selection ("proposal
+ * workers": W candidate points for one node, the best by energy goes to one
+ * Metropolis test) and exact best tracking on the objective tuple.
+ *
+ * Energy. The chain samples exp(-E / T) with
+ *     E = a_K * K + a_nK * n_K + sum_e f(c[e]),
+ *     f(c) = lin * c + quad * c^2 + exp_w * base^(c - Kref) / (1 - 1/base),
+ * a sum that a move changes only on the edges in its change list, so its
+ * delta is exact and O(changes). With Kref = the best K found, the
+ * exponential term costs about 1 for pushing an edge from Kref-1 to Kref and
+ * much less further down: a steep convex penalty that drives the worst edges
+ * down while crossings elsewhere stay cheap. The best layout is tracked on
+ * the exact tuple, never on E.
+ *
+ * A replica belongs to one thread at a time; everything it touches is
+ * private except the energy table and the parameters (read-only while
+ * sweeps run) and the stop flag (atomic).
+ */
+#ifndef LCN_ANNEAL_H
+#define LCN_ANNEAL_H
+
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "graph.h"
+#include "objective.h"
+#include "rng.h"
+#include "state.h"
+
+/* Move mix and energy weights. */
+struct anneal_params {
+    int32_t proposal_workers; /* W: candidate points per move (>= 1) */
+    /* where a candidate point comes from (the rest: a local Gaussian step) */
+    double p_global; /* uniform over the bounds */
+    double p_bary;   /* near the barycentre of the node's neighbours */
+    /* which node moves (the rest: uniform) */
+    double p_focus;      /* an endpoint of an edge with c[e] >= K - focus_slack */
+    double p_weighted;   /* an endpoint of an edge drawn with probability ~ c[e] */
+    int32_t focus_slack; /* >= 0 */
+    /* energy */
+    double a_K, a_nK, lin, quad, exp_w, base;
+};
+
+/* The defaults the engine starts from. */
+void anneal_params_default(struct anneal_params *ap);
+
+/* Per-edge energy table f(0..m) for a given Kref. */
+struct anneal_energy {
+    struct anneal_params ap;
+    int32_t m, Kref;
+    double *f; /* m + 1 entries */
+};
+
+void anneal_energy_init(struct anneal_energy *en, const struct anneal_params *ap, int32_t m,
+                        int32_t Kref);
+/* Rebuilds the table for another Kref. */
+void anneal_energy_set_kref(struct anneal_energy *en, int32_t Kref);
+void anneal_energy_release(struct anneal_energy *en);
+/* E of a state, from scratch. */
+double anneal_energy_of(const struct anneal_energy *en, const struct lcn_state *st);
+
+/* Counters of one replica (see struct engine_telemetry for their meaning). */
+struct anneal_counters {
+    uint64_t attempted, valid, evaluated, selected, accepted, rejected, committed;
+    uint64_t replica_best_updates;
+};
+
+/* Called when a replica's best tuple strictly improves (on the replica's thread). */
+typedef void (*anneal_improve_cb)(void *ctx, int32_t replica, const struct lcn_obj *best);
+
+/* What a sweep needs from its driver. */
+struct anneal_ctl {
+    const struct anneal_energy *en;
+    double T;           /* temperature */
+    double sigma;       /* local step: standard deviation in grid units per axis */
+    atomic_int *stop;   /* shared: nonzero = stop now (may be NULL) */
+    atomic_int *cancel; /* the caller's cancel flag (may be NULL) */
+    int64_t stop_ns;    /* absolute lcn_now_ns() limit (0 = none) */
+    anneal_improve_cb on_improve;
+    void *ctx;
+};
+
+struct anneal_replica {
+    int32_t id;
+    const struct lcn_graph *g;
+    struct lcn_state st;
+    struct lcn_rng rng;
+    struct lcn_move *cand; /* W candidate moves */
+    int32_t W;
+    double E; /* energy of the current state under the last energy table used */
+    /* exact best tracking: best_pts is stale while best_pending is set (the
+     * current state IS the best; it is copied out before the state leaves it) */
+    struct lcn_obj best;
+    struct lcn_pt *best_pts;
+    int best_pending;
+    /* edges with c[e] >= K - slack, rebuilt lazily */
+    int32_t *hot;
+    int32_t nhot, hot_K, hot_stale;
+    /* gaussian pair cache */
+    double gauss_spare;
+    int have_spare;
+    struct anneal_counters cnt;
+};
+
+/*
+ * Sets up a replica on a valid start layout (n points, copied). The RNG is
+ * the stream `id` of key `seed`. Returns 0 or a negative LCN_E* code.
+ */
+int anneal_replica_init(struct anneal_replica *r, int32_t id, const struct lcn_graph *g,
+                        const struct lcn_pt *start, uint64_t seed, int32_t workers);
+void anneal_replica_release(struct anneal_replica *r);
+
+/* Replaces the current layout (a valid one, e.g. the elite); keeps best tracking. */
+int anneal_replica_reset(struct anneal_replica *r, const struct lcn_pt *pts);
+
+/* Copies the current layout into best_pts when a best is pending. */
+void anneal_replica_flush_best(struct anneal_replica *r);
+
+/*
+ * Runs up to `moves` moves under ctl (the energy ctl->en is recomputed for
+ * the replica first). Stops early when *ctl->stop or *ctl->cancel becomes
+ * nonzero or lcn_now_ns() passes ctl->stop_ns (checked every few moves).
+ * Returns the number of moves made.
+ */
+int64_t anneal_sweep(struct anneal_replica *r, const struct anneal_params *ap,
+                     const struct anneal_ctl *ctl, int64_t moves);
+
+#endif

@@ -1,0 +1,730 @@
+/*
+ * engine.c - the CPU engine: starting layouts, then parallel tempering over
+ * annealing replicas (anneal.h) on worker threads.
+ *
+ * Concurrency design:
+ *   - The calling thread builds the starting layouts, starts T workers and
+ *     then only coordinates: every few milliseconds it drains the progress
+ *     queue into on_progress, sends telemetry and checkpoints, and watches
+ *     the clock. Every callback therefore runs on the calling thread.
+ *   - Replica r belongs to worker r % T. A worker runs one sweep
+ *     (sweep_moves moves) on each of its replicas, then all workers meet at
+ *     a barrier; worker 0 alone runs the exchange step (elite update,
+ *     replica exchanges, step-size adaptation, restarts, stop decisions)
+ *     while the others wait at a second barrier. Everything the exchange
+ *     step decides depends on replica states only, never on timing, so a
+ *     run that is not cut by the clock or the cancel flag is a deterministic
+ *     function of (graph, layout, parameters) for any number of workers.
+ *   - Shared between threads: `stop` (atomic; set by anyone, read by all),
+ *     the elite layout and the progress queue (mutex `mu`), and the
+ *     published telemetry counters (relaxed atomics, written by the owning
+ *     worker, read by the coordinator).
+ */
+#include "engine.h"
+
+#include <math.h>
+#include <pthread.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "anneal.h"
+#include "crossings.h"
+#include "err.h"
+#include "layout.h"
+#include "rng.h"
+#include "state.h"
+#include "util.h"
+#include "validate.h"
+
+const char *engine_stop_name(enum engine_stop s)
+{
+    switch (s) {
+    case ENGINE_STOP_DEADLINE:
+        return "deadline";
+    case ENGINE_STOP_CANCELLED:
+        return "cancelled";
+    case ENGINE_STOP_TARGET:
+        return "target";
+    case ENGINE_STOP_ERROR:
+        return "error";
+    case ENGINE_STOP_LIMIT:
+        return "limit";
+    case ENGINE_STOP_OPTIMAL:
+        return "optimal";
+    }
+    return "?";
+}
+
+void engine_params_default(struct engine_params *p)
+{
+    memset(p, 0, sizeof(*p));
+    p->seed = 1;
+    p->target_k = -1;
+    p->start_ns = lcn_now_ns();
+    p->deadline_ns = p->start_ns + 10 * (int64_t)1000000000;
+}
+
+void engine_result_release(struct engine_result *r)
+{
+    free(r->layout);
+    memset(r, 0, sizeof(*r));
+}
+
+/* ---- knobs ------------------------------------------------------------- */
+
+struct cpu_knobs {
+    struct anneal_params ap;
+    int32_t sweep_moves;  /* moves per replica between exchanges; 0 = from the graph size */
+    double t_lo, t_hi;    /* temperature ladder ends */
+    int32_t stall_sweeps; /* restart the cold half from the elite after this many flat sweeps */
+    double start_share;   /* share of the budget the starting layouts may use */
+    int32_t starts;       /* bit mask over enum layout_kind */
+    double accept_lo, accept_hi; /* step-size adaptation band (accepted / selected) */
+};
+
+static void knobs_default(struct cpu_knobs *k)
+{
+    memset(k, 0, sizeof(*k));
+    anneal_params_default(&k->ap);
+    k->sweep_moves = 0;
+    k->t_lo = 0.02;
+    k->t_hi = 1.0;
+    k->stall_sweeps = 200;
+    k->start_share = 0.15;
+    k->starts = (1 << LAYOUT_INPUT) | (1 << LAYOUT_FORCE) | (1 << LAYOUT_STRESS) |
+                (1 << LAYOUT_RANDOM) | (1 << LAYOUT_CIRCLE);
+    k->accept_lo = 0.2;
+    k->accept_hi = 0.5;
+}
+
+enum knob_type { KNOB_INT, KNOB_DOUBLE, KNOB_STARTS };
+
+struct knob {
+    const char *name;
+    enum knob_type type;
+    size_t off;
+    double lo, hi;
+};
+
+#define AP(f) offsetof(struct cpu_knobs, ap) + offsetof(struct anneal_params, f)
+static const struct knob knob_table[] = {
+    {"proposal_workers", KNOB_INT, AP(proposal_workers), 1, 64},
+    {"p_global", KNOB_DOUBLE, AP(p_global), 0, 1},
+    {"p_bary", KNOB_DOUBLE, AP(p_bary), 0, 1},
+    {"p_focus", KNOB_DOUBLE, AP(p_focus), 0, 1},
+    {"p_weighted", KNOB_DOUBLE, AP(p_weighted), 0, 1},
+    {"focus_slack", KNOB_INT, AP(focus_slack), 0, 1e6},
+    {"a_K", KNOB_DOUBLE, AP(a_K), 0, 1e9},
+    {"a_nK", KNOB_DOUBLE, AP(a_nK), 0, 1e9},
+    {"lin", KNOB_DOUBLE, AP(lin), 0, 1e9},
+    {"quad", KNOB_DOUBLE, AP(quad), 0, 1e9},
+    {"exp_w", KNOB_DOUBLE, AP(exp_w), 0, 1e9},
+    {"base", KNOB_DOUBLE, AP(base), 1.01, 1e3},
+    {"sweep_moves", KNOB_INT, offsetof(struct cpu_knobs, sweep_moves), 0, 1e8},
+    {"t_lo", KNOB_DOUBLE, offsetof(struct cpu_knobs, t_lo), 0, 1e9},
+    {"t_hi", KNOB_DOUBLE, offsetof(struct cpu_knobs, t_hi), 0, 1e9},
+    {"stall_sweeps", KNOB_INT, offsetof(struct cpu_knobs, stall_sweeps), 1, 1e9},
+    {"start_share", KNOB_DOUBLE, offsetof(struct cpu_knobs, start_share), 0, 1},
+    {"starts", KNOB_STARTS, offsetof(struct cpu_knobs, starts), 0, 0},
+    {"accept_lo", KNOB_DOUBLE, offsetof(struct cpu_knobs, accept_lo), 0, 1},
+    {"accept_hi", KNOB_DOUBLE, offsetof(struct cpu_knobs, accept_hi), 0, 1},
+};
+#undef AP
+
+/* Parses "key=value,..." into k. Starts are "+"-separated kind names. */
+static int knobs_parse(struct cpu_knobs *k, const char *spec, char *err, int errlen)
+{
+    if (!spec || !*spec)
+        return 0;
+    char *copy = xstrdup(spec), *save = NULL;
+    int rc = 0;
+    for (char *tok = strtok_r(copy, ",", &save); tok && !rc; tok = strtok_r(NULL, ",", &save)) {
+        char *eq = strchr(tok, '=');
+        if (!eq) {
+            snprintf(err, (size_t)errlen, "tuning: '%s' is not key=value", tok);
+            rc = LCN_EINVAL;
+            break;
+        }
+        *eq = 0;
+        const char *val = eq + 1;
+        const struct knob *kb = NULL;
+        for (size_t i = 0; i < LCN_ARRAY_LEN(knob_table); i++)
+            if (strcmp(knob_table[i].name, tok) == 0)
+                kb = &knob_table[i];
+        if (!kb) {
+            snprintf(err, (size_t)errlen, "tuning: unknown key '%s'", tok);
+            rc = LCN_EINVAL;
+            break;
+        }
+        char *end = NULL;
+        if (kb->type == KNOB_STARTS) {
+            int32_t mask = 0;
+            char *s2 = NULL, *vcopy = xstrdup(val);
+            for (char *nm = strtok_r(vcopy, "+", &s2); nm; nm = strtok_r(NULL, "+", &s2)) {
+                enum layout_kind lk;
+                if (layout_kind_parse(nm, &lk)) {
+                    snprintf(err, (size_t)errlen, "tuning: starts: unknown layout '%s'", nm);
+                    rc = LCN_EINVAL;
+                    break;
+                }
+                mask |= 1 << lk;
+            }
+            free(vcopy);
+            if (!rc && mask == 0) {
+                snprintf(err, (size_t)errlen, "tuning: starts: no layout named");
+                rc = LCN_EINVAL;
+            }
+            if (!rc)
+                *(int32_t *)((char *)k + kb->off) = mask;
+            continue;
+        }
+        double x = strtod(val, &end);
+        if (end == val || *end || !(x >= kb->lo && x <= kb->hi) ||
+            (kb->type == KNOB_INT && x != floor(x))) {
+            snprintf(err, (size_t)errlen, "tuning: %s: bad value '%s'", tok, val);
+            rc = LCN_EINVAL;
+            break;
+        }
+        if (kb->type == KNOB_INT)
+            *(int32_t *)((char *)k + kb->off) = (int32_t)x;
+        else
+            *(double *)((char *)k + kb->off) = x;
+    }
+    free(copy);
+    return rc;
+}
+
+/* ---- shared run state ---------------------------------------------------- */
+
+#define EVQ_CAP 1024
+
+struct run {
+    const struct lcn_graph *g;
+    const struct engine_params *p;
+    struct cpu_knobs kn;
+    int32_t R, T;
+    int64_t sweep_moves;
+    struct anneal_replica *rep;
+    struct anneal_energy en;
+    double *slot_T, *slot_sigma;
+    int32_t *rep_at;               /* slot -> replica */
+    int32_t *slot_of;              /* replica -> slot */
+    uint64_t *last_sel, *last_acc; /* per replica, at the previous exchange step */
+    struct lcn_rng xrng;
+    pthread_barrier_t bar;
+    atomic_int stop;     /* workers: leave the sweep now */
+    atomic_int finished; /* set by the exchange step: the workers exit */
+    int stop_reason;     /* enum engine_stop, decided by the exchange step */
+    int64_t stop_ns;     /* the annealing deadline (before the final validation) */
+    int64_t sweeps, last_elite_sweep;
+    uint64_t exchanges_attempted, exchanges_accepted, restarts; /* exchange step only */
+
+    pthread_mutex_t mu; /* guards everything below */
+    struct lcn_pt *elite;
+    struct lcn_obj elite_obj;
+    uint64_t elite_version;
+    struct lcn_obj gbest; /* best tuple claimed so far (events) */
+    struct engine_event evq[EVQ_CAP];
+    int32_t evq_len;
+    uint64_t best_updates;
+    double ttt;
+    int target_hit;
+    uint64_t tel_exch_att, tel_exch_acc, tel_restarts;
+
+    /* published counters, per replica: written by the owning worker */
+    _Atomic uint64_t (*pub)[8];
+};
+
+static double elapsed_s(const struct run *run)
+{
+    return (double)(lcn_now_ns() - run->p->start_ns) / 1e9;
+}
+
+/* Records a strict improvement of the best claimed tuple (under mu). */
+static void note_best_locked(struct run *run, const struct lcn_obj *o, const char *stage)
+{
+    if (obj_cmp(o, &run->gbest) >= 0)
+        return;
+    run->gbest = *o;
+    run->best_updates++;
+    struct engine_event ev = {elapsed_s(run), stage, *o};
+    if (run->evq_len < EVQ_CAP)
+        run->evq[run->evq_len++] = ev;
+    else
+        run->evq[EVQ_CAP - 1] = ev; /* coalesce: keep the newest */
+    if (run->p->target_k >= 0 && o->K <= run->p->target_k && !run->target_hit) {
+        run->target_hit = 1;
+        run->ttt = ev.elapsed_s;
+    }
+}
+
+static void on_improve(void *ctx, int32_t replica, const struct lcn_obj *best)
+{
+    struct run *run = ctx;
+    pthread_mutex_lock(&run->mu);
+    note_best_locked(run, best, "anneal");
+    pthread_mutex_unlock(&run->mu);
+}
+
+static void publish_counters(struct run *run, int32_t r)
+{
+    const struct anneal_counters *c = &run->rep[r].cnt;
+    _Atomic uint64_t *p = run->pub[r];
+    atomic_store_explicit(&p[0], c->attempted, memory_order_relaxed);
+    atomic_store_explicit(&p[1], c->valid, memory_order_relaxed);
+    atomic_store_explicit(&p[2], c->evaluated, memory_order_relaxed);
+    atomic_store_explicit(&p[3], c->selected, memory_order_relaxed);
+    atomic_store_explicit(&p[4], c->accepted, memory_order_relaxed);
+    atomic_store_explicit(&p[5], c->rejected, memory_order_relaxed);
+    atomic_store_explicit(&p[6], c->committed, memory_order_relaxed);
+    atomic_store_explicit(&p[7], run->rep[r].st.pair_tests, memory_order_relaxed);
+}
+
+static void collect_telemetry(struct run *run, struct engine_telemetry *t)
+{
+    memset(t, 0, sizeof(*t));
+    for (int32_t r = 0; r < run->R; r++) {
+        _Atomic uint64_t *p = run->pub[r];
+        t->attempted += atomic_load_explicit(&p[0], memory_order_relaxed);
+        t->valid += atomic_load_explicit(&p[1], memory_order_relaxed);
+        t->evaluated += atomic_load_explicit(&p[2], memory_order_relaxed);
+        t->selected += atomic_load_explicit(&p[3], memory_order_relaxed);
+        t->accepted += atomic_load_explicit(&p[4], memory_order_relaxed);
+        t->rejected += atomic_load_explicit(&p[5], memory_order_relaxed);
+        t->committed += atomic_load_explicit(&p[6], memory_order_relaxed);
+        t->pair_tests += atomic_load_explicit(&p[7], memory_order_relaxed);
+    }
+    pthread_mutex_lock(&run->mu);
+    t->best_updates = run->best_updates;
+    t->exchanges_attempted = run->tel_exch_att;
+    t->exchanges_accepted = run->tel_exch_acc;
+    t->restarts = run->tel_restarts;
+    pthread_mutex_unlock(&run->mu);
+    t->elapsed_s = elapsed_s(run);
+}
+
+/* ---- the exchange step (worker 0, all others parked at the barrier) ---- */
+
+static void exchange_step(struct run *run)
+{
+    int32_t R = run->R;
+    run->sweeps++;
+    for (int32_t r = 0; r < R; r++)
+        anneal_replica_flush_best(&run->rep[r]);
+
+    /* elite: the best replica best, lowest index on ties */
+    int32_t bi = 0;
+    for (int32_t r = 1; r < R; r++)
+        if (obj_cmp(&run->rep[r].best, &run->rep[bi].best) < 0)
+            bi = r;
+    if (obj_cmp(&run->rep[bi].best, &run->elite_obj) < 0) {
+        pthread_mutex_lock(&run->mu);
+        memcpy(run->elite, run->rep[bi].best_pts, sizeof(struct lcn_pt) * (size_t)run->g->n);
+        run->elite_obj = run->rep[bi].best;
+        run->elite_version++;
+        pthread_mutex_unlock(&run->mu);
+        run->last_elite_sweep = run->sweeps;
+    }
+
+    /* stop decisions: deterministic ones first */
+    const struct engine_params *p = run->p;
+    int reason = -1;
+    if (run->elite_obj.C == 0)
+        reason = ENGINE_STOP_OPTIMAL;
+    else if (p->stop_at_target && p->target_k >= 0 && run->elite_obj.K <= p->target_k)
+        reason = ENGINE_STOP_TARGET;
+    else if (p->move_limit > 0 && run->sweeps * run->sweep_moves >= p->move_limit)
+        reason = ENGINE_STOP_LIMIT;
+    else if (p->cancel && atomic_load(p->cancel))
+        reason = ENGINE_STOP_CANCELLED;
+    else if (atomic_load(&run->stop) || lcn_now_ns() >= run->stop_ns)
+        reason = ENGINE_STOP_DEADLINE;
+    if (reason >= 0) {
+        run->stop_reason = reason;
+        atomic_store(&run->finished, 1);
+        return;
+    }
+
+    /* energy reference follows the elite's K */
+    anneal_energy_set_kref(&run->en, run->elite_obj.K);
+
+    /* step size per slot, from the acceptance of the replica that ran there */
+    double maxdim = LCN_MAX(1.0, LCN_MAX(run->g->width, run->g->height) / 2.0);
+    for (int32_t r = 0; r < R; r++) {
+        const struct anneal_counters *c = &run->rep[r].cnt;
+        uint64_t sel = c->selected - run->last_sel[r], acc = c->accepted - run->last_acc[r];
+        run->last_sel[r] = c->selected;
+        run->last_acc[r] = c->accepted;
+        if (sel < 16)
+            continue;
+        double ratio = (double)acc / (double)sel, *sg = &run->slot_sigma[run->slot_of[r]];
+        if (ratio > run->kn.accept_hi)
+            *sg = LCN_MIN(maxdim, *sg * 1.15);
+        else if (ratio < run->kn.accept_lo)
+            *sg = LCN_MAX(1.0, *sg / 1.15);
+    }
+
+    /* replica exchange between neighbouring temperatures */
+    double *E = xmalloc(sizeof(double) * (size_t)R);
+    for (int32_t r = 0; r < R; r++)
+        E[r] = anneal_energy_of(&run->en, &run->rep[r].st);
+    for (int32_t s = (int32_t)(run->sweeps & 1); s + 1 < R; s += 2) {
+        int32_t a = run->rep_at[s], b = run->rep_at[s + 1];
+        double x = (1.0 / run->slot_T[s] - 1.0 / run->slot_T[s + 1]) * (E[a] - E[b]);
+        run->exchanges_attempted++;
+        if (x >= 0 || rng_unit53(&run->xrng) < exp(x)) {
+            run->exchanges_accepted++;
+            run->rep_at[s] = b;
+            run->rep_at[s + 1] = a;
+            run->slot_of[a] = s + 1;
+            run->slot_of[b] = s;
+        }
+    }
+    free(E);
+
+    /* restarts in waves: when the elite is flat, the cold half restarts from it */
+    if (run->sweeps - run->last_elite_sweep >= run->kn.stall_sweeps) {
+        for (int32_t s = 0; s < (R + 1) / 2; s++) {
+            int32_t r = run->rep_at[s];
+            anneal_replica_reset(&run->rep[r], run->elite);
+            run->restarts++;
+        }
+        run->last_elite_sweep = run->sweeps;
+    }
+
+    pthread_mutex_lock(&run->mu);
+    run->tel_exch_att = run->exchanges_attempted;
+    run->tel_exch_acc = run->exchanges_accepted;
+    run->tel_restarts = run->restarts;
+    pthread_mutex_unlock(&run->mu);
+}
+
+struct worker {
+    struct run *run;
+    int32_t t;
+    pthread_t th;
+};
+
+static void *worker_main(void *arg)
+{
+    struct worker *w = arg;
+    struct run *run = w->run;
+    for (;;) {
+        for (int32_t r = w->t; r < run->R; r += run->T) {
+            if (atomic_load_explicit(&run->stop, memory_order_relaxed))
+                break;
+            int32_t s = run->slot_of[r];
+            struct anneal_ctl ctl = {
+                .en = &run->en,
+                .T = run->slot_T[s],
+                .sigma = run->slot_sigma[s],
+                .stop = &run->stop,
+                .cancel = run->p->cancel,
+                .stop_ns = run->stop_ns,
+                .on_improve = on_improve,
+                .ctx = run,
+            };
+            anneal_sweep(&run->rep[r], &run->kn.ap, &ctl, run->sweep_moves);
+            publish_counters(run, r);
+        }
+        pthread_barrier_wait(&run->bar);
+        if (w->t == 0)
+            exchange_step(run);
+        pthread_barrier_wait(&run->bar);
+        if (atomic_load(&run->finished))
+            break;
+    }
+    return NULL;
+}
+
+/* ---- publishing ----------------------------------------------------------- */
+
+/* Revalidates a layout with the oracle; returns 0 when valid with the claimed tuple. */
+static int oracle_check(const struct lcn_graph *g, const struct lcn_pt *pts,
+                        const struct lcn_obj *claimed)
+{
+    struct lcn_report rep;
+    int rc = validate_layout(g, pts, 4, &rep);
+    if (rc == 0 && (!rep.valid || obj_cmp(&rep.obj, claimed) != 0))
+        rc = LCN_ECORRUPT;
+    report_release(&rep);
+    return rc;
+}
+
+static void drain_events(struct run *run)
+{
+    struct engine_event ev[EVQ_CAP];
+    pthread_mutex_lock(&run->mu);
+    int32_t k = run->evq_len;
+    memcpy(ev, run->evq, sizeof(ev[0]) * (size_t)k);
+    run->evq_len = 0;
+    pthread_mutex_unlock(&run->mu);
+    if (run->p->on_progress)
+        for (int32_t i = 0; i < k; i++)
+            run->p->on_progress(run->p->ctx, &ev[i]);
+}
+
+/* ---- the run ---------------------------------------------------------- */
+
+static int32_t default_threads(void)
+{
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n < 1 ? 1 : (int32_t)LCN_MIN(n, 256);
+}
+
+static int64_t auto_sweep_moves(const struct lcn_graph *g)
+{
+    /* a few milliseconds of moves per replica between exchanges on graphs of
+     * a few hundred edges; fewer on large graphs, whose moves cost more */
+    return g->m > 20000 ? 25 : (g->m > 4000 ? 50 : 100);
+}
+
+/*
+ * Builds the starting layouts allowed by the knobs within the start share
+ * of the budget, scores each by its tuple and keeps the best in *best.
+ * Reports a progress event for each strict improvement.
+ */
+static int build_starts(struct run *run, struct lcn_pt *best, struct lcn_obj *best_obj)
+{
+    const struct lcn_graph *g = run->g;
+    const struct engine_params *p = run->p;
+    int64_t budget = p->deadline_ns - p->start_ns;
+    int64_t start_deadline = p->start_ns + (int64_t)(run->kn.start_share * (double)budget);
+    static const enum layout_kind order[] = {LAYOUT_INPUT, LAYOUT_STRESS, LAYOUT_FORCE,
+                                             LAYOUT_CIRCLE, LAYOUT_RANDOM};
+    static const char *const stage[] = {"start:input", "start:force", "start:stress",
+                                        "start:random", "start:circle"};
+    struct lcn_pt *pts = xmalloc(sizeof(*pts) * (size_t)(g->n ? g->n : 1));
+    int32_t *c = xmalloc(sizeof(int32_t) * (size_t)(g->m ? g->m : 1));
+    int have = 0, rc = 0;
+    for (size_t i = 0; i < LCN_ARRAY_LEN(order); i++) {
+        enum layout_kind k = order[i];
+        if (!(run->kn.starts & (1 << k)))
+            continue;
+        if (k == LAYOUT_INPUT && !p->init)
+            continue;
+        if ((k == LAYOUT_RANDOM || k == LAYOUT_CIRCLE) && g->m > 20000)
+            continue; /* long chords: quadratic crossing counts, never competitive */
+        if (have && lcn_now_ns() >= start_deadline)
+            break;
+        if (have && p->cancel && atomic_load(p->cancel))
+            break;
+        int r = layout_make(g, k, p->seed, p->init, p->has_xy, start_deadline, pts);
+        if (r == LCN_EINVAL) {
+            rc = r;
+            break;
+        }
+        if (r)
+            continue;
+        crossings_grid(g, pts, c, 0);
+        struct lcn_obj o;
+        obj_from_counts(&o, c, g->m);
+        if (!have || obj_cmp(&o, best_obj) < 0) {
+            memcpy(best, pts, sizeof(*pts) * (size_t)g->n);
+            *best_obj = o;
+            pthread_mutex_lock(&run->mu);
+            note_best_locked(run, &o, stage[k]);
+            pthread_mutex_unlock(&run->mu);
+        }
+        have = 1;
+    }
+    free(c);
+    free(pts);
+    if (!rc && !have)
+        rc = LCN_EINVAL;
+    return rc;
+}
+
+int engine_cpu_run(const struct lcn_graph *g, const struct engine_params *p,
+                   struct engine_result *out)
+{
+    memset(out, 0, sizeof(*out));
+    struct run *run = xcalloc(1, sizeof(*run));
+    run->g = g;
+    run->p = p;
+    knobs_default(&run->kn);
+    char err[160];
+    int rc = knobs_parse(&run->kn, p->tuning, err, sizeof(err));
+    if (rc) {
+        free(run);
+        return rc;
+    }
+    if (p->proposal_workers > 0)
+        run->kn.ap.proposal_workers = p->proposal_workers;
+    if (((int64_t)g->width + 1) * ((int64_t)g->height + 1) < g->n) {
+        free(run);
+        return LCN_EINVAL;
+    }
+    run->T = p->threads > 0 ? p->threads : default_threads();
+    run->R = p->replicas > 0 ? p->replicas : LCN_MAX(4, 4 * run->T);
+    run->T = LCN_MIN(run->T, run->R);
+    run->sweep_moves = run->kn.sweep_moves > 0 ? run->kn.sweep_moves : auto_sweep_moves(g);
+    pthread_mutex_init(&run->mu, NULL);
+    run->gbest = (struct lcn_obj){INT32_MAX, INT32_MAX, INT64_MAX, INT64_MAX};
+    run->elite_obj = run->gbest;
+    run->ttt = -1;
+
+    struct lcn_pt *start = xmalloc(sizeof(*start) * (size_t)(g->n ? g->n : 1));
+    struct lcn_obj start_obj;
+    rc = build_starts(run, start, &start_obj);
+    if (rc) {
+        free(start);
+        pthread_mutex_destroy(&run->mu);
+        free(run);
+        return rc;
+    }
+    drain_events(run);
+
+    /* time the oracle once: the annealing stops early enough to validate */
+    int64_t t0 = lcn_now_ns();
+    rc = oracle_check(g, start, &start_obj);
+    int64_t t_val = lcn_now_ns() - t0;
+    if (rc) {
+        free(start);
+        pthread_mutex_destroy(&run->mu);
+        free(run);
+        return LCN_ECORRUPT;
+    }
+    run->stop_ns = p->deadline_ns - LCN_MAX((int64_t)2000000, 3 * t_val);
+
+    int32_t R = run->R;
+    run->rep = xcalloc((size_t)R, sizeof(*run->rep));
+    run->pub = xcalloc((size_t)R, sizeof(*run->pub));
+    run->slot_T = xmalloc(sizeof(double) * (size_t)R);
+    run->slot_sigma = xmalloc(sizeof(double) * (size_t)R);
+    run->rep_at = xmalloc(sizeof(int32_t) * (size_t)R);
+    run->slot_of = xmalloc(sizeof(int32_t) * (size_t)R);
+    run->last_sel = xcalloc((size_t)R, sizeof(uint64_t));
+    run->last_acc = xcalloc((size_t)R, sizeof(uint64_t));
+    run->elite = xmalloc(sizeof(struct lcn_pt) * (size_t)(g->n ? g->n : 1));
+    memcpy(run->elite, start, sizeof(struct lcn_pt) * (size_t)g->n);
+    run->elite_obj = start_obj;
+    int32_t maxdim = LCN_MAX(g->width, g->height);
+    for (int32_t r = 0; r < R; r++) {
+        rc = anneal_replica_init(&run->rep[r], r, g, start, p->seed, run->kn.ap.proposal_workers);
+        LCN_ASSERT(rc == 0); /* the start is valid and in bounds */
+        double f = R > 1 ? (double)r / (R - 1) : 0;
+        run->slot_T[r] = run->kn.t_lo * pow(run->kn.t_hi / run->kn.t_lo, f);
+        run->slot_sigma[r] = LCN_MAX(1.0, maxdim * (0.02 + 0.2 * f));
+        run->rep_at[r] = r;
+        run->slot_of[r] = r;
+    }
+    anneal_energy_init(&run->en, &run->kn.ap, g->m, start_obj.K);
+    rng_init(&run->xrng, p->seed, 0, RNG_PURPOSE_EXCHANGE);
+    pthread_barrier_init(&run->bar, NULL, (unsigned)run->T);
+
+    int64_t tel_every = p->telemetry_interval_ns > 0 ? p->telemetry_interval_ns : 1000000000;
+    int64_t ckpt_every = p->checkpoint_interval_ns > 0 ? p->checkpoint_interval_ns : 1000000000;
+    int64_t next_tel = lcn_now_ns() + tel_every, next_ckpt = lcn_now_ns() + ckpt_every;
+    uint64_t published_version = 0;
+    struct lcn_pt *snap = xmalloc(sizeof(struct lcn_pt) * (size_t)(g->n ? g->n : 1));
+    int corrupt = 0;
+
+    struct worker *ws = xcalloc((size_t)run->T, sizeof(*ws));
+    if (g->m == 0 || start_obj.C == 0) {
+        run->stop_reason = ENGINE_STOP_OPTIMAL;
+        atomic_store(&run->finished, 1);
+    } else {
+        for (int32_t t = 0; t < run->T; t++) {
+            ws[t].run = run;
+            ws[t].t = t;
+            if (pthread_create(&ws[t].th, NULL, worker_main, &ws[t]) != 0)
+                LCN_ASSERT(!"pthread_create failed");
+        }
+        while (!atomic_load(&run->finished)) {
+            struct timespec ts = {0, 5000000};
+            nanosleep(&ts, NULL);
+            int64_t now = lcn_now_ns();
+            if (now >= run->stop_ns || (p->cancel && atomic_load(p->cancel)))
+                atomic_store(&run->stop, 1);
+            drain_events(run);
+            if (p->on_telemetry && now >= next_tel) {
+                struct engine_telemetry t;
+                collect_telemetry(run, &t);
+                p->on_telemetry(p->ctx, &t);
+                next_tel = now + tel_every;
+            }
+            if (p->on_layout && now >= next_ckpt) {
+                pthread_mutex_lock(&run->mu);
+                uint64_t ver = run->elite_version;
+                struct lcn_obj eo = run->elite_obj;
+                if (ver != published_version)
+                    memcpy(snap, run->elite, sizeof(struct lcn_pt) * (size_t)g->n);
+                pthread_mutex_unlock(&run->mu);
+                if (ver != published_version) {
+                    if (oracle_check(g, snap, &eo) != 0) {
+                        corrupt = 1;
+                        atomic_store(&run->stop, 1);
+                    } else {
+                        p->on_layout(p->ctx, snap, &eo, elapsed_s(run));
+                    }
+                    published_version = ver;
+                }
+                next_ckpt = lcn_now_ns() + ckpt_every;
+            }
+        }
+        for (int32_t t = 0; t < run->T; t++)
+            pthread_join(ws[t].th, NULL);
+    }
+    drain_events(run);
+
+    /* the final best: the elite, or a replica best that beat it after the last step */
+    const struct lcn_pt *fin = run->elite;
+    struct lcn_obj fin_obj = run->elite_obj;
+    for (int32_t r = 0; r < R; r++) {
+        anneal_replica_flush_best(&run->rep[r]);
+        if (obj_cmp(&run->rep[r].best, &fin_obj) < 0) {
+            fin = run->rep[r].best_pts;
+            fin_obj = run->rep[r].best;
+        }
+    }
+    if (!corrupt && oracle_check(g, fin, &fin_obj) != 0)
+        corrupt = 1;
+    struct engine_telemetry tel;
+    for (int32_t r = 0; r < R; r++)
+        publish_counters(run, r); /* the workers are gone: the exact final counts */
+    collect_telemetry(run, &tel);
+    if (corrupt) {
+        rc = LCN_ECORRUPT;
+    } else {
+        out->best = fin_obj;
+        out->layout = xmalloc(sizeof(struct lcn_pt) * (size_t)(g->n ? g->n : 1));
+        memcpy(out->layout, fin, sizeof(struct lcn_pt) * (size_t)g->n);
+        out->stop = (enum engine_stop)run->stop_reason;
+        out->backend = "cpu";
+        out->evaluator = "grid-delta";
+        out->threads = run->T;
+        out->replicas = run->R;
+        out->proposal_workers = run->kn.ap.proposal_workers;
+        out->tel = tel;
+        out->time_to_target_s = run->target_hit ? run->ttt : -1;
+        if (p->on_layout)
+            p->on_layout(p->ctx, out->layout, &out->best, elapsed_s(run));
+        out->elapsed_s = elapsed_s(run);
+        out->tel.elapsed_s = out->elapsed_s;
+    }
+
+    free(ws);
+    free(snap);
+    pthread_barrier_destroy(&run->bar);
+    anneal_energy_release(&run->en);
+    for (int32_t r = 0; r < R; r++)
+        anneal_replica_release(&run->rep[r]);
+    free(run->rep);
+    free(run->pub);
+    free(run->slot_T);
+    free(run->slot_sigma);
+    free(run->rep_at);
+    free(run->slot_of);
+    free(run->last_sel);
+    free(run->last_acc);
+    free(run->elite);
+    free(start);
+    pthread_mutex_destroy(&run->mu);
+    free(run);
+    return rc;
+}

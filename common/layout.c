@@ -1,0 +1,498 @@
+#include "layout.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "err.h"
+#include "repair.h"
+#include "rng.h"
+#include "util.h"
+
+static const char *const kind_names[LAYOUT_KINDS] = {"input", "force", "stress", "random",
+                                                     "circle"};
+
+const char *layout_kind_name(enum layout_kind k)
+{
+    return (unsigned)k < LAYOUT_KINDS ? kind_names[k] : "?";
+}
+
+int layout_kind_parse(const char *name, enum layout_kind *k)
+{
+    for (int i = 0; i < LAYOUT_KINDS; i++) {
+        if (strcmp(name, kind_names[i]) == 0) {
+            *k = (enum layout_kind)i;
+            return 0;
+        }
+    }
+    return LCN_EINVAL;
+}
+
+/* ---- Barnes-Hut quadtree ---------------------------------------------- */
+
+#define QT_MAX_DEPTH 40
+
+struct qnode {
+    double cx, cy, half; /* square: centre and half side */
+    double sx, sy, mass; /* sums of the bodies below */
+    int32_t child[4];
+    int32_t body; /* leaf: the one body (-1 empty or internal); -2: several bodies at max depth */
+};
+
+struct qtree {
+    struct qnode *q;
+    size_t len, cap;
+};
+
+static int32_t qt_new(struct qtree *t, double cx, double cy, double half)
+{
+    xgrow((void **)&t->q, sizeof(*t->q), &t->cap, t->len + 1);
+    struct qnode *n = &t->q[t->len];
+    n->cx = cx;
+    n->cy = cy;
+    n->half = half;
+    n->sx = n->sy = n->mass = 0;
+    n->child[0] = n->child[1] = n->child[2] = n->child[3] = -1;
+    n->body = -1;
+    return (int32_t)t->len++;
+}
+
+static int qt_quad(const struct qnode *n, double x, double y)
+{
+    return (x >= n->cx ? 1 : 0) + (y >= n->cy ? 2 : 0);
+}
+
+static int32_t qt_child(struct qtree *t, int32_t node, int quad)
+{
+    int32_t c = t->q[node].child[quad];
+    if (c >= 0)
+        return c;
+    double h = t->q[node].half / 2;
+    double cx = t->q[node].cx + ((quad & 1) ? h : -h);
+    double cy = t->q[node].cy + ((quad & 2) ? h : -h);
+    c = qt_new(t, cx, cy, h); /* may move t->q */
+    t->q[node].child[quad] = c;
+    return c;
+}
+
+static void qt_insert(struct qtree *t, const double *xy, int32_t b)
+{
+    double x = xy[2 * b], y = xy[2 * b + 1];
+    int32_t node = 0;
+    for (int depth = 0;; depth++) {
+        struct qnode *n = &t->q[node];
+        int was_empty = n->mass == 0;
+        n->mass += 1;
+        n->sx += x;
+        n->sy += y;
+        if (was_empty) {
+            n->body = b;
+            return;
+        }
+        if (n->body == -2)
+            return;
+        if (n->body >= 0) {
+            if (depth >= QT_MAX_DEPTH) {
+                n->body = -2;
+                return;
+            }
+            /* push the resident body one level down */
+            int32_t old = n->body;
+            n->body = -1;
+            double ox = xy[2 * old], oy = xy[2 * old + 1];
+            int32_t c = qt_child(t, node, qt_quad(&t->q[node], ox, oy));
+            struct qnode *cn = &t->q[c];
+            cn->mass = 1;
+            cn->sx = ox;
+            cn->sy = oy;
+            cn->body = old;
+        }
+        node = qt_child(t, node, qt_quad(&t->q[node], x, y));
+    }
+}
+
+static void qt_build(struct qtree *t, const double *xy, int32_t n)
+{
+    t->len = 0;
+    double x0 = xy[0], x1 = xy[0], y0 = xy[1], y1 = xy[1];
+    for (int32_t i = 1; i < n; i++) {
+        x0 = fmin(x0, xy[2 * i]);
+        x1 = fmax(x1, xy[2 * i]);
+        y0 = fmin(y0, xy[2 * i + 1]);
+        y1 = fmax(y1, xy[2 * i + 1]);
+    }
+    double half = fmax(x1 - x0, y1 - y0) / 2 + 1e-9;
+    qt_new(t, (x0 + x1) / 2, (y0 + y1) / 2, half * 1.0001);
+    for (int32_t i = 0; i < n; i++)
+        qt_insert(t, xy, i);
+}
+
+/* Adds the repulsion on body b (k2 / d per unit mass) to (*fx, *fy). */
+static void qt_repulse(const struct qtree *t, const double *xy, int32_t b, double k2, double theta2,
+                       int32_t *stack, double *fx, double *fy)
+{
+    double x = xy[2 * b], y = xy[2 * b + 1], ax = 0, ay = 0;
+    int32_t sp = 0;
+    stack[sp++] = 0;
+    while (sp > 0) {
+        const struct qnode *n = &t->q[stack[--sp]];
+        if (n->mass == 0 || n->body == b)
+            continue;
+        double mx = n->sx / n->mass, my = n->sy / n->mass;
+        double dx = x - mx, dy = y - my, d2 = dx * dx + dy * dy;
+        double side = 2 * n->half;
+        if (n->body != -1 || side * side < theta2 * d2) {
+            double mass = n->mass;
+            if (n->body == -2 && n->sx == x * mass && n->sy == y * mass)
+                continue; /* a pile of coincident bodies including b */
+            if (d2 < 1e-12) {
+                /* coincident: push apart along a direction fixed by the ids */
+                double a = 2.399963 * (double)b;
+                dx = cos(a) * 1e-6;
+                dy = sin(a) * 1e-6;
+                d2 = 1e-12;
+            }
+            double s = mass * k2 / d2;
+            ax += dx * s;
+            ay += dy * s;
+            continue;
+        }
+        for (int i = 0; i < 4; i++)
+            if (n->child[i] >= 0)
+                stack[sp++] = n->child[i];
+    }
+    *fx += ax;
+    *fy += ay;
+}
+
+void layout_force_real(const struct lcn_graph *g, uint64_t seed, int from_xy, int32_t iters,
+                       int64_t deadline_ns, double *xy)
+{
+    int32_t n = g->n;
+    if (n == 0)
+        return;
+    const double k = 1.0, k2 = k * k, theta2 = 0.81;
+    double side = sqrt((double)n) * k;
+    if (!from_xy) {
+        struct lcn_rng r;
+        rng_init(&r, seed, 0x464f5243u, RNG_PURPOSE_INIT);
+        for (int32_t i = 0; i < 2 * n; i++)
+            xy[i] = rng_unit53(&r) * side;
+    } else {
+        /* rescale so that the mean edge length is k */
+        double sum = 0;
+        for (int32_t e = 0; e < g->m; e++) {
+            double dx = xy[2 * g->eu[e]] - xy[2 * g->ev[e]],
+                   dy = xy[2 * g->eu[e] + 1] - xy[2 * g->ev[e] + 1];
+            sum += sqrt(dx * dx + dy * dy);
+        }
+        double mean = g->m ? sum / g->m : 0;
+        if (mean > 0)
+            for (int32_t i = 0; i < 2 * n; i++)
+                xy[i] *= k / mean;
+    }
+    if (n == 1)
+        return;
+    if (iters <= 0)
+        iters = n <= 1000 ? 500 : (n <= 5000 ? 300 : 150);
+    double t0 = side * (from_xy ? 0.02 : 0.1);
+    double *disp = xmalloc(sizeof(double) * 2 * (size_t)n);
+    int32_t *stack = xmalloc(sizeof(int32_t) * (4 * QT_MAX_DEPTH + 8) * 4);
+    struct qtree t = {0};
+    for (int32_t it = 0; it < iters; it++) {
+        if (deadline_ns && (it & 3) == 0 && lcn_now_ns() >= deadline_ns)
+            break;
+        double temp = t0 * (1.0 - (double)it / iters) + 1e-3 * k;
+        qt_build(&t, xy, n);
+        double gx = 0, gy = 0;
+        for (int32_t i = 0; i < n; i++) {
+            gx += xy[2 * i];
+            gy += xy[2 * i + 1];
+        }
+        gx /= n;
+        gy /= n;
+        for (int32_t i = 0; i < n; i++) {
+            disp[2 * i] = disp[2 * i + 1] = 0;
+            qt_repulse(&t, xy, i, k2, theta2, stack, &disp[2 * i], &disp[2 * i + 1]);
+            /* weak gravity keeps components together */
+            disp[2 * i] -= 0.02 * (xy[2 * i] - gx);
+            disp[2 * i + 1] -= 0.02 * (xy[2 * i + 1] - gy);
+        }
+        for (int32_t e = 0; e < g->m; e++) {
+            int32_t u = g->eu[e], v = g->ev[e];
+            double dx = xy[2 * u] - xy[2 * v], dy = xy[2 * u + 1] - xy[2 * v + 1];
+            double d = sqrt(dx * dx + dy * dy);
+            double s = d / k; /* (d^2 / k) / d */
+            disp[2 * u] -= dx * s;
+            disp[2 * u + 1] -= dy * s;
+            disp[2 * v] += dx * s;
+            disp[2 * v + 1] += dy * s;
+        }
+        for (int32_t i = 0; i < n; i++) {
+            double dx = disp[2 * i], dy = disp[2 * i + 1];
+            double d = sqrt(dx * dx + dy * dy);
+            if (d > 0) {
+                double s = fmin(d, temp) / d;
+                xy[2 * i] += dx * s;
+                xy[2 * i + 1] += dy * s;
+            }
+        }
+    }
+    free(t.q);
+    free(stack);
+    free(disp);
+}
+
+/* ---- pivot MDS ------------------------------------------------------- */
+
+static void bfs(const struct lcn_graph *g, int32_t src, int32_t *dist, int32_t *queue)
+{
+    for (int32_t i = 0; i < g->n; i++)
+        dist[i] = -1;
+    int32_t head = 0, tail = 0;
+    dist[src] = 0;
+    queue[tail++] = src;
+    while (head < tail) {
+        int32_t v = queue[head++];
+        for (int32_t k = g->inc_off[v]; k < g->inc_off[v + 1]; k++) {
+            int32_t u = graph_other(g, g->inc[k], v);
+            if (dist[u] < 0) {
+                dist[u] = dist[v] + 1;
+                queue[tail++] = u;
+            }
+        }
+    }
+}
+
+/* Top eigenvector of the symmetric k x k matrix b, orthogonal to `ortho` (may be NULL). */
+static void power_iter(const double *b, int32_t k, const double *ortho, double *v)
+{
+    double *w = xmalloc(sizeof(double) * (size_t)k);
+    for (int32_t i = 0; i < k; i++)
+        v[i] = 1.0 + 0.01 * (double)((i * 7919) % 101);
+    for (int it = 0; it < 200; it++) {
+        if (ortho) {
+            double dot = 0;
+            for (int32_t i = 0; i < k; i++)
+                dot += v[i] * ortho[i];
+            for (int32_t i = 0; i < k; i++)
+                v[i] -= dot * ortho[i];
+        }
+        double norm = 0;
+        for (int32_t i = 0; i < k; i++) {
+            double s = 0;
+            for (int32_t j = 0; j < k; j++)
+                s += b[(size_t)i * k + j] * v[j];
+            w[i] = s;
+            norm += s * s;
+        }
+        norm = sqrt(norm);
+        if (norm < 1e-300)
+            break;
+        for (int32_t i = 0; i < k; i++)
+            v[i] = w[i] / norm;
+    }
+    if (ortho) {
+        double dot = 0;
+        for (int32_t i = 0; i < k; i++)
+            dot += v[i] * ortho[i];
+        for (int32_t i = 0; i < k; i++)
+            v[i] -= dot * ortho[i];
+    }
+    free(w);
+}
+
+void layout_pivot_mds(const struct lcn_graph *g, uint64_t seed, double *xy)
+{
+    int32_t n = g->n;
+    if (n == 0)
+        return;
+    int32_t k = LCN_MIN(n, 50);
+    int32_t *dist = xmalloc(sizeof(int32_t) * (size_t)n);
+    int32_t *queue = xmalloc(sizeof(int32_t) * (size_t)n);
+    int32_t *mind = xmalloc(sizeof(int32_t) * (size_t)n);
+    double *c = xmalloc(sizeof(double) * (size_t)n * (size_t)k); /* n x k, row-major */
+    struct lcn_rng r;
+    rng_init(&r, seed, 0x50495654u, RNG_PURPOSE_INIT);
+    int32_t pivot = (int32_t)rng_below(&r, (uint32_t)n);
+    for (int32_t i = 0; i < n; i++)
+        mind[i] = INT32_MAX;
+    for (int32_t j = 0; j < k; j++) {
+        bfs(g, pivot, dist, queue);
+        int32_t maxd = 0;
+        for (int32_t i = 0; i < n; i++)
+            maxd = LCN_MAX(maxd, dist[i]);
+        for (int32_t i = 0; i < n; i++) {
+            int32_t d = dist[i] < 0 ? maxd + 1 : dist[i];
+            c[(size_t)i * k + j] = (double)d * d;
+            mind[i] = LCN_MIN(mind[i], d);
+        }
+        /* next pivot: the node farthest from all chosen pivots */
+        int32_t best = 0;
+        for (int32_t i = 1; i < n; i++)
+            if (mind[i] > mind[best])
+                best = i;
+        pivot = best;
+    }
+    /* double centring */
+    double *colm = xcalloc((size_t)k, sizeof(double));
+    double grand = 0;
+    for (int32_t i = 0; i < n; i++)
+        for (int32_t j = 0; j < k; j++)
+            colm[j] += c[(size_t)i * k + j];
+    for (int32_t j = 0; j < k; j++) {
+        grand += colm[j];
+        colm[j] /= n;
+    }
+    grand /= (double)n * k;
+    for (int32_t i = 0; i < n; i++) {
+        double rowm = 0;
+        for (int32_t j = 0; j < k; j++)
+            rowm += c[(size_t)i * k + j];
+        rowm /= k;
+        for (int32_t j = 0; j < k; j++) {
+            double *x = &c[(size_t)i * k + j];
+            *x = -0.5 * (*x - rowm - colm[j] + grand);
+        }
+    }
+    /* B = C^T C, top two eigenvectors */
+    double *b = xcalloc((size_t)k * k, sizeof(double));
+    for (int32_t i = 0; i < n; i++)
+        for (int32_t a = 0; a < k; a++) {
+            double ca = c[(size_t)i * k + a];
+            for (int32_t bb = 0; bb < k; bb++)
+                b[(size_t)a * k + bb] += ca * c[(size_t)i * k + bb];
+        }
+    double *v1 = xmalloc(sizeof(double) * (size_t)k), *v2 = xmalloc(sizeof(double) * (size_t)k);
+    power_iter(b, k, NULL, v1);
+    power_iter(b, k, v1, v2);
+    for (int32_t i = 0; i < n; i++) {
+        double x = 0, y = 0;
+        for (int32_t j = 0; j < k; j++) {
+            x += c[(size_t)i * k + j] * v1[j];
+            y += c[(size_t)i * k + j] * v2[j];
+        }
+        xy[2 * i] = x;
+        xy[2 * i + 1] = y;
+    }
+    free(v1);
+    free(v2);
+    free(b);
+    free(colm);
+    free(c);
+    free(mind);
+    free(queue);
+    free(dist);
+}
+
+/* ---- integer layouts --------------------------------------------------- */
+
+int layout_snap(const struct lcn_graph *g, const double *xy, struct lcn_pt *out)
+{
+    int32_t n = g->n;
+    if (n == 0)
+        return 0;
+    double x0 = xy[0], x1 = xy[0], y0 = xy[1], y1 = xy[1];
+    for (int32_t i = 1; i < n; i++) {
+        x0 = fmin(x0, xy[2 * i]);
+        x1 = fmax(x1, xy[2 * i]);
+        y0 = fmin(y0, xy[2 * i + 1]);
+        y1 = fmax(y1, xy[2 * i + 1]);
+    }
+    for (int32_t i = 0; i < n; i++) {
+        double fx = x1 > x0 ? (xy[2 * i] - x0) / (x1 - x0) : 0.5;
+        double fy = y1 > y0 ? (xy[2 * i + 1] - y0) / (y1 - y0) : 0.5;
+        if (!isfinite(fx))
+            fx = 0.5;
+        if (!isfinite(fy))
+            fy = 0.5;
+        out[i].x = (int32_t)LCN_MIN((double)g->width, LCN_MAX(0.0, floor(fx * g->width + 0.5)));
+        out[i].y = (int32_t)LCN_MIN((double)g->height, LCN_MAX(0.0, floor(fy * g->height + 0.5)));
+    }
+    return repair_layout(g, out, NULL, NULL);
+}
+
+static int random_layout(const struct lcn_graph *g, uint64_t seed, struct lcn_pt *out)
+{
+    struct lcn_rng r;
+    rng_init(&r, seed, 0x52414e44u, RNG_PURPOSE_INIT);
+    for (int32_t i = 0; i < g->n; i++) {
+        out[i].x = (int32_t)rng_below(&r, (uint32_t)g->width + 1);
+        out[i].y = (int32_t)rng_below(&r, (uint32_t)g->height + 1);
+    }
+    return repair_layout(g, out, NULL, NULL);
+}
+
+static int circle_layout(const struct lcn_graph *g, struct lcn_pt *out)
+{
+    int32_t n = g->n;
+    /* BFS order over all components keeps neighbours close on the circle */
+    int32_t *order = xmalloc(sizeof(int32_t) * (size_t)(n ? n : 1));
+    uint8_t *seen = xcalloc((size_t)n + 1, 1);
+    int32_t len = 0;
+    for (int32_t s = 0; s < n; s++) {
+        if (seen[s])
+            continue;
+        int32_t head = len;
+        order[len++] = s;
+        seen[s] = 1;
+        while (head < len) {
+            int32_t v = order[head++];
+            for (int32_t k = g->inc_off[v]; k < g->inc_off[v + 1]; k++) {
+                int32_t u = graph_other(g, g->inc[k], v);
+                if (!seen[u]) {
+                    seen[u] = 1;
+                    order[len++] = u;
+                }
+            }
+        }
+    }
+    double *xy = xmalloc(sizeof(double) * 2 * (size_t)(n ? n : 1));
+    for (int32_t i = 0; i < n; i++) {
+        double a = 6.283185307179586 * i / n;
+        xy[2 * order[i]] = cos(a);
+        xy[2 * order[i] + 1] = sin(a);
+    }
+    int rc = layout_snap(g, xy, out);
+    free(xy);
+    free(seen);
+    free(order);
+    return rc;
+}
+
+int layout_make(const struct lcn_graph *g, enum layout_kind kind, uint64_t seed,
+                const struct lcn_pt *init, const uint8_t *has_xy, int64_t deadline_ns,
+                struct lcn_pt *out)
+{
+    if (((int64_t)g->width + 1) * ((int64_t)g->height + 1) < g->n)
+        return LCN_EINVAL;
+    if (g->n == 0)
+        return 0;
+    switch (kind) {
+    case LAYOUT_INPUT:
+        if (!init)
+            return LCN_ENOTFOUND;
+        memcpy(out, init, sizeof(*out) * (size_t)g->n);
+        return repair_layout(g, out, has_xy, NULL);
+    case LAYOUT_RANDOM:
+        return random_layout(g, seed, out);
+    case LAYOUT_CIRCLE:
+        return circle_layout(g, out);
+    case LAYOUT_FORCE:
+    case LAYOUT_STRESS: {
+        double *xy = xmalloc(sizeof(double) * 2 * (size_t)g->n);
+        if (kind == LAYOUT_FORCE) {
+            layout_force_real(g, seed, 0, 0, deadline_ns, xy);
+        } else {
+            layout_pivot_mds(g, seed, xy);
+            layout_force_real(g, seed, 1, LCN_MIN(100, LCN_MAX(20, 20000 / LCN_MAX(1, g->n / 10))),
+                              deadline_ns, xy);
+        }
+        int rc = layout_snap(g, xy, out);
+        free(xy);
+        return rc;
+    }
+    default:
+        return LCN_EINVAL;
+    }
+}

@@ -1,0 +1,77 @@
+/*
+ * layout.h - starting layouts for the engines.
+ *
+ * Every function that returns integer points returns a VALID layout (V1-V4
+ * hold; it went through repair_layout) or an error. The real-valued drawers
+ * (force-directed, pivot MDS) work at any scale; layout_snap maps their
+ * output onto the graph's bounds, stretching each axis to fill them, rounds
+ * to integer points and repairs collisions.
+ *
+ * Kinds:
+ *   input   the caller's layout (missing coordinates filled), repaired;
+ *   force   Fruchterman-Reingold from a random start, repulsion by a
+ *           Barnes-Hut quadtree (O(n log n) per iteration);
+ *   stress  pivot MDS (classical scaling of BFS distances to a few pivots,
+ *           a fast stress-style layout) refined by a short, cool
+ *           Fruchterman-Reingold pass;
+ *   random  uniform random points;
+ *   circle  nodes on the ellipse inscribed in the bounds, in BFS order.
+ *
+ * Every function is a deterministic function of its inputs and seed, except
+ * that a drawer cut short by its deadline stops at a timing-dependent
+ * iteration. None of them keeps state; all are thread-safe.
+ */
+#ifndef LCN_LAYOUT_H
+#define LCN_LAYOUT_H
+
+#include <stdint.h>
+
+#include "graph.h"
+
+enum layout_kind {
+    LAYOUT_INPUT = 0,
+    LAYOUT_FORCE,
+    LAYOUT_STRESS,
+    LAYOUT_RANDOM,
+    LAYOUT_CIRCLE,
+    LAYOUT_KINDS /* number of kinds */
+};
+
+/* "input", "force", "stress", "random", "circle". */
+const char *layout_kind_name(enum layout_kind k);
+
+/* Parses a kind name; returns 0 or LCN_EINVAL. */
+int layout_kind_parse(const char *name, enum layout_kind *k);
+
+/*
+ * Fruchterman-Reingold with Barnes-Hut repulsion on real coordinates xy
+ * (2n doubles, x then y per node). When `from_xy` is nonzero, xy holds the
+ * starting positions and the run starts cool (a refinement); otherwise the
+ * start is random from `seed`. Runs `iters` iterations (0 = a default that
+ * depends on n) or until deadline_ns (0 = none).
+ */
+void layout_force_real(const struct lcn_graph *g, uint64_t seed, int from_xy, int32_t iters,
+                       int64_t deadline_ns, double *xy);
+
+/* Pivot MDS into xy (2n doubles). Pivots are chosen max-min from a seeded node. */
+void layout_pivot_mds(const struct lcn_graph *g, uint64_t seed, double *xy);
+
+/*
+ * Maps xy (2n doubles) onto integer points filling [0,W] x [0,H] and
+ * repairs the result into out (n points). Returns 0 or LCN_EINVAL when the
+ * bounds hold fewer than n points.
+ */
+int layout_snap(const struct lcn_graph *g, const double *xy, struct lcn_pt *out);
+
+/*
+ * Builds a starting layout of the given kind into out (n points). For
+ * LAYOUT_INPUT, init (n points) and has_xy (NULL = all present) give the
+ * caller's layout; init == NULL yields LCN_ENOTFOUND. deadline_ns (0 = none)
+ * bounds the iterative drawers. Returns 0 or a negative LCN_E* code
+ * (LCN_EINVAL when the bounds hold fewer than n points).
+ */
+int layout_make(const struct lcn_graph *g, enum layout_kind kind, uint64_t seed,
+                const struct lcn_pt *init, const uint8_t *has_xy, int64_t deadline_ns,
+                struct lcn_pt *out);
+
+#endif

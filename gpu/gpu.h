@@ -1,0 +1,176 @@
+/*
+ * gpu.h - the CUDA engine's public interface. Plain C: no CUDA header is
+ * included and every device object is opaque.
+ *
+ * A struct gpu_ctx owns one device, its CUDA context and a pool of workspace
+ * slots. Every device buffer is allocated by gpu_ctx_new, sized by the
+ * configuration (max nodes, max edges, max replicas per slot); a job takes a
+ * slot (and the slot's stream) for its whole run and performs no cudaMalloc
+ * or cudaFree. A job that does not fit a slot is refused before launch.
+ *
+ * Threading: gpu_ctx_new/gpu_ctx_free on one thread; slots may be used
+ * concurrently from different threads (one thread per slot at a time);
+ * counters are atomic.
+ *
+ * Errors: functions return 0 or a negative LCN_E* code. LCN_EGPU is a
+ * recoverable failure of one call (the error was cleared); LCN_EGPU_STICKY
+ * means the CUDA context is broken: the context is marked unhealthy, every
+ * later call fails, and the process should exit so its supervisor restarts
+ * it.
+ */
+#ifndef LCN_GPU_H
+#define LCN_GPU_H
+
+#include <stdint.h>
+
+#include "engine.h"
+#include "graph.h"
+
+struct gpu_ctx;
+
+struct gpu_config {
+    int device;           /* CUDA device ordinal */
+    int32_t slots;        /* workspace slots (concurrent jobs), >= 1 */
+    int32_t max_nodes;    /* per slot */
+    int32_t max_edges;    /* per slot, <= 32768 for the solver */
+    int32_t max_replicas; /* per slot */
+};
+
+/* Counters since gpu_ctx_new (the residency evidence). */
+struct gpu_counters {
+    uint64_t mallocs, frees;     /* cudaMalloc / cudaFree calls */
+    uint64_t h2d_bytes, d2h_bytes;
+    uint64_t h2d_copies, d2h_copies;
+    uint64_t launches;
+    uint64_t reserved_bytes; /* device memory held by the pool */
+};
+
+struct gpu_device_info {
+    char name[128];
+    int cc_major, cc_minor;
+    int sms;
+    uint64_t global_mem;
+    int smem_per_block_optin;
+    int driver_version, runtime_version;
+};
+
+/* Number of usable CUDA devices (0 when none or no driver). Never fails hard. */
+int gpu_device_count(void);
+
+/* Describes device `dev`. Returns 0 or LCN_ENOGPU. */
+int gpu_device_info(int dev, struct gpu_device_info *info);
+
+void gpu_config_default(struct gpu_config *cfg);
+
+/*
+ * Creates the context and allocates the whole pool. Returns 0, LCN_ENOGPU
+ * (no device), LCN_EINVAL (bad configuration) or LCN_EGPU (allocation
+ * failed: the pool does not fit). err receives a message.
+ */
+int gpu_ctx_new(const struct gpu_config *cfg, struct gpu_ctx **out, char *err, int errlen);
+void gpu_ctx_free(struct gpu_ctx *ctx);
+
+int gpu_ctx_healthy(const struct gpu_ctx *ctx);
+void gpu_ctx_counters(const struct gpu_ctx *ctx, struct gpu_counters *c);
+const struct gpu_device_info *gpu_ctx_device(const struct gpu_ctx *ctx);
+int32_t gpu_ctx_slots(const struct gpu_ctx *ctx);
+
+/* Takes a free slot: returns its index, or LCN_EBUSY when all are taken. */
+int gpu_slot_acquire(struct gpu_ctx *ctx);
+void gpu_slot_release(struct gpu_ctx *ctx, int slot);
+
+/*
+ * Whether the graph fits a slot and the solver's limits (edges, degree,
+ * shared memory). Returns 0 or LCN_ETOOBIG with the reason in why.
+ */
+int gpu_fits(const struct gpu_ctx *ctx, const struct lcn_graph *g, char *why, int len);
+
+/* ---- evaluators (tests and benchmarks) ---- */
+
+/*
+ * Per-edge crossing counts of a layout on the device. kind "full": one
+ * thread per edge against every edge; kind "grid": a uniform grid over edge
+ * bounding boxes, each pair tested once in its canonical cell. c: m ints
+ * out. *pair_tests receives the number of pair tests the kernel performed.
+ */
+int gpu_eval_counts(struct gpu_ctx *ctx, int slot, const struct lcn_graph *g,
+                    const struct lcn_pt *pts, const char *kind, int32_t *c, uint64_t *pair_tests);
+
+/*
+ * Batch delta evaluation: W independent single-node proposals (v[i] -> q[i])
+ * on one base layout. out: W x m counts (row i = the counts after proposal
+ * i alone); valid: W flags (V1-V3 of the moved node). Base counts are
+ * computed on the device. *pair_tests as above.
+ */
+int gpu_eval_delta(struct gpu_ctx *ctx, int slot, const struct lcn_graph *g,
+                   const struct lcn_pt *pts, int32_t W, const int32_t *v, const struct lcn_pt *q,
+                   int32_t *out, uint8_t *valid, uint64_t *pair_tests);
+
+/*
+ * Kernel timing for the benchmark tool: uploads the inputs once, then times
+ * `batches` batches of `launches` launches of the named kernel ("full",
+ * "grid", "delta") with CUDA events after `warmup` launches. ms: batches
+ * floats (milliseconds per launch, one per batch).
+ */
+int gpu_bench_kernel(struct gpu_ctx *ctx, int slot, const struct lcn_graph *g,
+                     const struct lcn_pt *pts, const char *kind, int32_t W, const int32_t *v,
+                     const struct lcn_pt *q, int warmup, int batches, int launches, float *ms);
+
+/* ---- force-directed layout ---- */
+
+/*
+ * Fruchterman-Reingold on the device: `iterations` iterations (many per
+ * launch), positions scaled to the bounds and snapped to integers (not yet
+ * repaired: the caller runs repair_layout). out: n points.
+ */
+int gpu_layout_force(struct gpu_ctx *ctx, int slot, const struct lcn_graph *g, int32_t iterations,
+                     uint64_t seed, struct lcn_pt *out);
+
+/* ---- the device-resident solver ---- */
+
+struct gpu_solver_params {
+    int32_t replicas;     /* 0 = fill the device (SMs x resident blocks), rounded to ladders */
+    int32_t ladder;       /* temperatures per parallel-tempering ladder */
+    int32_t W;            /* proposal workers: candidate points per move (best-of-W) */
+    int32_t block;        /* threads per replica block */
+    int32_t batch_steps;  /* steps per launch; 0 = adaptive (launch ~20 ms) */
+    int64_t max_steps;    /* stop after this many steps per replica (0 = none; deterministic runs) */
+    double t_lo, t_hi;    /* ladder ends, in units of w[K] (the weight of an edge at K) */
+    double cool;          /* temperature scale at the end of the run (1 = no cooling) */
+    double beta;          /* energy steepness: w[c+1]/w[c] = e^beta near K */
+    int32_t tournament;
+    double p_hot, p_local, p_bary;
+};
+
+void gpu_solver_params_default(struct gpu_solver_params *sp);
+
+/*
+ * Applies "key=value,..." knobs (replicas, ladder, W, block, batch_steps,
+ * tournament, t_lo, t_hi, cool, beta, p_hot, p_local, p_bary) to sp.
+ * Returns 0, or LCN_EINVAL with a message for an unknown key or a value out
+ * of range.
+ */
+int gpu_solver_params_parse(struct gpu_solver_params *sp, const char *spec, char *err, int errlen);
+
+/*
+ * Runs the solver under the engine contract (engine.h): progress on every
+ * strict improvement of the best tuple, telemetry, validated layouts.
+ * sp may be NULL for defaults. Takes a free slot for the run (LCN_EBUSY when
+ * none). Returns 0 or a negative LCN_E* code.
+ */
+int gpu_engine_run(struct gpu_ctx *ctx, const struct lcn_graph *g, const struct engine_params *p,
+                   const struct gpu_solver_params *sp, struct engine_result *out);
+
+/*
+ * Test hook: runs exactly `batches` batches of `steps` steps from `start`
+ * (valid) with fixed temperature scale schedule, then copies back every
+ * replica's current layout, best layout, counts and scalars (arrays sized
+ * R x n, R x n, R x m, R). R and L as in the solver params (both required).
+ */
+struct sol_replica;
+int gpu_solver_debug_run(struct gpu_ctx *ctx, int slot, const struct lcn_graph *g,
+                         const struct lcn_pt *start, const struct gpu_solver_params *sp,
+                         uint64_t seed, int32_t batches, int32_t steps, struct lcn_pt *cur,
+                         struct lcn_pt *best, int32_t *cnt, struct sol_replica *rep);
+
+#endif

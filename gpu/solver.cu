@@ -1,0 +1,1039 @@
+/*
+ * solver.cu - the device-resident solver: parallel tempering over private
+ * replicas, one thread block per replica.
+ *
+ * A launch of k_steps runs S steps of every replica. A step (solver_core.h
+ * holds its arithmetic, solver_ref.c its CPU twin):
+ *   1. thread 0 picks the node v (bottleneck tournament or uniform);
+ *   2. the block loads v's incident edges and their far endpoints, and
+ *      threads 0..W-1 draw the W candidate points (proposal workers);
+ *   3. for each group of candidates, the block scans the edges in chunks of
+ *      LCAP, keeps those whose box meets the union box of v's old and new
+ *      incident segments (every edge that can change its count is kept),
+ *      and spreads (candidate, kept edge) pairs over the threads: exact
+ *      crossing tests of each new incident segment, the per-edge count
+ *      change, and the energy change accumulated in shared memory; a node
+ *      scan checks V2/V3 for the candidates;
+ *   4. thread 0 takes the valid candidate of lowest energy change (ties:
+ *      lowest index) and applies the Metropolis test at the replica's
+ *      temperature;
+ *   5. an accepted move is committed by the block: coordinates, per-edge
+ *      counts, histogram and tuple of one generation, separated from the
+ *      next evaluation by barriers; a strict improvement of the replica's
+ *      best tuple copies the layout to its best buffer.
+ * Between launches three small kernels reduce the best record, recompute
+ * energies (re-referencing the energy table at the best K) and exchange
+ * temperature labels within each ladder. Only the record (a few hundred
+ * bytes) crosses to the host per batch; the host fetches a best layout only
+ * to publish it, after the batch, and revalidates it with the CPU oracle.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.cuh"
+
+extern "C" {
+#include "crossings.h"
+#include "layout.h"
+#include "repair.h"
+#include "solver_ref.h"
+#include "util.h"
+#include "validate.h"
+}
+
+#define LCAP 1024
+#define SOL_LMAX 64 /* longest ladder */
+
+struct sol_dev {
+    const int2 *edges;
+    const int *inc_off, *inc;
+    int2 *cur, *best;
+    int *cnt, *hist;
+    struct sol_replica *rep;
+    const int64_t *wtab;
+    const double *ltab, *temps;
+    struct gpu_record *rec;
+    int R, L;
+};
+
+struct sh_step {
+    long long best_dE, dphi, dsum;
+    unsigned long long tests;
+    int v, d, H, best_c, accept, nmax, improved, stop;
+    int bx0, by0, bx1, by1;
+    int2 p, bary;
+    struct sol_replica rep;
+};
+
+__device__ static inline struct lcn_pt P(int2 v)
+{
+    struct lcn_pt p;
+    p.x = v.x;
+    p.y = v.y;
+    return p;
+}
+
+__device__ static inline int box_meets(int bx0, int by0, int bx1, int by1, int2 a, int2 b)
+{
+    int x0 = min(a.x, b.x), x1 = max(a.x, b.x), y0 = min(a.y, b.y), y1 = max(a.y, b.y);
+    return !(x1 < bx0 || x0 > bx1 || y1 < by0 || y0 > by1);
+}
+
+/* Shared memory carve-up; the host computes the same size with smem_bytes. */
+struct carve {
+    long long *cdE;
+    int2 *sc, *inc_p, *cand;
+    int *inc_e, *inc_u, *ncom, *cbad, *cntc, *hits, *hoc;
+};
+
+__host__ __device__ static inline size_t smem_bytes(int n, int W, int G, int dmax, int lcap)
+{
+    return sizeof(long long) * (size_t)W + sizeof(int2) * ((size_t)n + dmax + W) +
+           sizeof(int) * (3 * (size_t)dmax + (size_t)W + (size_t)G * dmax + 2 * (size_t)lcap);
+}
+
+__device__ static inline struct carve carve_smem(unsigned char *base, int n, int W, int G, int dmax,
+                                                 int lcap)
+{
+    struct carve c;
+    c.cdE = (long long *)base;
+    c.sc = (int2 *)(c.cdE + W);
+    c.inc_p = c.sc + n;
+    c.cand = c.inc_p + dmax;
+    c.inc_e = (int *)(c.cand + W);
+    c.inc_u = c.inc_e + dmax;
+    c.ncom = c.inc_u + dmax;
+    c.cbad = c.ncom + dmax;
+    c.cntc = c.cbad + W;
+    c.hits = c.cntc + (size_t)G * dmax;
+    c.hoc = c.hits + lcap;
+    return c;
+}
+
+/* Kept edges of chunk [base, lim): box-filtered, not incident to v. */
+__device__ static inline void collect_hits(const struct sol_dev &dv, struct carve &c,
+                                           struct sh_step &sh, int v, int base, int lim)
+{
+    for (int f = base + threadIdx.x; f < lim; f += blockDim.x) {
+        int2 ee = dv.edges[f];
+        if (ee.x == v || ee.y == v)
+            continue;
+        if (box_meets(sh.bx0, sh.by0, sh.bx1, sh.by1, c.sc[ee.x], c.sc[ee.y]))
+            c.hits[atomicAdd(&sh.H, 1)] = f;
+    }
+}
+
+static __global__ void __launch_bounds__(1024)
+    k_steps(const struct sol_params sp, const struct sol_dev dv, int S, long long max_steps,
+            double tscale, int dmax, int G)
+{
+    extern __shared__ __align__(16) unsigned char smem[];
+    __shared__ struct sh_step sh;
+    const int r = blockIdx.x, tid = threadIdx.x, B = blockDim.x;
+    const int n = sp.n, m = sp.m, W = sp.W;
+    struct carve c = carve_smem(smem, n, W, G, dmax, LCAP);
+    int *cnt = dv.cnt + (size_t)r * m;
+    int *hist = dv.hist + (size_t)r * (m + 1);
+    const int64_t *wt = dv.wtab;
+    unsigned long long tests = 0;
+
+    for (int i = tid; i < n; i += B)
+        c.sc[i] = dv.cur[(size_t)r * n + i];
+    if (tid == 0) {
+        sh.rep = dv.rep[r];
+        sh.tests = 0;
+    }
+    __syncthreads();
+
+    for (int s = 0; s < S; s++) {
+        if (tid == 0) {
+            sh.stop = max_steps > 0 && (long long)sh.rep.step >= max_steps;
+            if (!sh.stop) {
+                int v = sol_pick_node(&sp, sh.rep.step, (uint32_t)r, cnt, (const int32_t *)dv.edges);
+                sh.v = v;
+                sh.d = dv.inc_off[v + 1] - dv.inc_off[v];
+                sh.p = c.sc[v];
+            }
+        }
+        __syncthreads();
+        if (sh.stop)
+            break;
+        const uint64_t step = sh.rep.step;
+        const int v = sh.v, d = sh.d;
+        const struct lcn_pt p = P(sh.p);
+        for (int k = tid; k < d; k += B) {
+            int e = dv.inc[dv.inc_off[v] + k];
+            int2 ee = dv.edges[e];
+            int u = ee.x == v ? ee.y : ee.x;
+            c.inc_e[k] = e;
+            c.inc_u[k] = u;
+            c.inc_p[k] = c.sc[u];
+        }
+        __syncthreads();
+        if (tid == 0) {
+            long long bx = 0, by = 0;
+            for (int k = 0; k < d; k++) {
+                bx += c.inc_p[k].x;
+                by += c.inc_p[k].y;
+            }
+            sh.bary = d > 0 ? make_int2((int)(bx / d), (int)(by / d)) : sh.p;
+            sh.best_c = -1;
+            sh.best_dE = 0;
+        }
+        __syncthreads();
+        for (int i = tid; i < W; i += B) {
+            struct lcn_pt q = sol_candidate(&sp, step, (uint32_t)r, (uint32_t)i, p, P(sh.bary),
+                                            sh.rep.sigma);
+            c.cand[i] = make_int2(q.x, q.y);
+        }
+        __syncthreads();
+
+        for (int g0 = 0; g0 < W; g0 += G) {
+            const int Gc = min(G, W - g0);
+            if (tid == 0) {
+                sh.bx0 = sh.bx1 = p.x;
+                sh.by0 = sh.by1 = p.y;
+            }
+            for (int i = tid; i < Gc * d; i += B)
+                c.cntc[i] = 0;
+            for (int i = tid; i < Gc; i += B) {
+                c.cdE[i] = 0;
+                c.cbad[i] = 0;
+            }
+            __syncthreads();
+            for (int k = tid; k < d + Gc; k += B) {
+                int2 pt = k < d ? c.inc_p[k] : c.cand[g0 + k - d];
+                atomicMin(&sh.bx0, pt.x);
+                atomicMax(&sh.bx1, pt.x);
+                atomicMin(&sh.by0, pt.y);
+                atomicMax(&sh.by1, pt.y);
+            }
+            __syncthreads();
+            for (int base = 0; base < m; base += LCAP) {
+                if (tid == 0)
+                    sh.H = 0;
+                __syncthreads();
+                collect_hits(dv, c, sh, v, base, min(base + LCAP, m));
+                __syncthreads();
+                const int H = sh.H;
+                for (int h = tid; h < H; h += B) {
+                    int2 ee = dv.edges[c.hits[h]];
+                    struct lcn_pt a = P(c.sc[ee.x]), b = P(c.sc[ee.y]);
+                    int oc = 0;
+                    for (int k = 0; k < d; k++) {
+                        int u = c.inc_u[k];
+                        if (ee.x == u || ee.y == u)
+                            continue;
+                        tests++;
+                        oc += geom_segments_meet(p, P(c.inc_p[k]), a, b);
+                    }
+                    c.hoc[h] = oc;
+                }
+                __syncthreads();
+                for (int it = tid; it < Gc * H; it += B) {
+                    int ci = it / H, h = it - ci * H, f = c.hits[h];
+                    int2 ee = dv.edges[f];
+                    struct lcn_pt a = P(c.sc[ee.x]), b = P(c.sc[ee.y]);
+                    struct lcn_pt q = P(c.cand[g0 + ci]);
+                    if (geom_on_interior(a, b, q))
+                        c.cbad[ci] = 1;
+                    int nc = 0;
+                    for (int k = 0; k < d; k++) {
+                        int u = c.inc_u[k];
+                        if (ee.x == u || ee.y == u)
+                            continue;
+                        tests++;
+                        if (geom_segments_meet(q, P(c.inc_p[k]), a, b)) {
+                            nc++;
+                            atomicAdd(&c.cntc[ci * d + k], 1);
+                        }
+                    }
+                    int delta = nc - c.hoc[h];
+                    if (delta) {
+                        int cf = cnt[f];
+                        long long de = wt[cf + delta] - wt[cf];
+                        atomicAdd((unsigned long long *)&c.cdE[ci], (unsigned long long)de);
+                    }
+                }
+                __syncthreads();
+            }
+            /* V2 and V3 for the candidates: nodes inside the union box */
+            for (int w = tid; w < n; w += B) {
+                if (w == v)
+                    continue;
+                int2 pw2 = c.sc[w];
+                if (pw2.x < sh.bx0 || pw2.x > sh.bx1 || pw2.y < sh.by0 || pw2.y > sh.by1)
+                    continue;
+                struct lcn_pt pw = P(pw2);
+                for (int ci = 0; ci < Gc; ci++) {
+                    struct lcn_pt q = P(c.cand[g0 + ci]);
+                    if (geom_pt_eq(pw, q)) {
+                        c.cbad[ci] = 1;
+                        continue;
+                    }
+                    for (int k = 0; k < d; k++)
+                        if (w != c.inc_u[k] && geom_on_interior(q, P(c.inc_p[k]), pw)) {
+                            c.cbad[ci] = 1;
+                            break;
+                        }
+                }
+            }
+            __syncthreads();
+            for (int ci = tid; ci < Gc; ci += B) {
+                long long de = c.cdE[ci];
+                for (int k = 0; k < d; k++)
+                    de += wt[c.cntc[ci * d + k]] - wt[cnt[c.inc_e[k]]];
+                c.cdE[ci] = de;
+            }
+            __syncthreads();
+            if (tid == 0) {
+                for (int ci = 0; ci < Gc; ci++) {
+                    if (c.cbad[ci])
+                        continue;
+                    sh.rep.valid++;
+                    if (sh.best_c < 0 || c.cdE[ci] < sh.best_dE) {
+                        sh.best_c = g0 + ci;
+                        sh.best_dE = c.cdE[ci];
+                    }
+                }
+            }
+            __syncthreads();
+        }
+
+        if (tid == 0) {
+            sh.rep.attempted += W;
+            sh.rep.evaluated += W;
+            sh.accept = 0;
+            if (sh.best_c >= 0) {
+                sh.rep.selected++;
+                sh.rep.win_att++;
+                double T = dv.temps[sh.rep.slot] * tscale;
+                sh.rep.T = T;
+                uint32_t word = sol_draw(&sp, step, (uint32_t)r, RNG_PURPOSE_ACCEPT, SOL_LANE_ACCEPT).v[0];
+                if (sol_accept(sh.best_dE, T, dv.ltab, word)) {
+                    sh.rep.accepted++;
+                    sh.rep.win_acc++;
+                    sh.accept = 1;
+                } else {
+                    sh.rep.rejected++;
+                }
+            }
+            if (sh.accept) {
+                int2 q = c.cand[sh.best_c];
+                int x0 = min(p.x, q.x), x1 = max(p.x, q.x), y0 = min(p.y, q.y), y1 = max(p.y, q.y);
+                for (int k = 0; k < d; k++) {
+                    x0 = min(x0, c.inc_p[k].x);
+                    x1 = max(x1, c.inc_p[k].x);
+                    y0 = min(y0, c.inc_p[k].y);
+                    y1 = max(y1, c.inc_p[k].y);
+                }
+                sh.bx0 = x0;
+                sh.bx1 = x1;
+                sh.by0 = y0;
+                sh.by1 = y1;
+                sh.dphi = sh.dsum = 0;
+                sh.nmax = 0;
+            }
+        }
+        for (int k = tid; k < d; k += B)
+            c.ncom[k] = 0;
+        __syncthreads();
+
+        if (sh.accept) {
+            const struct lcn_pt q = P(c.cand[sh.best_c]);
+            for (int base = 0; base < m; base += LCAP) {
+                if (tid == 0)
+                    sh.H = 0;
+                __syncthreads();
+                collect_hits(dv, c, sh, v, base, min(base + LCAP, m));
+                __syncthreads();
+                const int H = sh.H;
+                for (int h = tid; h < H; h += B) {
+                    int f = c.hits[h];
+                    int2 ee = dv.edges[f];
+                    struct lcn_pt a = P(c.sc[ee.x]), b = P(c.sc[ee.y]);
+                    int delta = 0;
+                    for (int k = 0; k < d; k++) {
+                        int u = c.inc_u[k];
+                        if (ee.x == u || ee.y == u)
+                            continue;
+                        tests += 2;
+                        struct lcn_pt pu = P(c.inc_p[k]);
+                        delta -= geom_segments_meet(p, pu, a, b);
+                        if (geom_segments_meet(q, pu, a, b)) {
+                            delta++;
+                            atomicAdd(&c.ncom[k], 1);
+                        }
+                    }
+                    if (delta) {
+                        int o = cnt[f], nn = o + delta;
+                        cnt[f] = nn;
+                        atomicSub(&hist[o], 1);
+                        atomicAdd(&hist[nn], 1);
+                        atomicAdd((unsigned long long *)&sh.dphi,
+                                  (unsigned long long)((long long)nn * nn - (long long)o * o));
+                        atomicAdd((unsigned long long *)&sh.dsum, (unsigned long long)(long long)delta);
+                        atomicMax(&sh.nmax, nn);
+                    }
+                }
+                __syncthreads();
+            }
+            for (int k = tid; k < d; k += B) {
+                int e = c.inc_e[k], o = cnt[e], nn = c.ncom[k];
+                if (nn != o) {
+                    cnt[e] = nn;
+                    atomicSub(&hist[o], 1);
+                    atomicAdd(&hist[nn], 1);
+                    atomicAdd((unsigned long long *)&sh.dphi,
+                              (unsigned long long)((long long)nn * nn - (long long)o * o));
+                    atomicAdd((unsigned long long *)&sh.dsum, (unsigned long long)(long long)(nn - o));
+                }
+                atomicMax(&sh.nmax, nn);
+            }
+            __syncthreads();
+            if (tid == 0) {
+                c.sc[v] = make_int2(q.x, q.y);
+                int K = sh.rep.cur.K;
+                if (sh.nmax > K)
+                    K = sh.nmax;
+                while (K > 0 && __ldcg(&hist[K]) == 0)
+                    K--;
+                sh.rep.cur.K = K;
+                sh.rep.cur.nK = m ? __ldcg(&hist[K]) : 0;
+                sh.rep.cur.Phi += sh.dphi;
+                sh.rep.cur.C += sh.dsum / 2;
+                sh.rep.E += sh.best_dE;
+                sh.rep.committed++;
+                sh.improved = obj_cmp(&sh.rep.cur, &sh.rep.best) < 0;
+                if (sh.improved) {
+                    sh.rep.best = sh.rep.cur;
+                    sh.rep.best_updates++;
+                }
+            }
+            __syncthreads();
+            if (sh.improved)
+                for (int i = tid; i < n; i += B)
+                    dv.best[(size_t)r * n + i] = c.sc[i];
+        }
+        if (tid == 0)
+            sh.rep.step++;
+    }
+    __syncthreads();
+    for (int i = tid; i < n; i += B)
+        dv.cur[(size_t)r * n + i] = c.sc[i];
+    atomicAdd(&sh.tests, tests);
+    __syncthreads();
+    if (tid == 0) {
+        sh.rep.pair_tests += sh.tests;
+        dv.rep[r] = sh.rep;
+    }
+}
+
+/* Best record, counter sums and energy-table re-reference (one block). */
+static __global__ void k_best(const struct sol_params sp, const struct sol_dev dv, int64_t *wtab,
+                              uint32_t r16, int64_t lin)
+{
+    __shared__ int bi[1024];
+    __shared__ unsigned long long sums[10];
+    __shared__ unsigned long long minstep;
+    const int tid = threadIdx.x, B = blockDim.x;
+    if (tid < 10)
+        sums[tid] = 0;
+    if (tid == 0)
+        minstep = ~0ull;
+    __syncthreads();
+    int best = -1;
+    unsigned long long loc[10] = {0};
+    unsigned long long ms = ~0ull;
+    for (int r = tid; r < dv.R; r += B) {
+        const struct sol_replica *x = &dv.rep[r];
+        if (best < 0 || obj_cmp(&x->best, &dv.rep[best].best) < 0)
+            best = r;
+        loc[0] += x->attempted;
+        loc[1] += x->valid;
+        loc[2] += x->evaluated;
+        loc[3] += x->selected;
+        loc[4] += x->accepted;
+        loc[5] += x->rejected;
+        loc[6] += x->committed;
+        loc[7] += x->best_updates;
+        loc[8] += x->pair_tests;
+        ms = min(ms, (unsigned long long)x->step);
+    }
+    bi[tid] = best;
+    for (int i = 0; i < 9; i++)
+        atomicAdd(&sums[i], loc[i]);
+    atomicMin(&minstep, ms);
+    __syncthreads();
+    if (tid == 0) {
+        int b = bi[0];
+        for (int t = 1; t < B && t < dv.R; t++) {
+            int o = bi[t];
+            int cmp = obj_cmp(&dv.rep[o].best, &dv.rep[b].best);
+            if (cmp < 0 || (cmp == 0 && o < b))
+                b = o;
+        }
+        struct gpu_record *rec = dv.rec;
+        rec->best = dv.rep[b].best;
+        rec->best_rep = b;
+        rec->attempted = sums[0];
+        rec->valid = sums[1];
+        rec->evaluated = sums[2];
+        rec->selected = sums[3];
+        rec->accepted = sums[4];
+        rec->rejected = sums[5];
+        rec->committed = sums[6];
+        rec->best_updates = sums[7];
+        rec->pair_tests = sums[8];
+        rec->min_step = minstep;
+        if (rec->best.K != rec->kref) {
+            rec->kref = rec->best.K;
+            sol_energy_table(wtab, sp.m, rec->kref, r16, lin);
+        }
+    }
+}
+
+/* Energy of every replica under the current table (one block per replica). */
+static __global__ void k_energy(const struct sol_params sp, const struct sol_dev dv)
+{
+    __shared__ unsigned long long tot;
+    const int r = blockIdx.x;
+    if (threadIdx.x == 0)
+        tot = 0;
+    __syncthreads();
+    long long e = 0;
+    const int *cnt = dv.cnt + (size_t)r * sp.m;
+    for (int i = threadIdx.x; i < sp.m; i += blockDim.x)
+        e += dv.wtab[cnt[i]];
+    atomicAdd(&tot, (unsigned long long)e);
+    __syncthreads();
+    if (threadIdx.x == 0)
+        dv.rep[r].E = (long long)tot;
+}
+
+/* Temperature exchanges within each ladder, then sigma adaptation. */
+static __global__ void k_exchange(const struct sol_params sp, const struct sol_dev dv,
+                                  unsigned long long batch, double tscale)
+{
+    const int L = dv.L, ladders = dv.R / L;
+    int of_slot[SOL_LMAX];
+    for (int l = threadIdx.x; l < ladders; l += blockDim.x) {
+        const int base = l * L;
+        for (int i = 0; i < L; i++)
+            of_slot[dv.rep[base + i].slot] = base + i;
+        for (int t = (int)(batch & 1); t + 1 < L; t += 2) {
+            int i = of_slot[t], j = of_slot[t + 1];
+            uint32_t word = sol_draw(&sp, batch, (uint32_t)l, RNG_PURPOSE_EXCHANGE, (uint32_t)t).v[0];
+            struct sol_replica *ri = &dv.rep[i], *rj = &dv.rep[j];
+            atomicAdd((unsigned long long *)&dv.rec->ex_att, 1ull);
+            if (sol_exchange(ri->E, rj->E, dv.temps[t] * tscale, dv.temps[t + 1] * tscale, dv.ltab,
+                             word)) {
+                ri->slot = t + 1;
+                rj->slot = t;
+                of_slot[t] = j;
+                of_slot[t + 1] = i;
+                atomicAdd((unsigned long long *)&dv.rec->ex_acc, 1ull);
+            }
+        }
+        for (int i = 0; i < L; i++) {
+            struct sol_replica *x = &dv.rep[base + i];
+            x->sigma = sol_adapt_sigma(x->sigma, x->win_att, x->win_acc, sp.sigma_min, sp.sigma_max);
+            if (x->win_att >= 64)
+                x->win_att = x->win_acc = 0;
+        }
+    }
+}
+
+/* Copies replica 0's layout, counts and histogram to every other replica. */
+static __global__ void k_replicate(const struct sol_params sp, const struct sol_dev dv)
+{
+    const int r = blockIdx.x;
+    if (r == 0)
+        return;
+    for (int i = threadIdx.x; i < sp.n; i += blockDim.x) {
+        dv.cur[(size_t)r * sp.n + i] = dv.cur[i];
+        dv.best[(size_t)r * sp.n + i] = dv.cur[i];
+    }
+    for (int i = threadIdx.x; i < sp.m; i += blockDim.x)
+        dv.cnt[(size_t)r * sp.m + i] = dv.cnt[i];
+    for (int i = threadIdx.x; i <= sp.m; i += blockDim.x)
+        dv.hist[(size_t)r * (sp.m + 1) + i] = dv.hist[i];
+}
+
+/* ---- host side ---- */
+
+struct sjob {
+    struct gpu_ctx *ctx;
+    struct gpu_slot *s;
+    const struct lcn_graph *g;
+    struct gpu_solver_params gp;
+    struct sol_params sp;
+    struct sol_dev dv;
+    uint32_t r16;
+    int64_t lin;
+    int R, L, G, B, dmax;
+    size_t smem;
+    unsigned long long batch;
+    struct lcn_obj start_obj;
+};
+
+static int smem_plan(const struct gpu_ctx *ctx, const struct lcn_graph *g, int W, int *G, int *dmax,
+                     size_t *bytes)
+{
+    int d = g->max_degree > 0 ? g->max_degree : 1;
+    int grp = W;
+    if ((size_t)grp * d > 4096)
+        grp = (int)(4096 / d);
+    if (grp < 1)
+        grp = 1;
+    *G = grp;
+    *dmax = d;
+    *bytes = smem_bytes(g->n, W, grp, d, LCAP);
+    return *bytes <= (size_t)ctx->info.smem_per_block_optin - sizeof(struct sh_step) ? 0 : LCN_ETOOBIG;
+}
+
+extern "C" int gpu_fits(const struct gpu_ctx *ctx, const struct lcn_graph *g, char *why, int len)
+{
+    int G, dmax;
+    size_t bytes;
+    if (g->n > ctx->cfg.max_nodes || g->m > ctx->cfg.max_edges) {
+        snprintf(why, (size_t)len, "graph of %d nodes and %d edges exceeds the gpu slot (%d nodes, %d edges)",
+                 g->n, g->m, ctx->cfg.max_nodes, ctx->cfg.max_edges);
+        return LCN_ETOOBIG;
+    }
+    if (g->max_degree > SOL_DMAX) {
+        snprintf(why, (size_t)len, "node degree %d exceeds the gpu solver's limit %d", g->max_degree,
+                 SOL_DMAX);
+        return LCN_ETOOBIG;
+    }
+    if (smem_plan(ctx, g, SOL_WMAX, &G, &dmax, &bytes) && smem_plan(ctx, g, 1, &G, &dmax, &bytes)) {
+        snprintf(why, (size_t)len, "layout of %d nodes does not fit the gpu's shared memory", g->n);
+        return LCN_ETOOBIG;
+    }
+    return 0;
+}
+
+static int sjob_setup(struct gpu_ctx *ctx, int slot, const struct lcn_graph *g,
+                      const struct lcn_pt *start, const struct gpu_solver_params *gp, uint64_t seed,
+                      struct sjob *j, char *why, int len)
+{
+    memset(j, 0, sizeof(*j));
+    j->ctx = ctx;
+    j->s = &ctx->slots[slot];
+    j->g = g;
+    j->gp = *gp;
+    int rc = gpu_fits(ctx, g, why, len);
+    if (rc)
+        return rc;
+    if (gp->W < 1 || gp->W > SOL_WMAX || gp->ladder < 1 || gp->ladder > SOL_LMAX ||
+        gp->block < 32 || gp->block > 1024 || (gp->block & 31) || gp->t_lo <= 0 ||
+        gp->t_hi < gp->t_lo || gp->beta <= 0 || gp->beta > 5 || gp->cool <= 0 || gp->cool > 1) {
+        snprintf(why, (size_t)len, "invalid gpu solver parameters");
+        return LCN_EINVAL;
+    }
+    if (smem_plan(ctx, g, gp->W, &j->G, &j->dmax, &j->smem)) {
+        snprintf(why, (size_t)len, "%d proposal workers do not fit the gpu's shared memory for this graph", gp->W);
+        return LCN_ETOOBIG;
+    }
+    GPU_CHECK(ctx, cudaSetDevice(ctx->cfg.device));
+    GPU_CHECK(ctx, cudaFuncSetAttribute(k_steps, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                        (int)j->smem));
+    j->B = gp->block;
+    j->L = gp->ladder;
+    int R = gp->replicas;
+    if (R <= 0) {
+        int per_sm = 0;
+        GPU_CHECK(ctx, cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, k_steps, j->B, j->smem));
+        R = per_sm * ctx->info.sms;
+    }
+    if (R > ctx->cfg.max_replicas)
+        R = ctx->cfg.max_replicas;
+    R -= R % j->L;
+    if (R < j->L) {
+        snprintf(why, (size_t)len, "%d replicas cannot hold one ladder of %d", R, j->L);
+        return LCN_EINVAL;
+    }
+    j->R = R;
+    double *temps = (double *)xmalloc(sizeof(double) * (size_t)j->L);
+    int32_t sigma0;
+    solref_derive(gp, g, seed, &j->sp, temps, &j->r16, &j->lin, &sigma0);
+
+    struct gpu_slot *s = j->s;
+    struct sol_dev *dv = &j->dv;
+    dv->edges = s->edges;
+    dv->inc_off = s->inc_off;
+    dv->inc = s->inc;
+    dv->cur = s->cur;
+    dv->best = s->best;
+    dv->cnt = s->cnt;
+    dv->hist = s->hist;
+    dv->rep = s->rep;
+    dv->wtab = (const int64_t *)s->wtab;
+    dv->ltab = ctx->ltab;
+    dv->temps = s->temps;
+    dv->rec = s->rec;
+    dv->R = R;
+    dv->L = j->L;
+
+    int n = g->n, m = g->m;
+    int32_t *c0 = (int32_t *)xmalloc(sizeof(int32_t) * (size_t)(m + 1));
+    int32_t *h0 = (int32_t *)xcalloc((size_t)m + 1, sizeof(int32_t));
+    int64_t *w0 = (int64_t *)xmalloc(sizeof(int64_t) * (size_t)(m + 1));
+    crossings_grid(g, start, c0, 0);
+    obj_from_counts(&j->start_obj, c0, m);
+    for (int e = 0; e < m; e++)
+        h0[c0[e]]++;
+    sol_energy_table(w0, m, j->start_obj.K, j->r16, j->lin);
+    int64_t E0 = 0;
+    for (int e = 0; e < m; e++)
+        E0 += w0[c0[e]];
+    struct sol_replica *rp = (struct sol_replica *)xcalloc((size_t)R, sizeof(*rp));
+    for (int r = 0; r < R; r++) {
+        rp[r].E = E0;
+        rp[r].cur = rp[r].best = j->start_obj;
+        rp[r].sigma = LCN_MAX(j->sp.sigma_min, LCN_MIN(sigma0, j->sp.sigma_max));
+        rp[r].slot = r % j->L;
+    }
+    struct gpu_record rec0;
+    memset(&rec0, 0, sizeof(rec0));
+    rec0.best = j->start_obj;
+    rec0.kref = j->start_obj.K;
+
+    rc = gpu_upload_graph(ctx, s, g);
+    if (!rc)
+        rc = gpu_h2d(ctx, s, s->cur, start, sizeof(int2) * (size_t)n);
+    if (!rc)
+        rc = gpu_h2d(ctx, s, s->cnt, c0, sizeof(int) * (size_t)m);
+    if (!rc)
+        rc = gpu_h2d(ctx, s, s->hist, h0, sizeof(int) * (size_t)(m + 1));
+    if (!rc)
+        rc = gpu_h2d(ctx, s, s->wtab, w0, sizeof(int64_t) * (size_t)(m + 1));
+    if (!rc)
+        rc = gpu_h2d(ctx, s, s->temps, temps, sizeof(double) * (size_t)j->L);
+    if (!rc)
+        rc = gpu_h2d(ctx, s, s->rep, rp, sizeof(*rp) * (size_t)R);
+    if (!rc)
+        rc = gpu_h2d(ctx, s, s->rec, &rec0, sizeof(rec0));
+    if (!rc) {
+        k_replicate<<<R, 256, 0, s->stream>>>(j->sp, *dv);
+        __atomic_fetch_add(&ctx->launches, 1, __ATOMIC_RELAXED);
+        cudaError_t e = cudaGetLastError();
+        if (e == cudaSuccess)
+            e = cudaStreamSynchronize(s->stream);
+        if (e != cudaSuccess)
+            rc = gpu_check_fail(ctx, e, "k_replicate", __FILE__, __LINE__);
+    }
+    free(c0);
+    free(h0);
+    free(w0);
+    free(rp);
+    free(temps);
+    return rc;
+}
+
+/* One batch: S steps of every replica and the boundary kernels; the record
+ * is copied into the pinned mirror (synchronised by the caller). */
+static int sjob_batch(struct sjob *j, int S, long long max_steps, double tscale)
+{
+    struct gpu_ctx *ctx = j->ctx;
+    struct gpu_slot *s = j->s;
+    k_steps<<<j->R, j->B, j->smem, s->stream>>>(j->sp, j->dv, S, max_steps, tscale, j->dmax, j->G);
+    GPU_LAUNCHED(ctx);
+    k_best<<<1, 1024, 0, s->stream>>>(j->sp, j->dv, (int64_t *)s->wtab, j->r16, j->lin);
+    GPU_LAUNCHED(ctx);
+    k_energy<<<j->R, 256, 0, s->stream>>>(j->sp, j->dv);
+    GPU_LAUNCHED(ctx);
+    k_exchange<<<1, 256, 0, s->stream>>>(j->sp, j->dv, j->batch, tscale);
+    GPU_LAUNCHED(ctx);
+    j->batch++;
+    int rc = gpu_d2h(ctx, s, s->rec_host, s->rec, sizeof(struct gpu_record));
+    if (rc)
+        return rc;
+    GPU_CHECK(ctx, cudaStreamSynchronize(s->stream));
+    return 0;
+}
+
+extern "C" int gpu_solver_debug_run(struct gpu_ctx *ctx, int slot, const struct lcn_graph *g,
+                                    const struct lcn_pt *start, const struct gpu_solver_params *gp,
+                                    uint64_t seed, int32_t batches, int32_t steps,
+                                    struct lcn_pt *cur, struct lcn_pt *best, int32_t *cnt,
+                                    struct sol_replica *rep)
+{
+    if (!ctx->healthy)
+        return LCN_EGPU_STICKY;
+    if (slot < 0 || slot >= ctx->cfg.slots || gp->replicas < 1 || batches < 0 || steps < 1)
+        return LCN_EINVAL;
+    struct sjob j;
+    char why[200];
+    int rc = sjob_setup(ctx, slot, g, start, gp, seed, &j, why, sizeof(why));
+    if (rc)
+        return rc;
+    for (int32_t b = 0; b < batches && !rc; b++) {
+        double tscale = pow(gp->cool, (double)b / (batches > 0 ? batches : 1));
+        rc = sjob_batch(&j, steps, 0, tscale);
+    }
+    size_t n = (size_t)g->n, m = (size_t)g->m, R = (size_t)j.R;
+    if (!rc)
+        rc = gpu_d2h(ctx, j.s, cur, j.s->cur, sizeof(int2) * R * n);
+    if (!rc)
+        rc = gpu_d2h(ctx, j.s, best, j.s->best, sizeof(int2) * R * n);
+    if (!rc)
+        rc = gpu_d2h(ctx, j.s, cnt, j.s->cnt, sizeof(int) * R * m);
+    if (!rc)
+        rc = gpu_d2h(ctx, j.s, rep, j.s->rep, sizeof(struct sol_replica) * R);
+    if (!rc)
+        GPU_CHECK(ctx, cudaStreamSynchronize(j.s->stream));
+    return rc;
+}
+
+/*
+ * The starting layout every replica begins from: the best (by tuple) of the
+ * input layout (repaired), a stress layout, a force-directed layout, a
+ * circle and a random layout, built on the host within a tenth of the
+ * budget (at least the first one is always built).
+ */
+static int build_start(const struct lcn_graph *g, const struct engine_params *p, struct lcn_pt *best)
+{
+    static const enum layout_kind order[] = {LAYOUT_INPUT, LAYOUT_STRESS, LAYOUT_FORCE,
+                                             LAYOUT_CIRCLE, LAYOUT_RANDOM};
+    int64_t share = (p->deadline_ns - p->start_ns) / 10;
+    int64_t dl = p->start_ns + share;
+    struct lcn_pt *pts = (struct lcn_pt *)xmalloc(sizeof(*pts) * (size_t)(g->n ? g->n : 1));
+    int32_t *c = (int32_t *)xmalloc(sizeof(int32_t) * (size_t)(g->m ? g->m : 1));
+    struct lcn_obj bo = {0, 0, 0, 0};
+    int have = 0, rc = 0;
+    for (size_t i = 0; i < sizeof(order) / sizeof(order[0]); i++) {
+        enum layout_kind k = order[i];
+        if (k == LAYOUT_INPUT && !p->init)
+            continue;
+        if (have && lcn_now_ns() >= dl)
+            break;
+        int r = layout_make(g, k, p->seed, p->init, p->has_xy, dl, pts);
+        if (r == LCN_EINVAL) {
+            rc = r;
+            break;
+        }
+        if (r)
+            continue;
+        crossings_grid(g, pts, c, 0);
+        struct lcn_obj o;
+        obj_from_counts(&o, c, g->m);
+        if (!have || obj_cmp(&o, &bo) < 0) {
+            memcpy(best, pts, sizeof(*pts) * (size_t)g->n);
+            bo = o;
+        }
+        have = 1;
+    }
+    free(pts);
+    free(c);
+    return rc ? rc : (have ? 0 : LCN_EINVAL);
+}
+
+/* Fetches the best layout of the record's replica and revalidates it. */
+static int publish(struct sjob *j, struct lcn_pt *out, struct lcn_obj *obj)
+{
+    struct gpu_record *rec = j->s->rec_host;
+    int n = j->g->n;
+    int rc = gpu_d2h(j->ctx, j->s, out, j->s->best + (size_t)rec->best_rep * n, sizeof(int2) * (size_t)n);
+    if (rc)
+        return rc;
+    GPU_CHECK(j->ctx, cudaStreamSynchronize(j->s->stream));
+    struct lcn_report r;
+    validate_layout(j->g, out, 8, &r);
+    int ok = r.valid && obj_cmp(&r.obj, &rec->best) == 0;
+    if (!ok) {
+        char a[96], b[96];
+        obj_format(&rec->best, a, sizeof(a));
+        obj_format(&r.obj, b, sizeof(b));
+        fprintf(stderr, "lcn gpu: oracle rejected the device's best layout (valid %d, claimed %s, oracle %s)\n",
+                r.valid, a, b);
+    }
+    *obj = r.obj;
+    report_release(&r);
+    return ok ? 0 : LCN_ECORRUPT;
+}
+
+static void fill_tel(const struct gpu_record *rec, struct engine_telemetry *t, double elapsed)
+{
+    t->attempted = rec->attempted;
+    t->valid = rec->valid;
+    t->evaluated = rec->evaluated;
+    t->selected = rec->selected;
+    t->accepted = rec->accepted;
+    t->rejected = rec->rejected;
+    t->committed = rec->committed;
+    t->best_updates = rec->best_updates;
+    t->exchanges_attempted = rec->ex_att;
+    t->exchanges_accepted = rec->ex_acc;
+    t->pair_tests = rec->pair_tests;
+    t->elapsed_s = elapsed;
+}
+
+extern "C" int gpu_engine_run(struct gpu_ctx *ctx, const struct lcn_graph *g,
+                              const struct engine_params *p, const struct gpu_solver_params *gsp,
+                              struct engine_result *out)
+{
+    memset(out, 0, sizeof(*out));
+    if (!ctx || !ctx->healthy)
+        return ctx ? LCN_EGPU_STICKY : LCN_ENOGPU;
+    struct gpu_solver_params gp;
+    if (gsp)
+        gp = *gsp;
+    else
+        gpu_solver_params_default(&gp);
+    char terr[200];
+    if (gpu_solver_params_parse(&gp, p->tuning, terr, sizeof(terr))) {
+        fprintf(stderr, "lcn gpu: %s\n", terr);
+        return LCN_EINVAL;
+    }
+    if (p->replicas > 0)
+        gp.replicas = p->replicas;
+    if (p->proposal_workers > 0)
+        gp.W = p->proposal_workers;
+    if (p->move_limit > 0)
+        gp.max_steps = p->move_limit;
+    int slot = gpu_slot_acquire(ctx);
+    if (slot < 0)
+        return slot;
+    const double t0 = (double)p->start_ns;
+    int n = g->n;
+    struct lcn_pt *start = (struct lcn_pt *)xmalloc(sizeof(*start) * (size_t)(n ? n : 1));
+    int rc = build_start(g, p, start);
+    struct sjob j;
+    char why[200] = "";
+    if (!rc)
+        rc = sjob_setup(ctx, slot, g, start, &gp, p->seed, &j, why, sizeof(why));
+    if (rc) {
+        if (why[0])
+            fprintf(stderr, "lcn gpu: %s\n", why);
+        free(start);
+        gpu_slot_release(ctx, slot);
+        return rc;
+    }
+    struct lcn_pt *buf = (struct lcn_pt *)xmalloc(sizeof(*buf) * (size_t)(n ? n : 1));
+    struct lcn_obj best = j.start_obj, pub_obj;
+    double ttt = -1;
+    int64_t now = lcn_now_ns();
+    double span = (double)(p->deadline_ns - p->start_ns);
+    if (span <= 0)
+        span = 1;
+    struct engine_event ev = {(now - t0) / 1e9, "start", best};
+    if (p->on_progress)
+        p->on_progress(p->ctx, &ev);
+    if (p->on_layout)
+        p->on_layout(p->ctx, start, &best, (now - t0) / 1e9);
+    if (p->target_k >= 0 && best.K <= p->target_k)
+        ttt = (now - t0) / 1e9;
+    int64_t last_pub = now, last_tel = now, batch_ns = 0;
+    int64_t tel_iv = p->telemetry_interval_ns > 0 ? p->telemetry_interval_ns : 1000000000;
+    int64_t ck_iv = p->checkpoint_interval_ns > 0 ? p->checkpoint_interval_ns : 1000000000;
+    int S = gp.batch_steps > 0 ? gp.batch_steps : 4, pending = 0;
+    enum engine_stop stop = ENGINE_STOP_DEADLINE;
+    struct engine_telemetry tel;
+    memset(&tel, 0, sizeof(tel));
+    for (;;) {
+        now = lcn_now_ns();
+        if (p->cancel && __atomic_load_n(p->cancel, __ATOMIC_RELAXED)) {
+            stop = ENGINE_STOP_CANCELLED;
+            break;
+        }
+        if (p->stop_at_target && ttt >= 0) {
+            stop = ENGINE_STOP_TARGET;
+            break;
+        }
+        if (gp.max_steps > 0 && (long long)j.s->rec_host->min_step >= gp.max_steps && j.batch > 0) {
+            stop = ENGINE_STOP_LIMIT;
+            break;
+        }
+        if (now + batch_ns >= p->deadline_ns)
+            break;
+        double prog = (now - p->start_ns) / span;
+        double tscale = pow(gp.cool, prog < 0 ? 0 : (prog > 1 ? 1 : prog));
+        int64_t b0 = lcn_now_ns();
+        rc = sjob_batch(&j, S, gp.max_steps, tscale);
+        if (rc)
+            break;
+        batch_ns = lcn_now_ns() - b0;
+        if (gp.batch_steps <= 0) {
+            /* keep a launch near 20 ms: the host checks the deadline at least every ~50 ms */
+            double f = 20e6 / (double)(batch_ns > 0 ? batch_ns : 1);
+            f = f > 2 ? 2 : (f < 0.25 ? 0.25 : f);
+            S = (int)(S * f);
+            S = S < 1 ? 1 : (S > 1 << 16 ? 1 << 16 : S);
+        }
+        struct gpu_record *rec = j.s->rec_host;
+        now = lcn_now_ns();
+        double el = (now - t0) / 1e9;
+        if (obj_cmp(&rec->best, &best) < 0) {
+            best = rec->best;
+            ev.elapsed_s = el;
+            ev.stage = "anneal";
+            ev.best = best;
+            if (p->on_progress)
+                p->on_progress(p->ctx, &ev);
+            pending = 1;
+            if (p->target_k >= 0 && ttt < 0 && best.K <= p->target_k) {
+                /* the time to target counts only once the oracle accepted the layout */
+                rc = publish(&j, buf, &pub_obj);
+                if (rc)
+                    break;
+                ttt = el;
+                if (p->on_layout)
+                    p->on_layout(p->ctx, buf, &pub_obj, el);
+                last_pub = now;
+                pending = 0;
+            }
+        }
+        if (pending && now - last_pub >= ck_iv) {
+            rc = publish(&j, buf, &pub_obj);
+            if (rc)
+                break;
+            if (p->on_layout)
+                p->on_layout(p->ctx, buf, &pub_obj, el);
+            last_pub = now;
+            pending = 0;
+        }
+        if (now - last_tel >= tel_iv && p->on_telemetry) {
+            fill_tel(rec, &tel, el);
+            p->on_telemetry(p->ctx, &tel);
+            last_tel = now;
+        }
+    }
+    if (!rc) {
+        /* the final layout: always fetched and revalidated, then published once */
+        if (j.batch == 0) {
+            memcpy(buf, start, sizeof(*buf) * (size_t)n);
+            struct lcn_report r;
+            validate_layout(g, buf, 8, &r);
+            rc = r.valid && obj_cmp(&r.obj, &j.start_obj) == 0 ? 0 : LCN_ECORRUPT;
+            pub_obj = r.obj;
+            report_release(&r);
+        } else {
+            rc = publish(&j, buf, &pub_obj);
+        }
+    }
+    if (!rc) {
+        now = lcn_now_ns();
+        out->elapsed_s = (now - t0) / 1e9;
+        if (p->on_layout)
+            p->on_layout(p->ctx, buf, &pub_obj, out->elapsed_s);
+        out->best = pub_obj;
+        out->layout = buf;
+        buf = NULL;
+        out->time_to_target_s = ttt;
+        out->stop = stop;
+        out->backend = "gpu";
+        out->evaluator = "device-scan";
+        out->threads = 1;
+        out->replicas = j.R;
+        out->proposal_workers = gp.W;
+        if (j.batch > 0)
+            fill_tel(j.s->rec_host, &out->tel, out->elapsed_s);
+        out->tel.elapsed_s = out->elapsed_s;
+    }
+    free(buf);
+    free(start);
+    gpu_slot_release(ctx, slot);
+    return rc;
+}

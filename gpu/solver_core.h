@@ -1,0 +1,235 @@
+/*
+ * solver_core.h - the arithmetic of one step of the device-resident solver,
+ * shared (one definition, two compilers) by the CUDA kernels in solver.cu and
+ * their CPU twin in solver_ref.c.
+ *
+ * Everything that decides the trajectory of a replica is integer-exact or a
+ * single IEEE double operation, so that the kernel and the twin take the
+ * same decisions and reach the same layout hash:
+ *   - random draws: Philox-4x32-10 with counter (step, replica, purpose, lane);
+ *   - candidate points: integer arithmetic on the draws (an Irwin-Hall sum of
+ *     four 16-bit uniforms stands in for a Gaussian step);
+ *   - energy: E = sum_e w[c_e] with an int64 table w built by an integer
+ *     recurrence (exponential in c around a reference K, then linear);
+ *   - Metropolis: accept when dE <= 0 or (double)dE <= T * L[u], L a table of
+ *     -ln(u) built once on the host and copied to the device;
+ *   - replica exchange: (E_i - E_j) * (1/T_i - 1/T_j) >= -L[u] in doubles,
+ *     each operation rounded once (no fused multiply-add on either side).
+ */
+#ifndef LCN_GPU_SOLVER_CORE_H
+#define LCN_GPU_SOLVER_CORE_H
+
+#include <stdint.h>
+
+#include "geom.h"
+#include "hd.h"
+#include "objective.h"
+#include "rng.h"
+
+#define SOL_DMAX 256       /* largest node degree the device solver handles */
+#define SOL_WMAX 256       /* largest number of proposal workers (candidates per move) */
+#define SOL_LTAB 4096      /* entries of the -ln(u) table */
+#define SOL_W_BASE 4096    /* w[kref] */
+#define SOL_W_EXP_CAP (1ll << 32) /* the exponential part stops growing here */
+#define SOL_MAX_EDGES 32768 /* keeps sum_e w[c_e] below 2^62 */
+
+/* Job-wide constants: identical for every replica, passed by value. */
+struct sol_params {
+    int32_t n, m, width, height;
+    int32_t W;            /* candidates per move (proposal workers), 1..SOL_WMAX */
+    int32_t tournament;   /* edges sampled when choosing a bottleneck node */
+    uint32_t p_hot;       /* P(bottleneck node choice) in 1/65536 */
+    uint32_t p_local;     /* P(local Gaussian-like step) in 1/65536 */
+    uint32_t p_bary;      /* P(neighbour barycentre step) in 1/65536; rest = global jump */
+    int32_t sigma_min, sigma_max;
+    uint32_t k0, k1; /* seed as key */
+};
+
+/* Per-replica scalars, in device memory (array of R), mirrored by the twin. */
+struct sol_replica {
+    uint64_t step;     /* steps done */
+    int64_t E;         /* energy under the current table */
+    struct lcn_obj cur, best;
+    double T;          /* temperature of the last Metropolis test (ladder x schedule) */
+    int32_t sigma;     /* local step radius */
+    int32_t slot;      /* temperature slot within its ladder */
+    uint32_t win_att, win_acc; /* acceptance window for sigma adaptation */
+    uint64_t attempted, valid, evaluated, selected, accepted, rejected, committed;
+    uint64_t best_updates, pair_tests;
+};
+
+enum sol_lane {
+    SOL_LANE_NODE = 0x7fff0000u, /* node choice draws */
+    SOL_LANE_ACCEPT = 0x7fff0001u,
+    SOL_LANE_EXCHANGE = 0x7fff0002u,
+    /* 0x7fff0003.. : tournament draws */
+};
+
+/* Four random words for (step, replica, purpose, lane) under the job key. */
+LCN_HD static inline struct lcn_u32x4 sol_draw(const struct sol_params *sp, uint64_t step,
+                                               uint32_t replica, uint32_t purpose, uint32_t lane)
+{
+    struct lcn_u32x4 c;
+    c.v[0] = (uint32_t)step;
+    c.v[1] = replica;
+    c.v[2] = purpose | ((uint32_t)(step >> 32) << 8);
+    c.v[3] = lane;
+    return rng_philox(c, sp->k0, sp->k1);
+}
+
+/* Uniform integer in [0, n) from one word. */
+LCN_HD static inline uint32_t sol_below(uint32_t word, uint32_t n)
+{
+    return (uint32_t)(((uint64_t)word * n) >> 32);
+}
+
+LCN_HD static inline int32_t sol_clamp(int64_t v, int32_t lo, int32_t hi)
+{
+    return (int32_t)(v < lo ? lo : (v > hi ? hi : v));
+}
+
+/* Approximately standard-normal step times sigma: Irwin-Hall of 4 x 16 bits. */
+LCN_HD static inline int64_t sol_gauss(uint32_t a, uint32_t b, int32_t sigma)
+{
+    int64_t s = (int64_t)(a & 0xffff) + (a >> 16) + (b & 0xffff) + (b >> 16);
+    /* mean 131070, standard deviation 37837 */
+    return (s - 131070) * sigma / 37837;
+}
+
+/*
+ * Candidate point `lane` for moving a node at p. bary is the barycentre of
+ * its neighbours (p for an isolated node). The result is inside the bounds
+ * and differs from p unless the bounds hold a single point.
+ */
+LCN_HD static inline struct lcn_pt sol_candidate(const struct sol_params *sp, uint64_t step,
+                                                 uint32_t replica, uint32_t lane, struct lcn_pt p,
+                                                 struct lcn_pt bary, int32_t sigma)
+{
+    struct lcn_u32x4 a = sol_draw(sp, step, replica, RNG_PURPOSE_MOVE, 2 * lane);
+    struct lcn_u32x4 b = sol_draw(sp, step, replica, RNG_PURPOSE_MOVE, 2 * lane + 1);
+    uint32_t kind = a.v[0] & 0xffff;
+    int64_t x, y;
+    if (kind < sp->p_local) {
+        x = p.x + sol_gauss(a.v[1], a.v[2], sigma);
+        y = p.y + sol_gauss(a.v[3], b.v[0], sigma);
+    } else if (kind < sp->p_local + sp->p_bary) {
+        int32_t r = sigma / 4 + 1;
+        x = bary.x + (int64_t)sol_below(a.v[1], 2 * (uint32_t)r + 1) - r;
+        y = bary.y + (int64_t)sol_below(a.v[2], 2 * (uint32_t)r + 1) - r;
+    } else {
+        x = sol_below(a.v[1], (uint32_t)sp->width + 1);
+        y = sol_below(a.v[2], (uint32_t)sp->height + 1);
+    }
+    struct lcn_pt q;
+    q.x = sol_clamp(x, 0, sp->width);
+    q.y = sol_clamp(y, 0, sp->height);
+    if (q.x == p.x && q.y == p.y) {
+        /* never propose the null move: step one unit in a random direction */
+        uint32_t d = b.v[1] & 3;
+        int32_t dx = d == 0 ? 1 : (d == 1 ? -1 : 0), dy = d == 2 ? 1 : (d == 3 ? -1 : 0);
+        q.x = sol_clamp((int64_t)p.x + dx, 0, sp->width);
+        q.y = sol_clamp((int64_t)p.y + dy, 0, sp->height);
+        if (q.x == p.x && q.y == p.y) {
+            q.x = sol_clamp((int64_t)p.x - dx, 0, sp->width);
+            q.y = sol_clamp((int64_t)p.y - dy, 0, sp->height);
+        }
+    }
+    return q;
+}
+
+/*
+ * Node to move at (step, replica). With probability p_hot a tournament over
+ * `tournament` (1..16) random edges picks the edge with the highest count
+ * (ties: the first drawn) and one of its endpoints; otherwise a uniform node.
+ * cnt: the replica's counts; ends: edge endpoints as pairs (ends[2e], ends[2e+1]).
+ */
+LCN_HD static inline int32_t sol_pick_node(const struct sol_params *sp, uint64_t step,
+                                           uint32_t replica, const int32_t *cnt,
+                                           const int32_t *ends)
+{
+    struct lcn_u32x4 a = sol_draw(sp, step, replica, RNG_PURPOSE_MOVE, SOL_LANE_NODE);
+    if ((a.v[0] & 0xffff) >= sp->p_hot || sp->m == 0)
+        return (int32_t)sol_below(a.v[1], (uint32_t)sp->n);
+    int32_t best_e = -1, best_c = -1;
+    int32_t t = sp->tournament < 1 ? 1 : (sp->tournament > 16 ? 16 : sp->tournament);
+    struct lcn_u32x4 b;
+    for (int32_t k = 0; k < t; k++) {
+        if ((k & 3) == 0)
+            b = sol_draw(sp, step, replica, RNG_PURPOSE_MOVE, SOL_LANE_NODE + 3 + (uint32_t)(k >> 2));
+        int32_t e = (int32_t)sol_below(b.v[k & 3], (uint32_t)sp->m);
+        if (cnt[e] > best_c) {
+            best_c = cnt[e];
+            best_e = e;
+        }
+    }
+    return ends[2 * best_e + ((a.v[0] >> 16) & 1)];
+}
+
+/*
+ * Energy table: w[c] for c in 0..m. w[kref] = SOL_W_BASE; each step up
+ * multiplies by r16/65536 until SOL_W_EXP_CAP, then grows linearly by the
+ * last increment; each step down divides likewise (floor). A linear term
+ * `lin` per crossing is added so that total crossings still break ties.
+ */
+LCN_HD static inline void sol_energy_table(int64_t *w, int32_t m, int32_t kref, uint32_t r16,
+                                           int64_t lin)
+{
+    if (kref > m)
+        kref = m;
+    if (kref < 0)
+        kref = 0;
+    int64_t e = SOL_W_BASE, inc = 0;
+    w[kref] = e;
+    for (int32_t c = kref + 1; c <= m; c++) {
+        if (e < SOL_W_EXP_CAP) {
+            int64_t ne = (e * (int64_t)r16) >> 16;
+            inc = ne - e;
+            e = ne;
+        } else {
+            e += inc;
+        }
+        w[c] = e;
+    }
+    e = SOL_W_BASE;
+    for (int32_t c = kref - 1; c >= 0; c--) {
+        e = (e << 16) / (int64_t)r16;
+        w[c] = e;
+    }
+    for (int32_t c = 0; c <= m; c++)
+        w[c] += lin * c;
+}
+
+/* Metropolis on an integer energy change. */
+LCN_HD static inline int sol_accept(int64_t dE, double T, const double *ltab, uint32_t word)
+{
+    if (dE <= 0)
+        return 1;
+    double thr = T * ltab[word >> 20]; /* one rounding */
+    return (double)dE <= thr;
+}
+
+/* Replica exchange between temperatures Ti (holding Ei) and Tj (holding Ej). */
+LCN_HD static inline int sol_exchange(int64_t Ei, int64_t Ej, double Ti, double Tj,
+                                      const double *ltab, uint32_t word)
+{
+    double bi = 1.0 / Ti, bj = 1.0 / Tj;
+    double db = bi - bj;
+    double de = (double)(Ei - Ej);
+    double x = de * db; /* log of the acceptance ratio */
+    return x >= -ltab[word >> 20];
+}
+
+/* Adapts sigma towards an acceptance ratio of 20-40% over a window. */
+LCN_HD static inline int32_t sol_adapt_sigma(int32_t sigma, uint32_t att, uint32_t acc,
+                                             int32_t lo, int32_t hi)
+{
+    if (att < 64)
+        return sigma;
+    if ((uint64_t)acc * 10 > (uint64_t)att * 4)
+        sigma = sigma + sigma / 4 + 1;
+    else if ((uint64_t)acc * 5 < (uint64_t)att)
+        sigma = sigma - sigma / 5;
+    return sigma < lo ? lo : (sigma > hi ? hi : sigma);
+}
+
+#endif

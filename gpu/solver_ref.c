@@ -1,0 +1,439 @@
+#include "solver_ref.h"
+
+#include <math.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "crossings.h"
+#include "gpu.h"
+#include "err.h"
+#include "util.h"
+
+void solref_fill_ltab(double *ltab)
+{
+    for (int i = 0; i < SOL_LTAB; i++)
+        ltab[i] = -log((i + 0.5) / SOL_LTAB);
+}
+
+void solref_fill_temps(double *temps, int32_t L, double t_lo, double t_hi)
+{
+    for (int32_t s = 0; s < L; s++)
+        temps[s] = L == 1 ? t_lo : t_lo * pow(t_hi / t_lo, (double)s / (L - 1));
+}
+
+void solref_derive(const struct gpu_solver_params *gp, const struct lcn_graph *g, uint64_t seed,
+                   struct sol_params *sp, double *temps, uint32_t *r16, int64_t *lin,
+                   int32_t *sigma0)
+{
+    memset(sp, 0, sizeof(*sp));
+    sp->n = g->n;
+    sp->m = g->m;
+    sp->width = g->width;
+    sp->height = g->height;
+    sp->W = gp->W;
+    sp->tournament = gp->tournament;
+    sp->p_hot = (uint32_t)(gp->p_hot * 65536.0);
+    sp->p_local = (uint32_t)(gp->p_local * 65536.0);
+    sp->p_bary = (uint32_t)(gp->p_bary * 65536.0);
+    int32_t span = LCN_MAX(g->width, g->height);
+    sp->sigma_min = 1;
+    sp->sigma_max = LCN_MAX(1, span / 2);
+    sp->k0 = (uint32_t)seed;
+    sp->k1 = (uint32_t)(seed >> 32);
+    solref_fill_temps(temps, gp->ladder, gp->t_lo * SOL_W_BASE, gp->t_hi * SOL_W_BASE);
+    *r16 = (uint32_t)llround(65536.0 * exp(gp->beta));
+    *lin = 1;
+    *sigma0 = LCN_MAX(1, span / 10);
+}
+
+static int64_t energy_of(const int64_t *w, const int32_t *c, int32_t m)
+{
+    int64_t e = 0;
+    for (int32_t i = 0; i < m; i++)
+        e += w[c[i]];
+    return e;
+}
+
+int64_t solref_energy(const struct solref *s, int32_t r)
+{
+    return energy_of(s->wtab, s->cnt + (size_t)r * s->g->m, s->g->m);
+}
+
+int solref_init(struct solref *s, const struct lcn_graph *g, const struct sol_params *sp,
+                int32_t R, int32_t L, const struct lcn_pt *start, const double *temps,
+                uint32_t r16, int64_t lin, int32_t sigma0)
+{
+    memset(s, 0, sizeof(*s));
+    if (R < 1 || L < 1 || R % L != 0 || g->m > SOL_MAX_EDGES || g->max_degree > SOL_DMAX ||
+        sp->W < 1 || sp->W > SOL_WMAX)
+        return LCN_EINVAL;
+    for (int32_t v = 0; v < g->n; v++)
+        if (start[v].x < 0 || start[v].y < 0 || start[v].x > g->width || start[v].y > g->height)
+            return LCN_EINVAL;
+    int32_t n = g->n, m = g->m;
+    s->g = g;
+    s->sp = *sp;
+    s->R = R;
+    s->L = L;
+    s->cur = xmalloc(sizeof(struct lcn_pt) * (size_t)R * (size_t)(n ? n : 1));
+    s->best = xmalloc(sizeof(struct lcn_pt) * (size_t)R * (size_t)(n ? n : 1));
+    s->cnt = xmalloc(sizeof(int32_t) * (size_t)R * (size_t)(m ? m : 1));
+    s->hist = xcalloc((size_t)R * (size_t)(m + 1), sizeof(int32_t));
+    s->rep = xcalloc((size_t)R, sizeof(*s->rep));
+    s->ends = xmalloc(sizeof(int32_t) * 2 * (size_t)(m ? m : 1));
+    s->wtab = xmalloc(sizeof(int64_t) * (size_t)(m + 1));
+    s->ltab = xmalloc(sizeof(double) * SOL_LTAB);
+    s->temps = xmalloc(sizeof(double) * (size_t)L);
+    for (int32_t e = 0; e < m; e++) {
+        s->ends[2 * e] = g->eu[e];
+        s->ends[2 * e + 1] = g->ev[e];
+    }
+    solref_fill_ltab(s->ltab);
+    memcpy(s->temps, temps, sizeof(double) * (size_t)L);
+    int32_t *c0 = xmalloc(sizeof(int32_t) * (size_t)(m ? m : 1));
+    crossings_grid(g, start, c0, 0);
+    struct lcn_obj o;
+    obj_from_counts(&o, c0, m);
+    s->r16 = r16;
+    s->lin = lin;
+    s->kref = o.K;
+    sol_energy_table(s->wtab, m, s->kref, r16, lin);
+    int64_t E0 = energy_of(s->wtab, c0, m);
+    for (int32_t r = 0; r < R; r++) {
+        memcpy(s->cur + (size_t)r * n, start, sizeof(struct lcn_pt) * (size_t)n);
+        memcpy(s->best + (size_t)r * n, start, sizeof(struct lcn_pt) * (size_t)n);
+        memcpy(s->cnt + (size_t)r * m, c0, sizeof(int32_t) * (size_t)m);
+        int32_t *h = s->hist + (size_t)r * (m + 1);
+        for (int32_t e = 0; e < m; e++)
+            h[c0[e]]++;
+        struct sol_replica *rp = &s->rep[r];
+        rp->E = E0;
+        rp->cur = rp->best = o;
+        rp->sigma = sigma0 < sp->sigma_min ? sp->sigma_min : (sigma0 > sp->sigma_max ? sp->sigma_max : sigma0);
+        rp->slot = r % L;
+    }
+    free(c0);
+    s->gbest = o;
+    s->gbest_rep = 0;
+    return 0;
+}
+
+void solref_release(struct solref *s)
+{
+    free(s->cur);
+    free(s->best);
+    free(s->cnt);
+    free(s->hist);
+    free(s->rep);
+    free(s->ends);
+    free(s->wtab);
+    free(s->ltab);
+    free(s->temps);
+    memset(s, 0, sizeof(*s));
+}
+
+/* Crossing predicate between a moving segment and edge f (shared-endpoint pairs excluded by caller). */
+static int meets(struct lcn_pt a, struct lcn_pt b, struct lcn_pt c, struct lcn_pt d)
+{
+    return geom_segments_meet(a, b, c, d);
+}
+
+void solref_step(struct solref *s, int32_t r, double tscale)
+{
+    const struct lcn_graph *g = s->g;
+    const struct sol_params *sp = &s->sp;
+    int32_t n = g->n, m = g->m;
+    struct sol_replica *rp = &s->rep[r];
+    struct lcn_pt *pts = s->cur + (size_t)r * n;
+    int32_t *cnt = s->cnt + (size_t)r * m;
+    int32_t *hist = s->hist + (size_t)r * (m + 1);
+    uint64_t step = rp->step++;
+
+    int32_t v = sol_pick_node(sp, step, (uint32_t)r, cnt, s->ends);
+    struct lcn_pt p = pts[v];
+    int32_t d = graph_degree(g, v);
+    const int32_t *inc = g->inc + g->inc_off[v];
+    int64_t bx = 0, by = 0;
+    for (int32_t k = 0; k < d; k++) {
+        struct lcn_pt pu = pts[graph_other(g, inc[k], v)];
+        bx += pu.x;
+        by += pu.y;
+    }
+    struct lcn_pt bary = p;
+    if (d > 0) {
+        bary.x = (int32_t)(bx / d);
+        bary.y = (int32_t)(by / d);
+    }
+
+    int32_t W = sp->W, best_c = -1;
+    int64_t best_dE = 0;
+    int32_t nc[SOL_DMAX];
+    for (int32_t c = 0; c < W; c++) {
+        struct lcn_pt q = sol_candidate(sp, step, (uint32_t)r, (uint32_t)c, p, bary, rp->sigma);
+        rp->attempted++;
+        rp->evaluated++;
+        int bad = 0;
+        /* V2 and V3 (new edges through nodes) */
+        for (int32_t w = 0; w < n && !bad; w++) {
+            if (w == v)
+                continue;
+            if (geom_pt_eq(pts[w], q))
+                bad = 1;
+            for (int32_t k = 0; k < d && !bad; k++) {
+                int32_t u = graph_other(g, inc[k], v);
+                if (w != u && geom_on_interior(q, pts[u], pts[w]))
+                    bad = 1;
+            }
+        }
+        int64_t dE = 0;
+        for (int32_t k = 0; k < d; k++)
+            nc[k] = 0;
+        for (int32_t f = 0; f < m; f++) {
+            int32_t fu = g->eu[f], fv = g->ev[f];
+            if (fu == v || fv == v)
+                continue;
+            struct lcn_pt a = pts[fu], b = pts[fv];
+            if (geom_on_interior(a, b, q))
+                bad = 1;
+            int32_t oc = 0, ncf = 0;
+            for (int32_t k = 0; k < d; k++) {
+                int32_t u = graph_other(g, inc[k], v);
+                if (fu == u || fv == u)
+                    continue;
+                rp->pair_tests += 2;
+                oc += meets(p, pts[u], a, b);
+                if (meets(q, pts[u], a, b)) {
+                    ncf++;
+                    nc[k]++;
+                }
+            }
+            int32_t delta = ncf - oc;
+            if (delta)
+                dE += s->wtab[cnt[f] + delta] - s->wtab[cnt[f]];
+        }
+        for (int32_t k = 0; k < d; k++)
+            dE += s->wtab[nc[k]] - s->wtab[cnt[inc[k]]];
+        if (bad)
+            continue;
+        rp->valid++;
+        if (best_c < 0 || dE < best_dE) {
+            best_c = c;
+            best_dE = dE;
+        }
+    }
+    if (best_c < 0)
+        return;
+    rp->selected++;
+    rp->win_att++;
+    double T = s->temps[rp->slot] * tscale;
+    rp->T = T;
+    uint32_t word = sol_draw(sp, step, (uint32_t)r, RNG_PURPOSE_ACCEPT, SOL_LANE_ACCEPT).v[0];
+    if (!sol_accept(best_dE, T, s->ltab, word)) {
+        rp->rejected++;
+        return;
+    }
+    rp->accepted++;
+    rp->win_acc++;
+
+    /* commit the chosen candidate */
+    struct lcn_pt q = sol_candidate(sp, step, (uint32_t)r, (uint32_t)best_c, p, bary, rp->sigma);
+    int32_t K = rp->cur.K, newmax = 0;
+    int64_t dphi = 0, dsum = 0;
+    for (int32_t k = 0; k < d; k++)
+        nc[k] = 0;
+    for (int32_t f = 0; f < m; f++) {
+        int32_t fu = g->eu[f], fv = g->ev[f];
+        if (fu == v || fv == v)
+            continue;
+        struct lcn_pt a = pts[fu], b = pts[fv];
+        int32_t delta = 0;
+        for (int32_t k = 0; k < d; k++) {
+            int32_t u = graph_other(g, inc[k], v);
+            if (fu == u || fv == u)
+                continue;
+            delta -= meets(p, pts[u], a, b);
+            if (meets(q, pts[u], a, b)) {
+                delta++;
+                nc[k]++;
+            }
+        }
+        if (delta) {
+            int32_t o = cnt[f], nn = o + delta;
+            hist[o]--;
+            hist[nn]++;
+            dphi += (int64_t)nn * nn - (int64_t)o * o;
+            dsum += delta;
+            cnt[f] = nn;
+            if (nn > newmax)
+                newmax = nn;
+        }
+    }
+    for (int32_t k = 0; k < d; k++) {
+        int32_t e = inc[k], o = cnt[e], nn = nc[k];
+        if (nn != o) {
+            hist[o]--;
+            hist[nn]++;
+            dphi += (int64_t)nn * nn - (int64_t)o * o;
+            dsum += nn - o;
+            cnt[e] = nn;
+        }
+        if (nn > newmax)
+            newmax = nn;
+    }
+    pts[v] = q;
+    if (newmax > K)
+        K = newmax;
+    while (K > 0 && hist[K] == 0)
+        K--;
+    rp->cur.K = K;
+    rp->cur.nK = m ? hist[K] : 0;
+    rp->cur.Phi += dphi;
+    rp->cur.C += dsum / 2;
+    rp->E += best_dE;
+    rp->committed++;
+    if (obj_cmp(&rp->cur, &rp->best) < 0) {
+        rp->best = rp->cur;
+        rp->best_updates++;
+        memcpy(s->best + (size_t)r * n, pts, sizeof(struct lcn_pt) * (size_t)n);
+    }
+}
+
+void solref_boundary(struct solref *s, double tscale)
+{
+    int32_t R = s->R, L = s->L, m = s->g->m;
+    /* global best: lowest tuple, ties to the lowest replica index */
+    int32_t gb = 0;
+    for (int32_t r = 1; r < R; r++)
+        if (obj_cmp(&s->rep[r].best, &s->rep[gb].best) < 0)
+            gb = r;
+    s->gbest = s->rep[gb].best;
+    s->gbest_rep = gb;
+    if (s->gbest.K != s->kref) {
+        s->kref = s->gbest.K;
+        sol_energy_table(s->wtab, m, s->kref, s->r16, s->lin);
+    }
+    for (int32_t r = 0; r < R; r++)
+        s->rep[r].E = solref_energy(s, r);
+    /* exchanges within each ladder, alternating parity */
+    int32_t parity = (int32_t)(s->batch & 1);
+    int32_t *of_slot = xmalloc(sizeof(int32_t) * (size_t)L);
+    for (int32_t base = 0; base < R; base += L) {
+        for (int32_t i = 0; i < L; i++)
+            of_slot[s->rep[base + i].slot] = base + i;
+        for (int32_t t = parity; t + 1 < L; t += 2) {
+            int32_t i = of_slot[t], j = of_slot[t + 1];
+            uint32_t word = sol_draw(&s->sp, s->batch, (uint32_t)(base / L), RNG_PURPOSE_EXCHANGE,
+                                     (uint32_t)t)
+                                .v[0];
+            struct sol_replica *ri = &s->rep[i], *rj = &s->rep[j];
+            s->ex_att++;
+            if (sol_exchange(ri->E, rj->E, s->temps[t] * tscale, s->temps[t + 1] * tscale, s->ltab,
+                             word)) {
+                ri->slot = t + 1;
+                rj->slot = t;
+                of_slot[t] = j;
+                of_slot[t + 1] = i;
+                s->ex_acc++;
+            }
+        }
+    }
+    free(of_slot);
+    for (int32_t r = 0; r < R; r++) {
+        struct sol_replica *rp = &s->rep[r];
+        rp->sigma = sol_adapt_sigma(rp->sigma, rp->win_att, rp->win_acc, s->sp.sigma_min,
+                                    s->sp.sigma_max);
+        if (rp->win_att >= 64)
+            rp->win_att = rp->win_acc = 0;
+    }
+    s->batch++;
+}
+
+void solref_batch(struct solref *s, int32_t S, double tscale)
+{
+    for (int32_t r = 0; r < s->R; r++)
+        for (int32_t i = 0; i < S; i++)
+            solref_step(s, r, tscale);
+    solref_boundary(s, tscale);
+}
+
+void gpu_solver_params_default(struct gpu_solver_params *sp)
+{
+    memset(sp, 0, sizeof(*sp));
+    sp->replicas = 0;
+    sp->ladder = 16;
+    sp->W = 4;
+    sp->block = 256;
+    sp->batch_steps = 0;
+    sp->max_steps = 0;
+    sp->t_lo = 0.1;
+    sp->t_hi = 5.0;
+    sp->cool = 0.1;
+    sp->beta = 1.0;
+    sp->tournament = 8;
+    sp->p_hot = 0.6;
+    sp->p_local = 0.7;
+    sp->p_bary = 0.15;
+}
+
+/* The GPU engine's knobs: one table drives parsing, ranges and docs. */
+struct gknob {
+    const char *name;
+    int is_int;
+    size_t off;
+    double lo, hi;
+};
+
+#define GK(f) offsetof(struct gpu_solver_params, f)
+static const struct gknob gknobs[] = {
+    {"replicas", 1, GK(replicas), 0, 65536},   {"ladder", 1, GK(ladder), 1, 64},
+    {"W", 1, GK(W), 1, SOL_WMAX},              {"block", 1, GK(block), 32, 1024},
+    {"batch_steps", 1, GK(batch_steps), 0, 1 << 20},
+    {"tournament", 1, GK(tournament), 1, 16},  {"t_lo", 0, GK(t_lo), 1e-6, 1e6},
+    {"t_hi", 0, GK(t_hi), 1e-6, 1e6},          {"cool", 0, GK(cool), 1e-6, 1},
+    {"beta", 0, GK(beta), 0.01, 5},            {"p_hot", 0, GK(p_hot), 0, 1},
+    {"p_local", 0, GK(p_local), 0, 1},         {"p_bary", 0, GK(p_bary), 0, 1},
+};
+#undef GK
+
+int gpu_solver_params_parse(struct gpu_solver_params *sp, const char *spec, char *err, int errlen)
+{
+    if (!spec || !*spec)
+        return 0;
+    char *copy = xstrdup(spec), *save = NULL;
+    int rc = 0;
+    for (char *tok = strtok_r(copy, ",", &save); tok && !rc; tok = strtok_r(NULL, ",", &save)) {
+        char *eq = strchr(tok, '=');
+        const struct gknob *k = NULL;
+        if (eq) {
+            *eq = 0;
+            for (size_t i = 0; i < LCN_ARRAY_LEN(gknobs); i++)
+                if (strcmp(gknobs[i].name, tok) == 0)
+                    k = &gknobs[i];
+        }
+        if (!k) {
+            snprintf(err, (size_t)errlen, "tuning: unknown gpu knob '%s'", tok);
+            rc = LCN_EINVAL;
+            break;
+        }
+        char *end;
+        double v = strtod(eq + 1, &end);
+        if (end == eq + 1 || *end || v < k->lo || v > k->hi || (k->is_int && v != (double)(int64_t)v)) {
+            snprintf(err, (size_t)errlen, "tuning: '%s' must be %s in [%g, %g]", tok,
+                     k->is_int ? "an integer" : "a number", k->lo, k->hi);
+            rc = LCN_EINVAL;
+            break;
+        }
+        if (k->is_int)
+            *(int32_t *)((char *)sp + k->off) = (int32_t)v;
+        else
+            *(double *)((char *)sp + k->off) = v;
+    }
+    free(copy);
+    if (!rc && sp->p_local + sp->p_bary > 1) {
+        snprintf(err, (size_t)errlen, "tuning: p_local + p_bary must not exceed 1");
+        rc = LCN_EINVAL;
+    }
+    return rc;
+}

@@ -1,0 +1,130 @@
+#include "engines.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "err.h"
+#ifdef LCN_HAVE_CUDA
+#include "gpu.h"
+#endif
+
+static const char *const names[] = {"auto", "cpu", "gpu"};
+
+int engines_backend_parse(const char *name, enum engine_backend *b)
+{
+    for (int i = 0; i < 3; i++) {
+        if (strcmp(name, names[i]) == 0) {
+            *b = (enum engine_backend)i;
+            return 0;
+        }
+    }
+    return LCN_EINVAL;
+}
+
+const char *engines_backend_name(enum engine_backend b)
+{
+    return (unsigned)b < 3 ? names[b] : "?";
+}
+
+#ifdef LCN_HAVE_CUDA
+/*
+ * The process-wide GPU context: opened once (explicitly by the daemon with
+ * its configuration, or lazily with defaults by the first user), closed at
+ * exit. The mutex guards opening; the context itself is thread-safe.
+ */
+static pthread_mutex_t gpu_mu = PTHREAD_MUTEX_INITIALIZER;
+static struct gpu_ctx *gpu;
+static int gpu_tried;
+
+int engines_gpu_open(const struct gpu_config *cfg, char *err, int errlen)
+{
+    int rc = 0;
+    pthread_mutex_lock(&gpu_mu);
+    if (!gpu) {
+        struct gpu_config def;
+        gpu_config_default(&def);
+        gpu_tried = 1;
+        rc = gpu_device_count() > 0 ? gpu_ctx_new(cfg ? cfg : &def, &gpu, err, errlen) : LCN_ENOGPU;
+        if (rc == LCN_ENOGPU && errlen > 0 && !err[0])
+            snprintf(err, (size_t)errlen, "no CUDA device");
+    }
+    pthread_mutex_unlock(&gpu_mu);
+    return rc;
+}
+
+void engines_gpu_close(void)
+{
+    pthread_mutex_lock(&gpu_mu);
+    gpu_ctx_free(gpu);
+    gpu = NULL;
+    pthread_mutex_unlock(&gpu_mu);
+}
+
+struct gpu_ctx *engines_gpu_ctx(void)
+{
+    if (!gpu && !gpu_tried) {
+        char err[256] = "";
+        if (engines_gpu_open(NULL, err, sizeof(err)) != 0 && err[0])
+            fprintf(stderr, "lcn: gpu unavailable: %s\n", err);
+    }
+    return gpu;
+}
+
+int engines_gpu_available(void)
+{
+    struct gpu_ctx *c = engines_gpu_ctx();
+    return c && gpu_ctx_healthy(c);
+}
+#else
+int engines_gpu_available(void)
+{
+    return 0; /* built without CUDA */
+}
+#endif
+
+int engines_resolve(enum engine_backend b, enum engine_backend *resolved)
+{
+    switch (b) {
+    case ENGINE_BACKEND_AUTO:
+        *resolved = engines_gpu_available() ? ENGINE_BACKEND_GPU : ENGINE_BACKEND_CPU;
+        return 0;
+    case ENGINE_BACKEND_CPU:
+        *resolved = ENGINE_BACKEND_CPU;
+        return 0;
+    case ENGINE_BACKEND_GPU:
+        if (!engines_gpu_available())
+            return LCN_ENOGPU;
+        *resolved = ENGINE_BACKEND_GPU;
+        return 0;
+    }
+    return LCN_EINVAL;
+}
+
+int engines_run(enum engine_backend b, const struct lcn_graph *g, const struct engine_params *p,
+                struct engine_result *out)
+{
+    enum engine_backend r;
+    int rc = engines_resolve(b, &r);
+    if (rc)
+        return rc;
+    switch (r) {
+    case ENGINE_BACKEND_CPU:
+        return engine_cpu_run(g, p, out);
+    case ENGINE_BACKEND_GPU:
+#ifdef LCN_HAVE_CUDA
+    {
+        char why[200];
+        if (gpu_fits(engines_gpu_ctx(), g, why, sizeof(why)) != 0) {
+            if (b == ENGINE_BACKEND_AUTO)
+                return engine_cpu_run(g, p, out); /* auto: the CPU takes what the GPU cannot */
+            fprintf(stderr, "lcn: %s\n", why);
+            return LCN_ETOOBIG;
+        }
+        return gpu_engine_run(engines_gpu_ctx(), g, p, NULL, out);
+    }
+#endif
+    default:
+        return LCN_ENOGPU;
+    }
+}

@@ -1,0 +1,418 @@
+/*
+ * solve.c - `lcnd solve GRAPH.json --budget-s S --seed N --out OUT.json ...`
+ *
+ * Progress goes to stderr (one line per improvement, at most a few per
+ * second unless K drops, plus a status line per telemetry period); the JSON
+ * summary is the only thing written to stdout, so it can be piped. The
+ * layout file is written only after validate_layout accepted the engine's
+ * final layout with exactly the tuple the engine claimed.
+ */
+#include "solve.h"
+
+#include <errno.h>
+#include <math.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "engine.h"
+#include "engines.h"
+#include "err.h"
+#include "graphio.h"
+#include "util.h"
+#include "validate.h"
+
+enum { EXIT_RUN = 1, EXIT_USAGE = 2 };
+
+struct solve_opts {
+    const char *graph, *out, *tuning;
+    double budget_s;
+    uint64_t seed;
+    int32_t target_k;
+    int stop_at_target;
+    int32_t threads, replicas, workers;
+    int64_t move_limit;
+    enum engine_backend backend;
+    int quiet, budget_given;
+};
+
+enum opt_id {
+    OPT_BUDGET,
+    OPT_SEED,
+    OPT_TARGET,
+    OPT_STOP,
+    OPT_THREADS,
+    OPT_REPLICAS,
+    OPT_WORKERS,
+    OPT_BACKEND,
+    OPT_OUT,
+    OPT_TUNING,
+    OPT_LIMIT,
+    OPT_QUIET,
+    OPT_HELP,
+};
+
+struct opt {
+    const char *name;
+    enum opt_id id;
+    int has_arg;
+    const char *help;
+};
+
+static const struct opt opts[] = {
+    {"budget-s", OPT_BUDGET, 1, "S: wall-clock budget in seconds (default 10)"},
+    {"seed", OPT_SEED, 1, "N: random seed, an integer >= 0 (default 1)"},
+    {"target-k", OPT_TARGET, 1, "K: target K; time_to_target_s reports when it is reached"},
+    {"stop-at-target", OPT_STOP, 0, "stop as soon as the target K is reached"},
+    {"threads", OPT_THREADS, 1, "T: worker threads (default: online cores)"},
+    {"replicas", OPT_REPLICAS, 1, "R: parallel-tempering replicas (default: the engine's)"},
+    {"proposal-workers", OPT_WORKERS, 1, "W: candidate points per move, best-of-W"},
+    {"backend", OPT_BACKEND, 1, "cpu|gpu|auto (default auto: gpu when available)"},
+    {"out", OPT_OUT, 1, "OUT.json: where the best layout is written (required)"},
+    {"tuning", OPT_TUNING, 1, "k=v,...: engine knobs (docs/ENGINE.md)"},
+    {"move-limit", OPT_LIMIT, 1, "N: stop after N moves per replica (deterministic runs)"},
+    {"quiet", OPT_QUIET, 0, "no progress on stderr"},
+    {"help", OPT_HELP, 0, "this text"},
+};
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: lcnd solve GRAPH.json --out OUT.json [OPTIONS]\n\n"
+               "Solves one graph under a time budget: live progress on stderr, a JSON\n"
+               "summary on stdout, the best layout (validated) in OUT.json.\n\noptions:\n");
+    for (size_t i = 0; i < sizeof(opts) / sizeof(opts[0]); i++)
+        fprintf(f, "  --%-18s %s\n", opts[i].name, opts[i].help);
+    fprintf(f, "\nexit status: 0 success, 1 run-time failure, 2 usage or input error\n");
+}
+
+static int usage_error(const char *fmt, const char *a, const char *b)
+{
+    fprintf(stderr, "lcnd solve: ");
+    fprintf(stderr, fmt, a, b);
+    fprintf(stderr, "\ntry 'lcnd solve --help'\n");
+    return EXIT_USAGE;
+}
+
+static int parse_int(const char *s, int64_t lo, int64_t hi, int64_t *out)
+{
+    char *end = NULL;
+    errno = 0;
+    long long v = strtoll(s, &end, 10);
+    if (errno || end == s || *end || v < lo || v > hi)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+static int parse_opts(int argc, char **argv, struct solve_opts *o)
+{
+    memset(o, 0, sizeof(*o));
+    o->budget_s = 10;
+    o->seed = 1;
+    o->target_k = -1;
+    o->backend = ENGINE_BACKEND_AUTO;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (strncmp(a, "--", 2) != 0 || a[2] == 0) {
+            if (o->graph)
+                return usage_error("unexpected argument '%s'%s", a, "");
+            o->graph = a;
+            continue;
+        }
+        const char *name = a + 2, *val = NULL;
+        size_t len = strlen(name);
+        const char *eq = strchr(name, '=');
+        if (eq) {
+            len = (size_t)(eq - name);
+            val = eq + 1;
+        }
+        const struct opt *op = NULL;
+        for (size_t k = 0; k < sizeof(opts) / sizeof(opts[0]); k++)
+            if (strlen(opts[k].name) == len && strncmp(opts[k].name, name, len) == 0)
+                op = &opts[k];
+        if (!op)
+            return usage_error("unknown option '%s'%s", a, "");
+        if (op->has_arg && !val) {
+            if (i + 1 >= argc)
+                return usage_error("option '--%s' needs a value%s", op->name, "");
+            val = argv[++i];
+        } else if (!op->has_arg && val) {
+            return usage_error("option '--%s' takes no value%s", op->name, "");
+        }
+        int64_t iv;
+        switch (op->id) {
+        case OPT_BUDGET: {
+            char *end = NULL;
+            double b = strtod(val, &end);
+            if (end == val || *end || !isfinite(b) || b < 0 || b > 1e7)
+                return usage_error("--budget-s: bad value '%s' (seconds, 0 to 1e7)%s", val, "");
+            o->budget_s = b;
+            o->budget_given = 1;
+            break;
+        }
+        case OPT_SEED:
+            if (parse_int(val, 0, INT64_MAX, &iv))
+                return usage_error("--seed: bad value '%s' (an integer >= 0)%s", val, "");
+            o->seed = (uint64_t)iv;
+            break;
+        case OPT_TARGET:
+            if (parse_int(val, 0, INT32_MAX, &iv))
+                return usage_error("--target-k: bad value '%s' (an integer >= 0)%s", val, "");
+            o->target_k = (int32_t)iv;
+            break;
+        case OPT_STOP:
+            o->stop_at_target = 1;
+            break;
+        case OPT_THREADS:
+            if (parse_int(val, 1, 1024, &iv))
+                return usage_error("--threads: bad value '%s' (1 to 1024)%s", val, "");
+            o->threads = (int32_t)iv;
+            break;
+        case OPT_REPLICAS:
+            if (parse_int(val, 1, 4096, &iv))
+                return usage_error("--replicas: bad value '%s' (1 to 4096)%s", val, "");
+            o->replicas = (int32_t)iv;
+            break;
+        case OPT_WORKERS:
+            if (parse_int(val, 1, 64, &iv))
+                return usage_error("--proposal-workers: bad value '%s' (1 to 64)%s", val, "");
+            o->workers = (int32_t)iv;
+            break;
+        case OPT_BACKEND:
+            if (engines_backend_parse(val, &o->backend))
+                return usage_error("--backend: bad value '%s' (cpu, gpu or auto)%s", val, "");
+            break;
+        case OPT_OUT:
+            o->out = val;
+            break;
+        case OPT_TUNING:
+            o->tuning = val;
+            break;
+        case OPT_LIMIT:
+            if (parse_int(val, 1, INT64_MAX, &iv))
+                return usage_error("--move-limit: bad value '%s' (an integer >= 1)%s", val, "");
+            o->move_limit = iv;
+            break;
+        case OPT_QUIET:
+            o->quiet = 1;
+            break;
+        case OPT_HELP:
+            usage(stdout);
+            return -1;
+        }
+    }
+    if (!o->graph)
+        return usage_error("missing GRAPH.json%s%s", "", "");
+    if (!o->out)
+        return usage_error("missing --out OUT.json%s%s", "", "");
+    if (o->stop_at_target && o->target_k < 0)
+        return usage_error("--stop-at-target needs --target-k%s%s", "", "");
+    return 0;
+}
+
+/* ---- live progress --------------------------------------------------- */
+
+struct progress {
+    int quiet;
+    double budget_s;
+    struct lcn_obj best, printed;
+    const char *stage;
+    int have, have_printed;
+    double t_best, t_printed;
+    double rate; /* attempted proposals per second, from the last telemetry */
+};
+
+static void print_line(struct progress *pr, double t)
+{
+    char tuple[96];
+    obj_format(&pr->best, tuple, sizeof(tuple));
+    fprintf(stderr, "[%7.2f/%.2f s] best %s  %-12s", t, pr->budget_s, tuple, pr->stage);
+    if (pr->rate > 0)
+        fprintf(stderr, "  %.0f moves/s (attempted proposals)", pr->rate);
+    fputc('\n', stderr);
+    pr->printed = pr->best;
+    pr->have_printed = 1;
+    pr->t_printed = t;
+}
+
+static void on_progress(void *ctx, const struct engine_event *ev)
+{
+    struct progress *pr = ctx;
+    pr->best = ev->best;
+    pr->stage = ev->stage;
+    pr->have = 1;
+    pr->t_best = ev->elapsed_s;
+    if (pr->quiet)
+        return;
+    if (!pr->have_printed || ev->best.K < pr->printed.K || ev->elapsed_s - pr->t_printed >= 0.5)
+        print_line(pr, ev->elapsed_s);
+}
+
+static void on_telemetry(void *ctx, const struct engine_telemetry *t)
+{
+    struct progress *pr = ctx;
+    pr->rate = t->elapsed_s > 0 ? (double)t->attempted / t->elapsed_s : 0;
+    if (!pr->quiet && pr->have)
+        print_line(pr, t->elapsed_s);
+}
+
+/* ---- signals: Ctrl-C stops the run, which still writes its best --------- */
+
+static atomic_int cancel_flag;
+
+static void on_signal(int sig)
+{
+    (void)sig;
+    atomic_store(&cancel_flag, 1);
+}
+
+/* ---- summary ------------------------------------------------------------ */
+
+static json_t *telemetry_json(const struct engine_telemetry *t)
+{
+    json_t *o = json_object();
+    json_object_set_new(o, "attempted", json_integer((json_int_t)t->attempted));
+    json_object_set_new(o, "valid", json_integer((json_int_t)t->valid));
+    json_object_set_new(o, "evaluated", json_integer((json_int_t)t->evaluated));
+    json_object_set_new(o, "selected", json_integer((json_int_t)t->selected));
+    json_object_set_new(o, "accepted", json_integer((json_int_t)t->accepted));
+    json_object_set_new(o, "rejected", json_integer((json_int_t)t->rejected));
+    json_object_set_new(o, "committed", json_integer((json_int_t)t->committed));
+    json_object_set_new(o, "best_updates", json_integer((json_int_t)t->best_updates));
+    json_object_set_new(o, "exchanges_attempted", json_integer((json_int_t)t->exchanges_attempted));
+    json_object_set_new(o, "exchanges_accepted", json_integer((json_int_t)t->exchanges_accepted));
+    json_object_set_new(o, "restarts", json_integer((json_int_t)t->restarts));
+    json_object_set_new(o, "pair_tests", json_integer((json_int_t)t->pair_tests));
+    json_object_set_new(o, "recounts", json_integer((json_int_t)t->recounts));
+    json_object_set_new(o, "elapsed_s", json_real(t->elapsed_s));
+    json_object_set_new(o, "attempted_per_s",
+                        json_real(t->elapsed_s > 0 ? (double)t->attempted / t->elapsed_s : 0));
+    json_object_set_new(o, "pair_tests_per_s",
+                        json_real(t->elapsed_s > 0 ? (double)t->pair_tests / t->elapsed_s : 0));
+    return o;
+}
+
+int solve_main(int argc, char **argv)
+{
+    struct solve_opts o;
+    int rc = parse_opts(argc, argv, &o);
+    if (rc)
+        return rc < 0 ? 0 : rc;
+
+    struct graphio_doc doc;
+    struct graphio_error gerr;
+    int64_t t_start = lcn_now_ns();
+    if (graphio_read_file(&doc, o.graph, NULL, &gerr) != 0) {
+        char msg[600];
+        graphio_error_format(&gerr, msg, sizeof(msg));
+        fprintf(stderr, "lcnd solve: %s: %s\n", o.graph, msg);
+        return EXIT_USAGE;
+    }
+    enum engine_backend resolved;
+    if (engines_resolve(o.backend, &resolved) != 0) {
+        fprintf(stderr, "lcnd solve: --backend %s: this build has no usable GPU engine\n",
+                engines_backend_name(o.backend));
+        graphio_release(&doc);
+        return EXIT_USAGE;
+    }
+
+    struct progress pr = {.quiet = o.quiet, .budget_s = o.budget_s, .stage = ""};
+    struct engine_params p;
+    engine_params_default(&p);
+    p.seed = o.seed;
+    p.threads = o.threads;
+    p.replicas = o.replicas;
+    p.proposal_workers = o.workers;
+    p.target_k = o.target_k;
+    p.stop_at_target = o.stop_at_target;
+    p.start_ns = t_start;
+    p.deadline_ns = t_start + (int64_t)(o.budget_s * 1e9);
+    p.cancel = &cancel_flag;
+    p.move_limit = o.move_limit;
+    p.tuning = o.tuning;
+    p.init = doc.pts;
+    p.has_xy = doc.has_xy;
+    p.on_progress = on_progress;
+    p.on_telemetry = on_telemetry;
+    p.ctx = &pr;
+    if (o.move_limit > 0 && !o.budget_given) /* the limit, not a clock, ends the run */
+        p.deadline_ns = t_start + (int64_t)(o.budget_s = 1e6) * 1000000000;
+
+    struct sigaction sa;
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+
+    struct engine_result res;
+    rc = engines_run(o.backend, &doc.g, &p, &res);
+    if (rc) {
+        fprintf(stderr, "lcnd solve: %s: engine failed: %s\n", o.graph, lcn_strerror(rc));
+        graphio_release(&doc);
+        return rc == LCN_EINVAL ? EXIT_USAGE : EXIT_RUN;
+    }
+    if (!o.quiet && pr.have)
+        print_line(&pr, res.elapsed_s);
+
+    /* the oracle, once more, on exactly what is about to be written */
+    struct lcn_report rep;
+    int vrc = validate_layout(&doc.g, res.layout, 4, &rep);
+    int ok = vrc == 0 && rep.valid && obj_cmp(&rep.obj, &res.best) == 0;
+    report_release(&rep);
+    if (!ok) {
+        fprintf(stderr, "lcnd solve: internal error: the oracle rejected the engine's layout; "
+                        "nothing written\n");
+        engine_result_release(&res);
+        graphio_release(&doc);
+        return EXIT_RUN;
+    }
+    json_t *lcn = json_object();
+    json_object_set_new(lcn, "best", graphio_obj_json(&res.best));
+    json_object_set_new(lcn, "backend", json_string(res.backend));
+    json_object_set_new(lcn, "seed", json_integer((json_int_t)o.seed));
+    json_t *outdoc = graphio_layout_json(&doc, res.layout, lcn);
+    if (graphio_write_file(outdoc, o.out, 0, &gerr) != 0) {
+        char msg[600];
+        graphio_error_format(&gerr, msg, sizeof(msg));
+        fprintf(stderr, "lcnd solve: %s: %s\n", o.out, msg);
+        json_decref(outdoc);
+        engine_result_release(&res);
+        graphio_release(&doc);
+        return EXIT_RUN;
+    }
+    json_decref(outdoc);
+
+    json_t *sum = json_object();
+    json_object_set_new(sum, "graph", json_string(o.graph));
+    json_object_set_new(sum, "n", json_integer(doc.g.n));
+    json_object_set_new(sum, "m", json_integer(doc.g.m));
+    json_object_set_new(sum, "backend", json_string(res.backend));
+    json_object_set_new(sum, "backend_requested", json_string(engines_backend_name(o.backend)));
+    json_object_set_new(sum, "evaluator", json_string(res.evaluator));
+    json_object_set_new(sum, "seed", json_integer((json_int_t)o.seed));
+    json_object_set_new(sum, "threads", json_integer(res.threads));
+    json_object_set_new(sum, "replicas", json_integer(res.replicas));
+    json_object_set_new(sum, "proposal_workers", json_integer(res.proposal_workers));
+    json_object_set_new(sum, "budget_s", json_real(o.budget_s));
+    json_object_set_new(sum, "elapsed_s", json_real(res.elapsed_s));
+    json_object_set_new(sum, "stop", json_string(engine_stop_name(res.stop)));
+    json_object_set_new(sum, "best", graphio_obj_json(&res.best));
+    json_object_set_new(sum, "target_k", o.target_k >= 0 ? json_integer(o.target_k) : json_null());
+    json_object_set_new(sum, "time_to_target_s",
+                        res.time_to_target_s >= 0 ? json_real(res.time_to_target_s) : json_null());
+    json_object_set_new(sum, "telemetry", telemetry_json(&res.tel));
+    json_object_set_new(sum, "out", json_string(o.out));
+    char *text = json_dumps(sum, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+    printf("%s\n", text);
+    fflush(stdout);
+    free(text);
+    json_decref(sum);
+    engine_result_release(&res);
+    graphio_release(&doc);
+    return 0;
+}

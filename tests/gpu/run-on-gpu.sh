@@ -1,0 +1,140 @@
+#!/bin/bash
+# The whole GPU round, run on the GPU machine over a copy of the working tree:
+#   env      device, driver, library check of the carried binaries
+#   tests    the GPU tests (test_gpu: evaluators vs oracle, solver vs twin, engine)
+#   kernels  the kernel benchmark (bench_gpu) and its audit
+#   rate     candidate evaluations/s: GPU engine vs CPU engine on one core,
+#            same generated graph (2519/4938 grid family), side by side
+#   solver   lcnd solve --backend gpu over instances x seeds (SOLVER_* below)
+# Results and manifests go to OUTDIR (default $OUT, else out/gpu-round).
+#
+# usage: tests/gpu/run-on-gpu.sh [OUTDIR] [phase ...]   (default phases: env tests kernels rate)
+# env:   LCN_BIN (build/bin)  LCN_DEBS (.gpu-carry/debs: runtime .debs to unpack)
+#        LCN_INSTANCES (../shared/instances, or .gpu-carry/instances when present)
+#        SOLVER_GRAPHS (paths)  SOLVER_SEEDS ("1 2 3 4 5")  SOLVER_BUDGET (60)
+#        SOLVER_PARALLEL (seeds run at once, sharing the GPU; default 1)  SOLVER_TUNING
+set -u
+OUTDIR=${1:-${OUT:-out/gpu-round}}
+shift || true
+PHASES=${*:-env tests kernels rate}
+mkdir -p "$OUTDIR"
+BIN=${LCN_BIN:-build/bin}
+DEBS=${LCN_DEBS:-.gpu-carry/debs}
+if [ -z "${LCN_INSTANCES:-}" ]; then
+    if [ -d .gpu-carry/instances ]; then LCN_INSTANCES=.gpu-carry/instances; else LCN_INSTANCES=../shared/instances; fi
+fi
+export NCCL_NVLS_ENABLE=0
+
+# Runtime libraries the GPU machine lacks, unpacked into a private prefix.
+if [ -d "$DEBS" ] && ls "$DEBS"/*.deb >/dev/null 2>&1; then
+    PFX=$(mktemp -d)
+    for d in "$DEBS"/*.deb; do dpkg -x "$d" "$PFX"; done
+    export LD_LIBRARY_PATH="$PFX/usr/lib/x86_64-linux-gnu:$PFX/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}"
+fi
+
+COMMIT=$(git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)
+DIRTY=$( [ -n "$(git status --porcelain 2>/dev/null)" ] && echo 1 || echo 0)
+manifest() { # name command...
+    local name=$1; shift
+    {
+        echo "{"
+        echo "  \"commit\": \"$COMMIT\", \"dirty\": $DIRTY,"
+        echo "  \"date\": \"$(date -u +%FT%TZ)\", \"host\": \"$(hostname)\","
+        echo "  \"gpu\": \"$(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -1)\","
+        echo "  \"cpu\": \"$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')\","
+        echo "  \"binaries\": {"
+        local first=1
+        for b in lcnd lcnctl test_gpu bench_gpu; do
+            [ -x "$BIN/$b" ] || continue
+            [ $first = 1 ] || echo ","
+            printf '    "%s": "%s"' "$b" "$(sha256sum "$BIN/$b" | cut -d' ' -f1)"
+            first=0
+        done
+        echo ""
+        echo "  },"
+        printf '  "command": "%s"\n' "$*"
+        echo "}"
+    } > "$OUTDIR/manifest-$name.json"
+}
+
+for phase in $PHASES; do
+case $phase in
+env)
+    {
+        nvidia-smi || true
+        echo "--- ldd"
+        for b in "$BIN"/*; do echo "$b"; ldd "$b" | grep "not found" || true; done
+    } > "$OUTDIR/env.txt" 2>&1
+    tail -n 3 "$OUTDIR/env.txt"
+    ;;
+tests)
+    manifest tests "$BIN/test_gpu"
+    "$BIN/test_gpu" > "$OUTDIR/tests.log" 2>&1
+    echo "test_gpu exit $?" | tee -a "$OUTDIR/tests.log"
+    grep -E "PASSED|FAILED|ERROR|engine:|LINE" "$OUTDIR/tests.log" | head -30
+    ;;
+kernels)
+    manifest kernels "$BIN/bench_gpu"
+    "$BIN/bench_gpu" --out "$OUTDIR/bench_gpu.json" --commit "$COMMIT" --dirty "$DIRTY" \
+        --binary-sha256 "$(sha256sum "$BIN/bench_gpu" | cut -d' ' -f1)" 2>&1 | tee "$OUTDIR/kernels.log"
+    python3 tools/bench_audit.py "$OUTDIR/bench_gpu.json" 2>&1 | tee "$OUTDIR/kernels-audit.txt"
+    ;;
+rate)
+    G="$OUTDIR/grid-2519.json"
+    "$BIN/lcnctl" gen grid --nodes 2519 --edges 4938 --seed 7 -o "$G" >/dev/null
+    B=${RATE_BUDGET:-10}
+    manifest rate "lcnd solve $G --budget-s $B --seed 1 --backend cpu --threads 1 / --backend gpu"
+    "$BIN/lcnd" solve "$G" --budget-s "$B" --seed 1 --backend cpu --threads 1 --quiet \
+        --out "$OUTDIR/rate-cpu-layout.json" > "$OUTDIR/rate-cpu.json"
+    "$BIN/lcnd" solve "$G" --budget-s "$B" --seed 1 --backend gpu --quiet \
+        --out "$OUTDIR/rate-gpu-layout.json" > "$OUTDIR/rate-gpu.json"
+    python3 - "$OUTDIR" <<'PY'
+import json, sys
+d = sys.argv[1]
+c = json.load(open(d + "/rate-cpu.json")); g = json.load(open(d + "/rate-gpu.json"))
+def rate(s): return s["telemetry"]["evaluated"] / s["elapsed_s"]
+rc, rg = rate(c), rate(g)
+out = {"graph": "grid 2519/4938 seed 7", "cpu_1_thread_evaluated_per_s": rc,
+       "gpu_evaluated_per_s": rg, "ratio_gpu_over_cpu": rg / rc,
+       "cpu_best": c["best"], "gpu_best": g["best"],
+       "gpu_replicas": g.get("replicas"), "gpu_proposal_workers": g.get("proposal_workers")}
+json.dump(out, open(d + "/rate.json", "w"), indent=1)
+print(json.dumps(out))
+PY
+    ;;
+solver)
+    SEEDS=${SOLVER_SEEDS:-1 2 3 4 5}
+    BUDGET=${SOLVER_BUDGET:-60}
+    PAR=${SOLVER_PARALLEL:-1}
+    GRAPHS=${SOLVER_GRAPHS:-$(ls "$LCN_INSTANCES"/gd2025-automatic/*.json "$LCN_INSTANCES"/gd2025-examples/[0-9]*.json)}
+    manifest solver "lcnd solve --backend gpu --budget-s $BUDGET seeds [$SEEDS] parallel $PAR tuning [${SOLVER_TUNING:-}]"
+    mkdir -p "$OUTDIR/runs"
+    for g in $GRAPHS; do
+        name=$(basename "$g" .json)
+        running=0
+        for s in $SEEDS; do
+            "$BIN/lcnd" solve "$g" --budget-s "$BUDGET" --seed "$s" --backend gpu --quiet \
+                ${SOLVER_TUNING:+--tuning "$SOLVER_TUNING"} \
+                --out "$OUTDIR/runs/$name-s$s.layout.json" > "$OUTDIR/runs/$name-s$s.json" 2> "$OUTDIR/runs/$name-s$s.err" &
+            running=$((running + 1))
+            if [ "$running" -ge "$PAR" ]; then wait; running=0; fi
+        done
+        wait
+        python3 - "$OUTDIR/runs" "$name" $SEEDS <<'PY'
+import json, sys
+d, name, seeds = sys.argv[1], sys.argv[2], sys.argv[3:]
+ks = []
+for s in seeds:
+    try:
+        r = json.load(open(f"{d}/{name}-s{s}.json")); b = r["best"]
+        ks.append((b["K"], b["nK"], b["Phi"], b["C"]))
+    except Exception as e:
+        ks.append(None)
+print(name, " ".join(str(k) if k else "FAIL" for k in ks))
+PY
+    done | tee "$OUTDIR/solver-summary.txt"
+    ;;
+*)
+    echo "unknown phase $phase"; exit 2;;
+esac
+done

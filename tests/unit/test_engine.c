@@ -1,0 +1,322 @@
+/* CPU engine: contract tests (determinism, control, publishing, telemetry). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "engine.h"
+#include "err.h"
+#include "gen.h"
+#include "layout.h"
+#include "util.h"
+#include "validate.h"
+
+struct fixture {
+    struct lcn_graph g;
+    struct lcn_pt *pts, *planted;
+};
+
+static void make(struct fixture *f, enum gen_family fam, int32_t n, int32_t k, uint64_t seed)
+{
+    struct gen_params gp = {.family = fam, .n = n, .k = k, .seed = seed};
+    char err[160];
+    assert_int_equal(gen_instance(&gp, &f->g, &f->pts, &f->planted, err, sizeof(err)), 0);
+}
+
+static void drop(struct fixture *f)
+{
+    graph_release(&f->g);
+    free(f->pts);
+    free(f->planted);
+}
+
+/* What the callbacks saw. */
+struct seen {
+    const struct lcn_graph *g;
+    int events, layouts, telemetry;
+    int bad_order, bad_layout, bad_telemetry;
+    struct lcn_obj last;
+    int have_last;
+    atomic_int *cancel;
+    int cancel_after_events;
+};
+
+static void on_progress(void *ctx, const struct engine_event *ev)
+{
+    struct seen *s = ctx;
+    if (s->have_last && obj_cmp(&ev->best, &s->last) >= 0)
+        s->bad_order++;
+    if (!ev->stage || !*ev->stage)
+        s->bad_order++;
+    s->last = ev->best;
+    s->have_last = 1;
+    s->events++;
+    if (s->cancel && s->cancel_after_events && s->events >= s->cancel_after_events)
+        atomic_store(s->cancel, 1);
+}
+
+static void on_layout(void *ctx, const struct lcn_pt *pts, const struct lcn_obj *obj, double t)
+{
+    struct seen *s = ctx;
+    struct lcn_report r;
+    assert_int_equal(validate_layout(s->g, pts, 4, &r), 0);
+    if (!r.valid || obj_cmp(&r.obj, obj) != 0)
+        s->bad_layout++;
+    report_release(&r);
+    s->layouts++;
+}
+
+static int telemetry_consistent(const struct engine_telemetry *t)
+{
+    return t->accepted + t->rejected == t->selected && t->valid <= t->attempted &&
+           t->evaluated == t->valid && t->selected <= t->valid && t->committed == t->accepted &&
+           t->exchanges_accepted <= t->exchanges_attempted;
+}
+
+static void on_telemetry(void *ctx, const struct engine_telemetry *t)
+{
+    struct seen *s = ctx;
+    /* counters are published per replica at sweep ends: each replica's own
+     * identities hold at any snapshot */
+    if (!telemetry_consistent(t))
+        s->bad_telemetry++;
+    s->telemetry++;
+}
+
+static void params(struct engine_params *p, struct seen *s, const struct fixture *f,
+                   double budget_s)
+{
+    engine_params_default(p);
+    p->deadline_ns = p->start_ns + (int64_t)(budget_s * 1e9);
+    p->init = f->pts;
+    p->on_progress = on_progress;
+    p->on_layout = on_layout;
+    p->on_telemetry = on_telemetry;
+    p->telemetry_interval_ns = 20000000;
+    p->checkpoint_interval_ns = 20000000;
+    p->ctx = s;
+    memset(s, 0, sizeof(*s));
+    s->g = &f->g;
+}
+
+static void check_result(const struct fixture *f, const struct engine_result *r)
+{
+    struct lcn_report rep;
+    assert_int_equal(validate_layout(&f->g, r->layout, 4, &rep), 0);
+    assert_true(rep.valid);
+    assert_int_equal(obj_cmp(&rep.obj, &r->best), 0);
+    report_release(&rep);
+    assert_string_equal(r->backend, "cpu");
+    assert_non_null(r->evaluator);
+    assert_true(telemetry_consistent(&r->tel));
+}
+
+/* Same seed, same parameters: the same layout, whatever the thread count. */
+static void test_deterministic(void **state)
+{
+    struct fixture f;
+    make(&f, GEN_RANDOM, 40, 0, 11);
+    struct engine_result r[3];
+    int32_t threads[3] = {1, 2, 2};
+    for (int i = 0; i < 3; i++) {
+        struct engine_params p;
+        struct seen s;
+        params(&p, &s, &f, 60);
+        p.seed = 5;
+        p.replicas = 4;
+        p.threads = threads[i];
+        p.move_limit = 3000;
+        assert_int_equal(engine_cpu_run(&f.g, &p, &r[i]), 0);
+        check_result(&f, &r[i]);
+        assert_int_equal(r[i].stop, ENGINE_STOP_LIMIT);
+        assert_int_equal(s.bad_order, 0);
+        assert_int_equal(s.bad_layout, 0);
+        assert_true(s.layouts >= 1);
+        assert_true(s.events >= 1);
+    }
+    for (int i = 1; i < 3; i++) {
+        assert_int_equal(obj_cmp(&r[0].best, &r[i].best), 0);
+        assert_memory_equal(r[0].layout, r[i].layout, sizeof(struct lcn_pt) * (size_t)f.g.n);
+        assert_int_equal(r[0].tel.attempted, r[i].tel.attempted);
+        assert_int_equal(r[0].tel.accepted, r[i].tel.accepted);
+        assert_int_equal(r[0].tel.exchanges_accepted, r[i].tel.exchanges_accepted);
+    }
+    for (int i = 0; i < 3; i++)
+        engine_result_release(&r[i]);
+    drop(&f);
+}
+
+/* The run stops at the deadline, with a valid layout, and does not overshoot much. */
+static void test_deadline(void **state)
+{
+    struct fixture f;
+    make(&f, GEN_GRID, 300, 0, 3);
+    struct engine_params p;
+    struct seen s;
+    params(&p, &s, &f, 0.4);
+    p.threads = 2;
+    struct engine_result r;
+    assert_int_equal(engine_cpu_run(&f.g, &p, &r), 0);
+    check_result(&f, &r);
+    assert_int_equal(r.stop, ENGINE_STOP_DEADLINE);
+    int64_t over = lcn_now_ns() - p.deadline_ns;
+    assert_true(over < 1000000000); /* generous: the target is < 50 ms on an idle machine */
+    assert_true(r.elapsed_s > 0.2);
+    assert_int_equal(s.bad_layout, 0);
+    assert_int_equal(s.bad_order, 0);
+    assert_int_equal(s.bad_telemetry, 0);
+    assert_true(s.telemetry >= 1);
+    assert_true(r.tel.attempted > 0 && r.tel.pair_tests > 0);
+    engine_result_release(&r);
+    drop(&f);
+}
+
+/* The cancel flag stops a long run early. */
+static void test_cancel(void **state)
+{
+    struct fixture f;
+    make(&f, GEN_RANDOM, 60, 0, 4);
+    struct engine_params p;
+    struct seen s;
+    params(&p, &s, &f, 60);
+    atomic_int cancel = 0;
+    p.cancel = &cancel;
+    s.cancel = &cancel;
+    s.cancel_after_events = 3;
+    p.threads = 2;
+    struct engine_result r;
+    int64_t t0 = lcn_now_ns();
+    assert_int_equal(engine_cpu_run(&f.g, &p, &r), 0);
+    assert_true(lcn_now_ns() - t0 < 20 * (int64_t)1000000000);
+    check_result(&f, &r);
+    assert_int_equal(r.stop, ENGINE_STOP_CANCELLED);
+    engine_result_release(&r);
+
+    /* a flag set before the start still yields a valid (start) layout */
+    atomic_store(&cancel, 1);
+    params(&p, &s, &f, 60);
+    p.cancel = &cancel;
+    assert_int_equal(engine_cpu_run(&f.g, &p, &r), 0);
+    check_result(&f, &r);
+    assert_int_equal(r.stop, ENGINE_STOP_CANCELLED);
+    engine_result_release(&r);
+    drop(&f);
+}
+
+/* On a planted instance the known k is reached and the run stops there. */
+static void test_stop_at_target(void **state)
+{
+    struct fixture f;
+    make(&f, GEN_PLANTED, 40, 2, 9);
+    struct lcn_report rep;
+    validate_layout(&f.g, f.planted, 4, &rep);
+    assert_true(rep.valid);
+    int32_t k = rep.obj.K;
+    assert_true(k <= 2);
+    report_release(&rep);
+
+    struct engine_params p;
+    struct seen s;
+    params(&p, &s, &f, 30);
+    p.target_k = k;
+    p.stop_at_target = 1;
+    p.threads = 2;
+    struct engine_result r;
+    assert_int_equal(engine_cpu_run(&f.g, &p, &r), 0);
+    check_result(&f, &r);
+    assert_true(r.stop == ENGINE_STOP_TARGET || r.stop == ENGINE_STOP_OPTIMAL);
+    assert_true(r.best.K <= k);
+    assert_true(r.time_to_target_s >= 0 && r.time_to_target_s <= r.elapsed_s);
+    assert_true(r.elapsed_s < 29);
+    engine_result_release(&r);
+    drop(&f);
+}
+
+/* Bad input fails cleanly; trivial graphs finish at once. */
+static void test_edge_cases(void **state)
+{
+    struct engine_params p;
+    struct engine_result r;
+
+    /* more nodes than points */
+    struct lcn_graph g;
+    int32_t src[1] = {0}, dst[1] = {1};
+    assert_int_equal(graph_init(&g, 5, 1, src, dst, 1, 0, NULL), 0);
+    engine_params_default(&p);
+    assert_int_equal(engine_cpu_run(&g, &p, &r), LCN_EINVAL);
+    graph_release(&g);
+
+    /* no edges: optimal at once */
+    assert_int_equal(graph_init(&g, 5, 0, NULL, NULL, 10, 10, NULL), 0);
+    engine_params_default(&p);
+    assert_int_equal(engine_cpu_run(&g, &p, &r), 0);
+    assert_int_equal(r.stop, ENGINE_STOP_OPTIMAL);
+    assert_int_equal(r.best.K, 0);
+    engine_result_release(&r);
+    graph_release(&g);
+
+    /* unknown tuning key */
+    struct fixture f;
+    make(&f, GEN_RANDOM, 20, 0, 1);
+    engine_params_default(&p);
+    p.tuning = "no_such_knob=1";
+    assert_int_equal(engine_cpu_run(&f.g, &p, &r), LCN_EINVAL);
+    p.tuning = "p_global=2";
+    assert_int_equal(engine_cpu_run(&f.g, &p, &r), LCN_EINVAL);
+    p.tuning = "starts=force+nope";
+    assert_int_equal(engine_cpu_run(&f.g, &p, &r), LCN_EINVAL);
+
+    /* an invalid input layout (everything on one point) is repaired */
+    for (int32_t v = 0; v < f.g.n; v++)
+        f.pts[v] = (struct lcn_pt){3, 3};
+    struct seen s;
+    params(&p, &s, &f, 60);
+    p.tuning = "starts=input";
+    p.move_limit = 200;
+    assert_int_equal(engine_cpu_run(&f.g, &p, &r), 0);
+    check_result(&f, &r);
+    assert_int_equal(s.bad_layout, 0);
+    engine_result_release(&r);
+    drop(&f);
+}
+
+/* Every starting layout is valid, for every kind, on small and huge bounds. */
+static void test_layouts(void **state)
+{
+    struct gen_params gps[3] = {
+        {.family = GEN_GRID, .n = 150, .seed = 2},
+        {.family = GEN_RANDOM, .n = 60, .seed = 3, .width = 16, .height = 16},
+        {.family = GEN_LARGE, .n = 200, .seed = 4},
+    };
+    for (int i = 0; i < 3; i++) {
+        struct lcn_graph g;
+        struct lcn_pt *pts, *out;
+        char err[160];
+        assert_int_equal(gen_instance(&gps[i], &g, &pts, NULL, err, sizeof(err)), 0);
+        out = xmalloc(sizeof(*out) * (size_t)g.n);
+        for (int k = 0; k < LAYOUT_KINDS; k++) {
+            assert_int_equal(layout_make(&g, (enum layout_kind)k, 7, pts, NULL, 0, out), 0);
+            struct lcn_report r;
+            validate_layout(&g, out, 4, &r);
+            assert_true(r.valid);
+            report_release(&r);
+        }
+        free(out);
+        free(pts);
+        graph_release(&g);
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_deterministic), cmocka_unit_test(test_deadline),
+        cmocka_unit_test(test_cancel),        cmocka_unit_test(test_stop_at_target),
+        cmocka_unit_test(test_edge_cases),    cmocka_unit_test(test_layouts),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,159 @@
+/*
+ * The CPU twin of the device solver: its incremental counts, tuples,
+ * energies and best layouts must match the oracle after every batch, and it
+ * must be deterministic. (The GPU tests then compare the kernel with it.)
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "crossings.h"
+#include "gen.h"
+#include "gpu.h"
+#include "solver_ref.h"
+#include "util.h"
+#include "validate.h"
+
+static void make(enum gen_family fam, int32_t n, uint64_t seed, struct lcn_graph *g,
+                 struct lcn_pt **pts)
+{
+    struct gen_params p = {.family = fam, .n = n, .seed = seed};
+    char err[160];
+    assert_int_equal(gen_instance(&p, g, pts, NULL, err, sizeof(err)), 0);
+}
+
+static void check_replicas(struct solref *s)
+{
+    const struct lcn_graph *g = s->g;
+    int32_t *c = xmalloc(sizeof(int32_t) * (size_t)(g->m + 1));
+    for (int32_t r = 0; r < s->R; r++) {
+        const struct lcn_pt *cur = s->cur + (size_t)r * g->n;
+        crossings_full(g, cur, c);
+        assert_memory_equal(c, s->cnt + (size_t)r * g->m, sizeof(int32_t) * (size_t)g->m);
+        struct lcn_obj o;
+        assert_int_equal(obj_from_counts(&o, c, g->m), 0);
+        assert_int_equal(obj_cmp(&o, &s->rep[r].cur), 0);
+        assert_true(obj_cmp(&s->rep[r].best, &s->rep[r].cur) <= 0);
+        struct lcn_report rep;
+        validate_layout(g, cur, 4, &rep);
+        assert_true(rep.valid);
+        report_release(&rep);
+        validate_layout(g, s->best + (size_t)r * g->n, 4, &rep);
+        assert_true(rep.valid);
+        assert_int_equal(obj_cmp(&rep.obj, &s->rep[r].best), 0);
+        report_release(&rep);
+        assert_true(s->rep[r].E == solref_energy(s, r));
+        assert_true(s->rep[r].accepted + s->rep[r].rejected == s->rep[r].selected);
+        assert_true(s->rep[r].committed == s->rep[r].accepted);
+        assert_true(s->rep[r].valid <= s->rep[r].attempted);
+    }
+    free(c);
+    /* the slots of each ladder are a permutation */
+    for (int32_t base = 0; base < s->R; base += s->L) {
+        uint64_t seen = 0;
+        for (int32_t i = 0; i < s->L; i++)
+            seen |= 1ull << s->rep[base + i].slot;
+        assert_true(seen == (s->L == 64 ? ~0ull : (1ull << s->L) - 1));
+    }
+}
+
+static void run_twin(enum gen_family fam, int32_t n, int32_t W, int32_t R, int32_t L)
+{
+    struct lcn_graph g;
+    struct lcn_pt *pts;
+    make(fam, n, 11, &g, &pts);
+    struct gpu_solver_params gp;
+    gpu_solver_params_default(&gp);
+    gp.W = W;
+    gp.ladder = L;
+    struct sol_params sp;
+    double temps[64];
+    uint32_t r16;
+    int64_t lin;
+    int32_t sigma0;
+    solref_derive(&gp, &g, 5, &sp, temps, &r16, &lin, &sigma0);
+    struct solref a, b;
+    assert_int_equal(solref_init(&a, &g, &sp, R, L, pts, temps, r16, lin, sigma0), 0);
+    assert_int_equal(solref_init(&b, &g, &sp, R, L, pts, temps, r16, lin, sigma0), 0);
+    for (int batch = 0; batch < 4; batch++) {
+        solref_batch(&a, 30, 1.0 - 0.2 * batch);
+        solref_batch(&b, 30, 1.0 - 0.2 * batch);
+        check_replicas(&a);
+    }
+    /* determinism: identical states */
+    assert_memory_equal(a.cur, b.cur, sizeof(struct lcn_pt) * (size_t)R * g.n);
+    assert_memory_equal(a.best, b.best, sizeof(struct lcn_pt) * (size_t)R * g.n);
+    assert_memory_equal(a.rep, b.rep, sizeof(struct sol_replica) * (size_t)R);
+    /* the global best is the best replica's best */
+    for (int32_t r = 0; r < R; r++)
+        assert_true(obj_cmp(&a.gbest, &a.rep[r].best) <= 0);
+    assert_true(a.ex_att > 0 || L == 1);
+    solref_release(&a);
+    solref_release(&b);
+    graph_release(&g);
+    free(pts);
+}
+
+static void test_twin_grid(void **st)
+{
+    run_twin(GEN_GRID, 60, 1, 4, 4);
+}
+
+static void test_twin_random_w4(void **st)
+{
+    run_twin(GEN_RANDOM, 40, 4, 4, 2);
+}
+
+static void test_twin_dense_w32(void **st)
+{
+    run_twin(GEN_DENSE, 40, 32, 2, 2);
+}
+
+static void test_twin_planted(void **st)
+{
+    run_twin(GEN_PLANTED, 50, 2, 8, 8);
+}
+
+static void test_energy_table(void **st)
+{
+    int64_t w[200];
+    uint32_t r16 = 178145; /* e^1 */
+    sol_energy_table(w, 199, 50, r16, 1);
+    assert_true(w[50] == SOL_W_BASE + 50);
+    for (int c = 1; c <= 199; c++)
+        assert_true(w[c] > w[c - 1]); /* strictly increasing */
+    /* convex near the reference */
+    for (int c = 40; c < 60; c++)
+        assert_true(w[c + 1] - w[c] >= w[c] - w[c - 1]);
+    /* the sum over the largest graph the solver takes cannot overflow */
+    int64_t big[SOL_MAX_EDGES + 1];
+    sol_energy_table(big, SOL_MAX_EDGES, 0, r16, 1);
+    assert_true(big[SOL_MAX_EDGES] < INT64_MAX / SOL_MAX_EDGES);
+}
+
+static void test_candidates_in_bounds(void **st)
+{
+    struct sol_params sp = {.n = 10, .m = 0, .width = 7, .height = 3, .W = 1, .p_local = 30000,
+                            .p_bary = 20000, .sigma_min = 1, .sigma_max = 3, .k0 = 9};
+    struct lcn_pt p = {0, 3}, bary = {7, 0};
+    for (uint64_t s = 0; s < 5000; s++) {
+        struct lcn_pt q = sol_candidate(&sp, s, 3, (uint32_t)(s % 5), p, bary, 3);
+        assert_true(q.x >= 0 && q.x <= 7 && q.y >= 0 && q.y <= 3);
+        assert_false(q.x == p.x && q.y == p.y);
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_energy_table),    cmocka_unit_test(test_candidates_in_bounds),
+        cmocka_unit_test(test_twin_grid),       cmocka_unit_test(test_twin_random_w4),
+        cmocka_unit_test(test_twin_dense_w32),  cmocka_unit_test(test_twin_planted),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
