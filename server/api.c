@@ -668,7 +668,7 @@ static void render_run(uv_work_t *w)
         rw->layout = ck.layout;
         rw->obj = ck.obj;
         rw->elapsed_s = ck.elapsed_s;
-        rw->final = ck.final;
+        rw->final = ck.final || rw->final; /* a finished job's layout never changes */
     }
     if (!req) {
         char *body = NULL;
@@ -750,6 +750,7 @@ static void h_solution(struct http_req *r, void *ctx)
     rw->d = d;
     rw->r = r;
     rw->id = j->id;
+    rw->final = terminal;
     if (!terminal && j->req) {
         rw->req = j->req;
         j->req->refs++;
