@@ -88,12 +88,16 @@ class Daemon:
         cmd = self.wrapper + [LCND, "serve", "--listen", "127.0.0.1:0", "--state-dir", self.dir,
                               "--port-file", self.port_file, "--log-file", self.log_file,
                               "--backend", "cpu", "--cpu-threads", "1"] + self.args + list(extra)
+        if getattr(self, "stderr", None) and not self.stderr.closed:
+            self.stderr.close()
         self.stderr_path = os.path.join(self.dir, "stderr.%d" % int(time.time() * 1e6))
         self.stderr = open(self.stderr_path, "w")
         self.proc = subprocess.Popen(cmd, env=self.env, stdout=subprocess.DEVNULL,
                                      stderr=self.stderr)
         if expect_fail:
-            return self.proc.wait(timeout=WAIT)
+            rc = self.proc.wait(timeout=WAIT)
+            self.stderr.close()
+            return rc
         deadline = time.time() + WAIT
         while time.time() < deadline:
             if self.proc.poll() is not None:
@@ -141,6 +145,8 @@ class Daemon:
     def cleanup(self):
         if self.proc and self.proc.poll() is None:
             self.kill9()
+        if getattr(self, "stderr", None) and not self.stderr.closed:
+            self.stderr.close()
         if self.owns_dir:
             shutil.rmtree(self.dir, ignore_errors=True)
 
