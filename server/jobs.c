@@ -456,7 +456,9 @@ static void finished(struct lcnd *d, struct worker *w, struct job *j, struct run
             snprintf(j->cur.stop_reason, sizeof j->cur.stop_reason, "cancelled");
         } else {
             set_state(d, j, JOB_SUCCEEDED);
-            snprintf(j->cur.stop_reason, sizeof j->cur.stop_reason, "%s", engine_stop_name(res->stop));
+            snprintf(j->cur.stop_reason, sizeof j->cur.stop_reason, "%s",
+                     run->cancel_reason == CANCEL_DEADLINE ? "deadline"
+                                                           : engine_stop_name(res->stop));
         }
     } else if (run->rc == LCN_EGPU_STICKY) {
         w->healthy = 0;
@@ -618,8 +620,20 @@ void jobs_stop_all(struct lcnd *d)
         if (j->run && !atomic_load(&j->run->cancel)) {
             j->run->cancel_reason = CANCEL_SHUTDOWN;
             atomic_store(&j->run->cancel, 1);
-        } else if (j->run && j->run->cancel_reason == CANCEL_NONE) {
-            j->run->cancel_reason = CANCEL_SHUTDOWN;
+        }
+    }
+}
+
+void jobs_enforce_deadlines(struct lcnd *d)
+{
+    int64_t now = lcn_now_ns();
+    for (size_t i = 0; i < d->jobs.n; i++) {
+        struct run *run = d->jobs.v[i]->run;
+        if (run && !atomic_load(&run->cancel) && now > run->params.deadline_ns + DEADLINE_GRACE_NS) {
+            log_warn("job %lld: engine overran its deadline by %.3f s; stopping it",
+                     (long long)run->job_id, (double)(now - run->params.deadline_ns) / 1e9);
+            run->cancel_reason = CANCEL_DEADLINE;
+            atomic_store(&run->cancel, 1);
         }
     }
 }

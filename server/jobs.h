@@ -37,7 +37,11 @@ struct lcnd;
 struct sse;
 struct waiter;
 
-enum cancel_reason { CANCEL_NONE = 0, CANCEL_USER, CANCEL_SHUTDOWN, CANCEL_GPU };
+/* Why a run's cancel flag was set. CANCEL_DEADLINE: the engine overran its
+ * budget by more than DEADLINE_GRACE_NS and the daemon stopped it. */
+enum cancel_reason { CANCEL_NONE = 0, CANCEL_USER, CANCEL_SHUTDOWN, CANCEL_DEADLINE };
+
+#define DEADLINE_GRACE_NS 1000000000LL
 
 struct job {
     int64_t id;
@@ -119,6 +123,10 @@ void jobs_on_report(void *ctx, struct worker *w, struct worker_report *rep);
 
 /* Asks every running engine to stop and checkpoint (shutdown). */
 void jobs_stop_all(struct lcnd *d);
+
+/* Stops runs whose engine overran its deadline by DEADLINE_GRACE_NS (the
+ * engines enforce the budget themselves; this is the daemon's backstop). */
+void jobs_enforce_deadlines(struct lcnd *d);
 
 /* Deletes finished jobs beyond retain_jobs / older than retain_days. */
 void jobs_retention(struct lcnd *d);

@@ -87,6 +87,7 @@ static void on_watchdog(uv_timer_t *t)
 static void on_heartbeat(uv_timer_t *t)
 {
     api_heartbeat(t->data);
+    jobs_enforce_deadlines(t->data);
 }
 
 static void on_retention(uv_timer_t *t)
