@@ -402,6 +402,14 @@ static int start(struct lcnd *d, char *err, size_t errlen)
     }
     if ((rc = jobs_recover(d, err, errlen)))
         return rc;
+    /* what recovery changed (resumed, interrupted) is durable before anyone
+     * can ask */
+    while (!storeq_idle(&d->sq) && d->sq.healthy)
+        uv_run(d->loop, UV_RUN_ONCE);
+    if (!d->sq.healthy) {
+        snprintf(err, errlen, "the job store does not commit");
+        return LCN_ESTORE;
+    }
     int n_gpu = d->engine.n_gpu;
     int n_cpu = d->cfg.backend == CONFIG_BACKEND_GPU ? 0 : (int)d->cfg.cpu_workers;
     int devices[64];
