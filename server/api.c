@@ -482,13 +482,13 @@ static int is_json_type(const char *ct)
 static void h_post_jobs(struct http_req *r, void *ctx)
 {
     struct lcnd *d = ctx;
-    if (admission(r, d))
-        return;
     if (!is_json_type(http_header(r, "Content-Type"))) {
         http_respond_error(r, 415, "unsupported_media_type", NULL,
                            "POST /jobs takes application/json");
         return;
     }
+    if (admission(r, d))
+        return;
     struct parse_work *pw = xcalloc(1, sizeof *pw);
     pw->w.data = pw;
     pw->d = d;
