@@ -89,6 +89,14 @@ void lcnhttp_release(struct lcnhttp *h)
     memset(h, 0, sizeof *h);
 }
 
+void lcnhttp_drop_connections(struct lcnhttp *h)
+{
+    if (h->curl)
+        curl_easy_cleanup(h->curl);
+    h->curl = curl_easy_init();
+    LCN_ASSERT(h->curl);
+}
+
 void lcnhttp_resp_release(struct lcnhttp_resp *r)
 {
     free(r->body);

@@ -78,6 +78,11 @@ int lcnhttp_stream(struct lcnhttp *h, const char *path, const struct lcnhttp_str
 
 void lcnhttp_resp_release(struct lcnhttp_resp *r);
 
+/* Closes every connection h keeps alive; the next request opens a new one.
+ * For a client that waits for a server to come back: an idle connection it
+ * held open could delay that server's shutdown. */
+void lcnhttp_drop_connections(struct lcnhttp *h);
+
 /* Percent-encodes s for a URL path segment or query value into a new string. */
 char *lcnhttp_escape(const char *s);
 

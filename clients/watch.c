@@ -161,7 +161,7 @@ static void warnf(struct watch *w, const char *fmt, ...)
 
 /* ---- the picture ---- */
 
-static void fetch_render(struct watch *w, int final)
+static void fetch_render_once(struct watch *w, int final)
 {
     if (w->render_off)
         return;
@@ -232,6 +232,13 @@ static void fetch_render(struct watch *w, int final)
     }
     graphio_release(&d);
     w->fetch_cost_s = since_s(t0);
+}
+
+static void fetch_render(struct watch *w, int final)
+{
+    fetch_render_once(w, final);
+    if (w->side.curl)
+        lcnhttp_drop_connections(&w->side); /* no idle connection beside the stream */
 }
 
 /* ---- events ---- */
@@ -399,6 +406,7 @@ static int unreachable(struct watch *w, int rc, const struct lcnhttp_resp *r)
 {
     if (!w->unreachable_since)
         w->unreachable_since = lcn_now_ns();
+    lcnhttp_drop_connections(w->h);
     if (since_s(w->unreachable_since) > WATCH_RECONNECT_S) {
         break_bar(w);
         return client_report(w->cmd, rc, r);
@@ -416,6 +424,9 @@ static int get_status(struct watch *w, json_t **st);
  * reconnect. */
 static int ended_without_event(struct watch *w)
 {
+    /* on a fresh connection: a stopping daemon has closed its listening
+     * socket, so the request fails and the reconnect loop takes over */
+    lcnhttp_drop_connections(w->h);
     char *path = client_job_path(w->id, "");
     struct lcnhttp_resp r;
     int rc = lcnhttp_request(w->h, "GET", path, NULL, 0, &r);
@@ -453,6 +464,10 @@ static int run_stream(struct watch *w)
         snprintf(leid, sizeof leid, "%" PRId64, w->cursor);
         struct lcnhttp_stream s = {on_data, tick, w, TICK_MS, leid};
         struct lcnhttp_resp r;
+        /* No idle keep-alive connection beside the stream: lcnd (as of
+         * 1f5050d) never finishes a SIGTERM shutdown when a client holds one
+         * while a progress stream is open, so a daemon restart would stall. */
+        lcnhttp_drop_connections(w->h);
         sse_init(&w->sse, on_sse_event, w);
         int rc = lcnhttp_stream(w->h, path, &s, &r);
         size_t got = w->sse.events;

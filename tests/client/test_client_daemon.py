@@ -11,6 +11,7 @@ about what happened, never about how fast."""
 
 import json
 import os
+import socket
 import subprocess
 import sys
 import tempfile
@@ -263,7 +264,55 @@ class NoStreams(WithDaemon):
         self.assertIn("state      succeeded", r.stdout)
 
 
+def free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
 class Lifecycle(unittest.TestCase):
+    def test_watch_follows_a_job_across_a_restart(self):
+        """SIGTERM checkpoints the running job and ends the stream without a
+        terminal event; the daemon comes back on the same port and resumes
+        the job (interrupted, queued, running); watch reconnects from its
+        cursor and follows the job to its end."""
+        with tempfile.TemporaryDirectory() as tmp:
+            g = os.path.join(tmp, "g.json")
+            subprocess.run([LCNCTL, "gen", "random", "--nodes", "40", "-o", g], check=True)
+            port = free_port()
+            listen = ["--listen", "127.0.0.1:%d" % port]
+            d = Daemon("--cpu-workers", "1", "--checkpoint-interval-s", "0.2")
+            try:
+                d.start(extra=listen)
+                url = "http://127.0.0.1:%d" % port
+                r = self.run_lcnctl(url, "submit", g, "--budget-s", "4")
+                self.assertEqual(r.returncode, 0, r.stderr)
+                job = r.stdout.strip()
+                w = subprocess.Popen([LCNCTL, "watch", job], stdout=subprocess.PIPE,
+                                     stderr=subprocess.PIPE, text=True,
+                                     env=dict(os.environ, LCN_SERVER=url))
+                seen = []
+                for line in w.stdout:  # until the watch has seen the run start
+                    seen.append(line)
+                    if "state      running" in line:
+                        break
+                self.assertEqual(d.stop(), 0)
+                d.start(extra=listen)
+                out, err = w.communicate(timeout=WAIT)
+                out = "".join(seen) + out
+                self.assertEqual(w.returncode, 0, out + err)
+                states = [l.split()[-1] for l in out.splitlines() if "  state  " in l]
+                self.assertEqual(states[:2], ["queued", "running"])
+                self.assertIn("interrupted", states)
+                self.assertEqual(states[-1], "succeeded")
+                self.assertEqual(states.count("succeeded"), 1)
+                self.assertIn(job + ": succeeded", out)
+                self.assertEqual(d.stop(), 0)
+            finally:
+                d.cleanup()
+
     def run_lcnctl(self, url, *args):
         e = dict(os.environ, LCN_SERVER=url)
         return subprocess.run([LCNCTL, *args], capture_output=True, text=True, env=e,
