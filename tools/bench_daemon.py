@@ -106,6 +106,20 @@ def gen(lcnctl, family, nodes, seed, out):
     return out
 
 
+def histogram(path):
+    """Latency histogram of a samples file: 20 log-spaced buckets per decade
+    of microseconds, as [upper bound us, count] pairs (empty buckets left out),
+    so results.json keeps the distribution without every sample."""
+    import math
+    counts = {}
+    with open(path) as f:
+        for line in f:
+            v = float(line)
+            k = math.ceil(20 * math.log10(max(v, 1.0)))
+            counts[k] = counts.get(k, 0) + 1
+    return [[round(10 ** (k / 20), 1), counts[k]] for k in sorted(counts)]
+
+
 def poll(poller, addr, path, clients, seconds, interval_ms, samples):
     cmd = [poller, "--addr", addr, "--path", path, "--clients", str(clients),
            "--seconds", str(seconds), "--warmup", "1", "--interval-ms", str(interval_ms),
@@ -115,6 +129,7 @@ def poll(poller, addr, path, clients, seconds, interval_ms, samples):
         raise SystemExit("bench_http_poll failed: " + p.stderr)
     res = json.loads(p.stdout)
     res["command"] = " ".join(cmd)
+    res["histogram_us"] = histogram(samples)
     return res
 
 
