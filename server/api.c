@@ -107,9 +107,28 @@ static int query_int(struct http_req *r, const char *key, int64_t lo, int64_t hi
     return 0;
 }
 
-static void respond_status(struct http_req *r, int code, const struct job *j)
+/* The status as GET /jobs/<id> sends it. Pollers ask far more often than
+ * it changes, so the text is kept until the next commit changes pub. */
+static void respond_status(struct http_req *r, int code, struct job *j)
 {
-    http_respond_json(r, code, job_status_json(&j->pub, 1));
+    if (!j->pub_text) {
+        json_t *st = job_status_json(&j->pub, 1);
+        char *s = json_dumps(st, JSON_COMPACT | JSON_REAL_PRECISION(12));
+        json_decref(st);
+        if (!s) {
+            http_respond_error(r, 500, "internal", NULL, "cannot serialise the status");
+            return;
+        }
+        j->pub_len = strlen(s);
+        j->pub_text = xmalloc(j->pub_len + 2);
+        memcpy(j->pub_text, s, j->pub_len);
+        j->pub_text[j->pub_len++] = '\n';
+        j->pub_text[j->pub_len] = 0;
+        free(s);
+    }
+    char *body = xmalloc(j->pub_len + 1);
+    memcpy(body, j->pub_text, j->pub_len + 1);
+    http_respond(r, code, "application/json", body, j->pub_len);
 }
 
 /* ------------------------------------------------------------ waiters */

@@ -118,6 +118,7 @@ static void job_free(struct job *j)
         run_free(j->run);
     free(j->ckpt);
     free(j->resume_layout);
+    free(j->pub_text);
     free(j);
 }
 
@@ -578,6 +579,8 @@ void jobs_on_store_done(void *ctx, struct store_op *op)
             d->jobs.by_state[j->pub.state]--;
         j->pub = jo->snap;
         d->jobs.by_state[j->pub.state]++;
+        free(j->pub_text);
+        j->pub_text = NULL;
     }
     if (op->layout) {
         free(j->ckpt);

@@ -47,6 +47,8 @@ struct job {
     int64_t id;
     struct job_status pub; /* durable, visible */
     struct job_status cur; /* newest intended */
+    char *pub_text;        /* pub as GET /jobs/<id> sends it, built on demand (api.c) */
+    size_t pub_len;
     int durable;           /* the insert has committed */
     int removing;          /* a delete op is on its way */
 
