@@ -84,6 +84,7 @@ struct cpu_knobs {
     double start_share;   /* share of the budget the starting layouts may use */
     int32_t starts;       /* bit mask over enum layout_kind */
     double accept_lo, accept_hi; /* step-size adaptation band (accepted / selected) */
+    int32_t debug;               /* 1: print per-slot statistics to stderr at the end */
 };
 
 static void knobs_default(struct cpu_knobs *k)
@@ -92,7 +93,7 @@ static void knobs_default(struct cpu_knobs *k)
     anneal_params_default(&k->ap);
     k->sweep_moves = 0;
     k->t_lo = 0.02;
-    k->t_hi = 1.0;
+    k->t_hi = 3.0;
     k->stall_sweeps = 200;
     k->start_share = 0.15;
     k->starts = (1 << LAYOUT_INPUT) | (1 << LAYOUT_FORCE) | (1 << LAYOUT_STRESS) |
@@ -124,6 +125,8 @@ static const struct knob knob_table[] = {
     {"quad", KNOB_DOUBLE, AP(quad), 0, 1e9},
     {"exp_w", KNOB_DOUBLE, AP(exp_w), 0, 1e9},
     {"base", KNOB_DOUBLE, AP(base), 1.01, 1e3},
+    {"hinge_w", KNOB_DOUBLE, AP(hinge_w), 0, 1e9},
+    {"hinge_off", KNOB_INT, AP(hinge_off), -1000, 1000},
     {"sweep_moves", KNOB_INT, offsetof(struct cpu_knobs, sweep_moves), 0, 1e8},
     {"t_lo", KNOB_DOUBLE, offsetof(struct cpu_knobs, t_lo), 0, 1e9},
     {"t_hi", KNOB_DOUBLE, offsetof(struct cpu_knobs, t_hi), 0, 1e9},
@@ -132,6 +135,7 @@ static const struct knob knob_table[] = {
     {"starts", KNOB_STARTS, offsetof(struct cpu_knobs, starts), 0, 0},
     {"accept_lo", KNOB_DOUBLE, offsetof(struct cpu_knobs, accept_lo), 0, 1},
     {"accept_hi", KNOB_DOUBLE, offsetof(struct cpu_knobs, accept_hi), 0, 1},
+    {"debug", KNOB_INT, offsetof(struct cpu_knobs, debug), 0, 1},
 };
 #undef AP
 
@@ -208,6 +212,7 @@ struct run {
     struct cpu_knobs kn;
     int32_t R, T;
     int64_t sweep_moves;
+    enum state_eval eval;
     struct anneal_replica *rep;
     struct anneal_energy en;
     double *slot_T, *slot_sigma;
@@ -484,6 +489,55 @@ static int64_t auto_sweep_moves(const struct lcn_graph *g)
 }
 
 /*
+ * Picks the evaluator for this graph and start layout, deterministically:
+ * the same sample of proposals (random nodes, local steps) is evaluated by
+ * both, and their pair-test counts are weighed by the per-test costs
+ * measured on the reference machine (a grid test costs about 30 vectorised
+ * scan tests, with its cell walks and deduplication).
+ */
+static enum state_eval choose_evaluator(const struct lcn_graph *g, const struct lcn_pt *start,
+                                        int32_t workers)
+{
+    if (g->m == 0 || g->n == 0)
+        return STATE_EVAL_GRID;
+    double cost[2];
+    for (int ev = 0; ev < 2; ev++) {
+        struct lcn_state st;
+        if (state_init(&st, g, start) != 0)
+            return STATE_EVAL_GRID;
+        state_set_evaluator(&st, (enum state_eval)ev);
+        struct lcn_move mv;
+        move_init(&mv);
+        struct lcn_rng r;
+        rng_init(&r, 0x45564131u, 0, RNG_PURPOSE_INIT);
+        int32_t rad = LCN_MAX(1, LCN_MAX(g->width, g->height) / 64);
+        const int N = 128;
+        int64_t scans = 0;
+        for (int i = 0; i < N; i++) {
+            int32_t v = (int32_t)rng_below(&r, (uint32_t)g->n);
+            struct lcn_pt q = st.pts[v];
+            q.x = LCN_MAX(
+                0, LCN_MIN(g->width, q.x + (int32_t)rng_below(&r, 2 * (uint32_t)rad + 1) - rad));
+            q.y = LCN_MAX(
+                0, LCN_MIN(g->height, q.y + (int32_t)rng_below(&r, 2 * (uint32_t)rad + 1) - rad));
+            st.ocache_v = -1; /* as for the first of W proposals */
+            if (state_propose(&st, v, q, &mv))
+                scans += 2 * graph_degree(g, v);
+        }
+        if (ev == STATE_EVAL_GRID) {
+            cost[ev] = 30.0 * (double)st.pair_tests + 400.0 * N;
+        } else {
+            /* the before-move half is shared by the W proposals of a move */
+            double w = (double)LCN_MAX(1, workers);
+            cost[ev] = (double)scans * g->m * 0.5 * (1.0 + 1.0 / w) + 200.0 * N;
+        }
+        move_release(&mv);
+        state_release(&st);
+    }
+    return cost[STATE_EVAL_SCAN] < cost[STATE_EVAL_GRID] ? STATE_EVAL_SCAN : STATE_EVAL_GRID;
+}
+
+/*
  * Builds the starting layouts allowed by the knobs within the start share
  * of the budget, scores each by its tuple and keeps the best in *best.
  * Reports a progress event for each strict improvement.
@@ -613,6 +667,9 @@ int engine_cpu_run(const struct lcn_graph *g, const struct engine_params *p,
         run->rep_at[r] = r;
         run->slot_of[r] = r;
     }
+    run->eval = choose_evaluator(g, start, run->kn.ap.proposal_workers);
+    for (int32_t r = 0; r < R; r++)
+        state_set_evaluator(&run->rep[r].st, run->eval);
     anneal_energy_init(&run->en, &run->kn.ap, g->m, start_obj.K);
     rng_init(&run->xrng, p->seed, 0, RNG_PURPOSE_EXCHANGE);
     pthread_barrier_init(&run->bar, NULL, (unsigned)run->T);
@@ -684,6 +741,25 @@ int engine_cpu_run(const struct lcn_graph *g, const struct engine_params *p,
     }
     if (!corrupt && oracle_check(g, fin, &fin_obj) != 0)
         corrupt = 1;
+    if (run->kn.debug) {
+        for (int32_t sl = 0; sl < R; sl++) {
+            const struct anneal_replica *rp = &run->rep[run->rep_at[sl]];
+            char b1[96], b2[96];
+            struct lcn_obj cur;
+            state_obj(&rp->st, &cur);
+            obj_format(&cur, b1, sizeof(b1));
+            obj_format(&rp->best, b2, sizeof(b2));
+            fprintf(stderr,
+                    "slot %2d T %.4f sigma %8.1f | replica %2d acc/sel %.3f zero/sel %.3f cur %s "
+                    "best %s\n",
+                    sl, run->slot_T[sl], run->slot_sigma[sl], rp->id,
+                    rp->cnt.selected ? (double)rp->cnt.accepted / rp->cnt.selected : 0,
+                    rp->cnt.selected
+                        ? (double)(rp->cnt.replica_best_updates / 1000000) / rp->cnt.selected
+                        : 0,
+                    b1, b2);
+        }
+    }
     struct engine_telemetry tel;
     for (int32_t r = 0; r < R; r++)
         publish_counters(run, r); /* the workers are gone: the exact final counts */
@@ -696,7 +772,7 @@ int engine_cpu_run(const struct lcn_graph *g, const struct engine_params *p,
         memcpy(out->layout, fin, sizeof(struct lcn_pt) * (size_t)g->n);
         out->stop = (enum engine_stop)run->stop_reason;
         out->backend = "cpu";
-        out->evaluator = "grid-delta";
+        out->evaluator = run->eval == STATE_EVAL_SCAN ? "scan-delta" : "grid-delta";
         out->threads = run->T;
         out->replicas = run->R;
         out->proposal_workers = run->kn.ap.proposal_workers;

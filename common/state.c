@@ -20,6 +20,16 @@ static int in_bounds(const struct lcn_graph *g, struct lcn_pt p)
     return p.x >= 0 && p.y >= 0 && p.x <= g->width && p.y <= g->height;
 }
 
+/* Refreshes edge e's structure-of-arrays coordinates from pts. */
+static inline void soa_set(struct lcn_state *st, int32_t e)
+{
+    struct lcn_pt a = st->pts[st->g->eu[e]], b = st->pts[st->g->ev[e]];
+    st->ex0[e] = a.x;
+    st->ey0[e] = a.y;
+    st->ex1[e] = b.x;
+    st->ey1[e] = b.y;
+}
+
 static void build_indexes(struct lcn_state *st)
 {
     const struct lcn_graph *g = st->g;
@@ -32,6 +42,10 @@ static void build_indexes(struct lcn_state *st)
     crossings_in_grid(g, st->pts, st->cnt, &st->eg);
     hist_release(&st->hist);
     hist_init(&st->hist, st->cnt, g->m);
+    if (st->ex0)
+        for (int32_t e = 0; e < g->m; e++)
+            soa_set(st, e);
+    st->ocache_v = -1;
 }
 
 int state_init(struct lcn_state *st, const struct lcn_graph *g, const struct lcn_pt *pts)
@@ -49,6 +63,8 @@ int state_init(struct lcn_state *st, const struct lcn_graph *g, const struct lcn
     for (int32_t e = 0; e < g->m; e++)
         st->seen[e] = -1;
     st->stamp = 0;
+    st->eval = STATE_EVAL_GRID;
+    st->ocache_v = -1;
     grid_init(&st->eg, 0, 0, g->width, g->height, grid_side_for_edges(g->m));
     grid_init(&st->ng, 0, 0, g->width, g->height, node_side(g->n));
     hist_init(&st->hist, st->cnt, 0);
@@ -65,7 +81,38 @@ void state_release(struct lcn_state *st)
     hist_release(&st->hist);
     grid_release(&st->eg);
     grid_release(&st->ng);
+    free(st->ex0);
+    free(st->ey0);
+    free(st->ex1);
+    free(st->ey1);
+    free(st->oacc);
+    free(st->odc);
+    free(st->ndc);
     memset(st, 0, sizeof(*st));
+}
+
+void state_set_evaluator(struct lcn_state *st, enum state_eval ev)
+{
+    const struct lcn_graph *g = st->g;
+    st->eval = ev;
+    if (ev == STATE_EVAL_SCAN && !st->ex0) {
+        size_t m1 = (size_t)g->m + 1;
+        st->ex0 = xmalloc(sizeof(int32_t) * m1);
+        st->ey0 = xmalloc(sizeof(int32_t) * m1);
+        st->ex1 = xmalloc(sizeof(int32_t) * m1);
+        st->ey1 = xmalloc(sizeof(int32_t) * m1);
+        st->oacc = xcalloc(m1, sizeof(int32_t));
+        st->odc = xmalloc(sizeof(int32_t) * ((size_t)g->max_degree + 1));
+        st->ndc = xmalloc(sizeof(int32_t) * ((size_t)g->max_degree + 1));
+        for (int32_t e = 0; e < g->m; e++)
+            soa_set(st, e);
+    }
+    st->ocache_v = -1;
+}
+
+const char *state_evaluator_name(const struct lcn_state *st)
+{
+    return st->eval == STATE_EVAL_SCAN ? "scan-delta" : "grid-delta";
 }
 
 void state_obj(const struct lcn_state *st, struct lcn_obj *o)
@@ -95,6 +142,18 @@ static int32_t next_stamp(struct lcn_state *st)
     return ++st->stamp;
 }
 
+/* V2: a node other than v on q. */
+static int occupied(const struct lcn_state *st, int32_t v, struct lcn_pt q)
+{
+    const struct lcn_cell *nc = &st->ng.cells[grid_cell_of(&st->ng, q)];
+    for (int32_t i = 0; i < nc->len; i++) {
+        int32_t w = nc->ids[i];
+        if (w != v && geom_pt_eq(st->pts[w], q))
+            return 1;
+    }
+    return 0;
+}
+
 enum state_invalid state_check_move(struct lcn_state *st, int32_t v, struct lcn_pt q)
 {
     const struct lcn_graph *g = st->g;
@@ -104,12 +163,8 @@ enum state_invalid state_check_move(struct lcn_state *st, int32_t v, struct lcn_
     if (geom_pt_eq(q, pts[v]))
         return STATE_OK;
     /* V2: nobody else on q. */
-    const struct lcn_cell *nc = &st->ng.cells[grid_cell_of(&st->ng, q)];
-    for (int32_t i = 0; i < nc->len; i++) {
-        int32_t w = nc->ids[i];
-        if (w != v && geom_pt_eq(pts[w], q))
-            return STATE_OCCUPIED;
-    }
+    if (occupied(st, v, q))
+        return STATE_OCCUPIED;
     /* V3: q on the interior of an edge not incident to v. */
     const struct lcn_cell *ec = &st->eg.cells[grid_cell_of(&st->eg, q)];
     for (int32_t i = 0; i < ec->len; i++) {
@@ -190,6 +245,194 @@ static void scan_segment(struct lcn_state *st, struct lcn_move *mv, int32_t e, i
     st->pair_tests += tests;
 }
 
+/*
+ * SCAN kernels: for every edge f, 1 when segment ab and f's segment cross
+ * with strict signs (a proper crossing), added to acc[f]; returns the number
+ * of crossings. Degenerate segments (f with both ends on one point) never
+ * cross, which is how the moved node's own edges are kept out.
+ *
+ * int32 variant: with coordinates in [0, 32767] every difference is at most
+ * 32767 in magnitude, every product at most 32767^2 < 2^30 and every
+ * determinant (a difference of two products) below 2^31: no overflow.
+ */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(LCN_NO_CLONES) &&  \
+    !defined(__SANITIZE_THREAD__) /* ifunc resolvers run before the TSan runtime */
+#define LCN_CLONES __attribute__((target_clones("avx512f", "avx2", "default"), optimize("O3")))
+#else
+#define LCN_CLONES
+#endif
+
+#define SCAN_BODY(T)                                                                               \
+    const T dx = (T)bx - ax, dy = (T)by - ay;                                                      \
+    int32_t hits = 0;                                                                              \
+    for (int32_t f = 0; f < m; f++) {                                                              \
+        const T px = (T)x0[f] - ax, py = (T)y0[f] - ay; /* f's first end, relative to a */         \
+        const T qx = (T)x1[f] - ax, qy = (T)y1[f] - ay; /* f's second end */                       \
+        const T fx = qx - px, fy = qy - py;                                                        \
+        const T d1 = dx * py - dy * px;               /* side of f0 w.r.t. ab */                   \
+        const T d2 = dx * qy - dy * qx;               /* side of f1 w.r.t. ab */                   \
+        const T d3 = fy * px - fx * py;               /* side of a w.r.t. f */                     \
+        const T d4 = fx * (dy - py) - fy * (dx - px); /* side of b w.r.t. f */                     \
+        const int32_t h = (((d1 < 0) & (d2 > 0)) | ((d1 > 0) & (d2 < 0))) &                        \
+                          (((d3 < 0) & (d4 > 0)) | ((d3 > 0) & (d4 < 0)));                         \
+        acc[f] += h;                                                                               \
+        hits += h;                                                                                 \
+    }                                                                                              \
+    return hits;
+
+LCN_CLONES __attribute__((noinline)) static int32_t
+scan32(const int32_t *restrict x0, const int32_t *restrict y0, const int32_t *restrict x1,
+       const int32_t *restrict y1, int32_t m, int32_t ax, int32_t ay, int32_t bx, int32_t by,
+       int32_t *restrict acc){SCAN_BODY(int32_t)}
+
+LCN_CLONES __attribute__((noinline)) static int32_t
+    scan64(const int32_t *restrict x0, const int32_t *restrict y0, const int32_t *restrict x1,
+           const int32_t *restrict y1, int32_t m, int32_t ax, int32_t ay, int32_t bx, int32_t by,
+           int32_t *restrict acc)
+{
+    SCAN_BODY(int64_t)
+}
+#undef SCAN_BODY
+
+/* Number of edges f whose closed segment contains q (q is no endpoint). */
+#define ONSEG_BODY(T)                                                                              \
+    int32_t hits = 0;                                                                              \
+    for (int32_t f = 0; f < m; f++) {                                                              \
+        const T ax = x0[f], ay = y0[f], bx = x1[f], by = y1[f];                                    \
+        const T d = (bx - ax) * ((T)qy - ay) - (by - ay) * ((T)qx - ax);                           \
+        const int32_t h = (d == 0) & (((ax <= qx) & (qx <= bx)) | ((bx <= qx) & (qx <= ax))) &     \
+                          (((ay <= qy) & (qy <= by)) | ((by <= qy) & (qy <= ay)));                 \
+        hits += h;                                                                                 \
+    }                                                                                              \
+    return hits;
+
+LCN_CLONES __attribute__((noinline)) static int32_t
+onseg32(const int32_t *restrict x0, const int32_t *restrict y0, const int32_t *restrict x1,
+        const int32_t *restrict y1, int32_t m, int32_t qx, int32_t qy){ONSEG_BODY(int32_t)}
+
+LCN_CLONES __attribute__((noinline)) static int32_t
+    onseg64(const int32_t *restrict x0, const int32_t *restrict y0, const int32_t *restrict x1,
+            const int32_t *restrict y1, int32_t m, int32_t qx, int32_t qy)
+{
+    ONSEG_BODY(int64_t)
+}
+#undef ONSEG_BODY
+
+/* Number of points w (xy interleaved) on the closed segment ab other than a and b. */
+#define PTSEG_BODY(T)                                                                              \
+    const T dx = (T)bx - ax, dy = (T)by - ay;                                                      \
+    const int32_t lx = ax < bx ? ax : bx, hx = ax < bx ? bx : ax;                                  \
+    const int32_t ly = ay < by ? ay : by, hy = ay < by ? by : ay;                                  \
+    int32_t hits = 0;                                                                              \
+    for (int32_t w = 0; w < n; w++) {                                                              \
+        const int32_t wx = xy[2 * w], wy = xy[2 * w + 1];                                          \
+        const T d = dx * ((T)wy - ay) - dy * ((T)wx - ax);                                         \
+        const int32_t h = (d == 0) & (lx <= wx) & (wx <= hx) & (ly <= wy) & (wy <= hy) &           \
+                          !((wx == ax) & (wy == ay)) & !((wx == bx) & (wy == by));                 \
+        hits += h;                                                                                 \
+    }                                                                                              \
+    return hits;
+
+LCN_CLONES __attribute__((noinline)) static int32_t ptseg32(const int32_t *restrict xy, int32_t n,
+                                                            int32_t ax, int32_t ay, int32_t bx,
+                                                            int32_t by){PTSEG_BODY(int32_t)}
+
+LCN_CLONES __attribute__((noinline)) static int32_t
+    ptseg64(const int32_t *restrict xy, int32_t n, int32_t ax, int32_t ay, int32_t bx, int32_t by)
+{
+    PTSEG_BODY(int64_t)
+}
+#undef PTSEG_BODY
+
+static int32_t scan_any(struct lcn_state *st, struct lcn_pt a, struct lcn_pt b, int32_t *acc)
+{
+    const struct lcn_graph *g = st->g;
+    st->pair_tests += (uint64_t)g->m;
+    if (g->width <= 32767 && g->height <= 32767)
+        return scan32(st->ex0, st->ey0, st->ex1, st->ey1, g->m, a.x, a.y, b.x, b.y, acc);
+    return scan64(st->ex0, st->ey0, st->ex1, st->ey1, g->m, a.x, a.y, b.x, b.y, acc);
+}
+
+static inline void soa_hide(struct lcn_state *st, int32_t e)
+{
+    /* a degenerate segment outside the bounds: it crosses nothing and contains no q */
+    st->ex0[e] = st->ey0[e] = st->ex1[e] = st->ey1[e] = -1;
+}
+
+/*
+ * The SCAN evaluation of moving v from p to q (q != p, in bounds, not
+ * occupied): the rest of the validity verdict in state_check_move's order,
+ * then, for a valid move, the change list in mv. Returns the verdict.
+ */
+static enum state_invalid propose_scan(struct lcn_state *st, struct lcn_move *mv, int32_t v,
+                                       struct lcn_pt p, struct lcn_pt q)
+{
+    const struct lcn_graph *g = st->g;
+    const int32_t k0 = g->inc_off[v], deg = g->inc_off[v + 1] - k0;
+    const int narrow = g->width <= 32767 && g->height <= 32767;
+    for (int32_t k = 0; k < deg; k++)
+        soa_hide(st, g->inc[k0 + k]);
+    /* V3: q on a foreign edge */
+    int32_t on = narrow ? onseg32(st->ex0, st->ey0, st->ex1, st->ey1, g->m, q.x, q.y)
+                        : onseg64(st->ex0, st->ey0, st->ex1, st->ey1, g->m, q.x, q.y);
+    enum state_invalid why = on ? STATE_ON_EDGE : STATE_OK;
+    /* V3: a new edge (q, u) through a node other than v and u (v itself is leaving p) */
+    for (int32_t k = 0; k < deg && why == STATE_OK; k++) {
+        struct lcn_pt pu = st->pts[graph_other(g, g->inc[k0 + k], v)];
+        const int32_t *xy = (const int32_t *)st->pts;
+        int32_t c = narrow ? ptseg32(xy, g->n, q.x, q.y, pu.x, pu.y)
+                           : ptseg64(xy, g->n, q.x, q.y, pu.x, pu.y);
+        if (geom_on_interior(q, pu, p))
+            c--;
+        if (c > 0)
+            why = STATE_EDGE_ON_NODE;
+    }
+    if (why != STATE_OK) {
+        for (int32_t k = 0; k < deg; k++)
+            soa_set(st, g->inc[k0 + k]);
+        return why;
+    }
+    if (st->ocache_v != v || st->ocache_gen != st->generation) {
+        memset(st->oacc, 0, sizeof(int32_t) * (size_t)g->m);
+        for (int32_t k = 0; k < deg; k++) {
+            int32_t u = graph_other(g, g->inc[k0 + k], v);
+            st->odc[k] = scan_any(st, p, st->pts[u], st->oacc);
+        }
+        st->ocache_v = v;
+        st->ocache_gen = st->generation;
+    }
+    for (int32_t k = 0; k < deg; k++) {
+        int32_t u = graph_other(g, g->inc[k0 + k], v);
+        st->ndc[k] = scan_any(st, q, st->pts[u], st->acc);
+    }
+    for (int32_t k = 0; k < deg; k++)
+        soa_set(st, g->inc[k0 + k]);
+    /* change list: partners first (ascending edge id), then v's edges; the
+     * accumulators are sparse, so skip blocks where both are zero */
+    int32_t *acc = st->acc;
+    const int32_t *oacc = st->oacc;
+    const int32_t m = g->m;
+    for (int32_t b = 0; b < m; b += 16) {
+        int32_t end = LCN_MIN(m, b + 16), any = 0;
+        for (int32_t f = b; f < end; f++)
+            any |= acc[f] | oacc[f];
+        if (!any)
+            continue;
+        for (int32_t f = b; f < end; f++) {
+            int32_t d = acc[f] - oacc[f];
+            acc[f] = 0;
+            if (d != 0)
+                move_push(mv, f, d);
+        }
+    }
+    for (int32_t k = 0; k < deg; k++) {
+        int32_t d = st->ndc[k] - st->odc[k];
+        if (d != 0)
+            move_push(mv, g->inc[k0 + k], d);
+    }
+    return STATE_OK;
+}
+
 int state_propose(struct lcn_state *st, int32_t v, struct lcn_pt q, struct lcn_move *mv)
 {
     const struct lcn_graph *g = st->g;
@@ -198,6 +441,23 @@ int state_propose(struct lcn_state *st, int32_t v, struct lcn_pt q, struct lcn_m
     mv->to = q;
     mv->n = 0;
     mv->generation = st->generation;
+    if (st->eval == STATE_EVAL_SCAN) {
+        /* bounds and V2 by the cheap lookups, the rest inside the scans */
+        mv->why = STATE_OK;
+        if (!in_bounds(g, q))
+            mv->why = STATE_OUT_OF_BOUNDS;
+        else if (!geom_pt_eq(q, mv->from) && occupied(st, v, q))
+            mv->why = STATE_OCCUPIED;
+        if (mv->why == STATE_OK && !geom_pt_eq(q, mv->from))
+            mv->why = propose_scan(st, mv, v, mv->from, q);
+        if (mv->why != STATE_OK)
+            return 0;
+        if (geom_pt_eq(q, mv->from)) {
+            state_obj(st, &mv->obj);
+            return 1;
+        }
+        goto tuple;
+    }
     mv->why = state_check_move(st, v, q);
     if (mv->why != STATE_OK)
         return 0;
@@ -229,6 +489,7 @@ int state_propose(struct lcn_state *st, int32_t v, struct lcn_pt q, struct lcn_m
         w++;
     }
     mv->n = w;
+tuple:
     /* Tuple after the move: apply to the histogram, read, revert. */
     struct lcn_hist *hs = &st->hist;
     for (int32_t i = 0; i < mv->n; i++)
@@ -253,6 +514,9 @@ void state_commit(struct lcn_state *st, const struct lcn_move *mv)
         grid_cell_remove(&st->ng, grid_cell_of(&st->ng, mv->from), v);
         grid_cell_add(&st->ng, grid_cell_of(&st->ng, mv->to), v);
         st->pts[v] = mv->to;
+        if (st->ex0)
+            for (int32_t k = g->inc_off[v]; k < g->inc_off[v + 1]; k++)
+                soa_set(st, g->inc[k]);
     }
     for (int32_t i = 0; i < mv->n; i++) {
         int32_t e = mv->edge[i];

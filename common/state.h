@@ -24,6 +24,26 @@
 #include "grid.h"
 #include "objective.h"
 
+/*
+ * Evaluators for the crossing delta of a proposal (both exact; both leave
+ * the same counts, change lists and tuples; tests compare them per edge):
+ *   GRID  re-tests the moved node's incident edges against the partners the
+ *         edge grid offers along each segment's cells (cost ~ local density);
+ *   SCAN  tests each incident edge, before and after the move, against every
+ *         edge, in a branch-free loop over structure-of-arrays coordinates
+ *         that compilers vectorise (int32 arithmetic when both bounds are at
+ *         most 32767, where every determinant fits; int64 otherwise). Its
+ *         strict-sign predicate equals geom_segments_meet on valid layouts
+ *         only, which is all the engines ever hold; on an invalid layout use
+ *         GRID. The before-move half is cached per (node, generation), so
+ *         best-of-W proposals for one node pay for it once.
+ * state_init starts with GRID.
+ */
+enum state_eval {
+    STATE_EVAL_GRID = 0,
+    STATE_EVAL_SCAN,
+};
+
 enum state_invalid {
     STATE_OK = 0,
     STATE_OUT_OF_BOUNDS, /* V1 */
@@ -37,8 +57,8 @@ struct lcn_state {
     struct lcn_pt *pts; /* current layout */
     int32_t *cnt;       /* c[e] of the current layout */
     struct lcn_hist hist;
-    struct lcn_grid eg; /* edges by segment supercover */
-    struct lcn_grid ng; /* nodes by point */
+    struct lcn_grid eg;  /* edges by segment supercover */
+    struct lcn_grid ng;  /* nodes by point */
     uint64_t generation; /* bumped by every commit */
     /* scratch, zero/idle between calls */
     int32_t *acc;  /* per-edge accumulated delta of the proposal being evaluated */
@@ -46,6 +66,13 @@ struct lcn_state {
     int32_t stamp;
     /* telemetry */
     uint64_t pair_tests; /* segment pair tests performed by proposals */
+    /* SCAN evaluator (state_set_evaluator) */
+    enum state_eval eval;
+    int32_t *ex0, *ey0, *ex1, *ey1; /* edge e runs from (ex0, ey0) = pts[eu] to pts[ev] */
+    int32_t *oacc;                  /* before-move crossings per edge of the cached node */
+    int32_t *odc, *ndc;             /* per incident edge: crossings before / after */
+    int32_t ocache_v;               /* node whose before-move half is in oacc, or -1 */
+    uint64_t ocache_gen;            /* generation it was computed on */
 };
 
 /* A proposed single-node move and its evaluation. Owns its change list. */
@@ -68,6 +95,12 @@ struct lcn_move {
  */
 int state_init(struct lcn_state *st, const struct lcn_graph *g, const struct lcn_pt *pts);
 void state_release(struct lcn_state *st);
+
+/* Switches the evaluator used by state_propose (see enum state_eval). */
+void state_set_evaluator(struct lcn_state *st, enum state_eval ev);
+
+/* "grid-delta" or "scan-delta": the evaluator the state runs. */
+const char *state_evaluator_name(const struct lcn_state *st);
 
 /* Current tuple. */
 void state_obj(const struct lcn_state *st, struct lcn_obj *o);

@@ -76,10 +76,15 @@ tests)
     grep -E "PASSED|FAILED|ERROR|engine:|LINE" "$OUTDIR/tests.log" | head -30
     ;;
 kernels)
-    manifest kernels "$BIN/bench_gpu"
-    "$BIN/bench_gpu" --out "$OUTDIR/bench_gpu.json" --commit "$COMMIT" --dirty "$DIRTY" \
-        --binary-sha256 "$(sha256sum "$BIN/bench_gpu" | cut -d' ' -f1)" 2>&1 | tee "$OUTDIR/kernels.log"
-    python3 tools/bench_audit.py "$OUTDIR/bench_gpu.json" 2>&1 | tee "$OUTDIR/kernels-audit.txt"
+    manifest kernels "$BIN/bench_gpu (random layout, stress layout, --force)"
+    SHA=$(sha256sum "$BIN/bench_gpu" | cut -d' ' -f1)
+    for lay in random stress; do
+        "$BIN/bench_gpu" --layout $lay --out "$OUTDIR/bench_gpu_$lay.json" --commit "$COMMIT" \
+            --dirty "$DIRTY" --binary-sha256 "$SHA" 2>&1 | tee -a "$OUTDIR/kernels.log"
+        python3 tools/bench_audit.py "$OUTDIR/bench_gpu_$lay.json" 2>&1 | tee -a "$OUTDIR/kernels-audit.txt"
+    done
+    "$BIN/bench_gpu" --force --shapes 500/1740/1,2519/4938/1,10466/20288/1 --out "$OUTDIR/bench_force.json" \
+        --commit "$COMMIT" --dirty "$DIRTY" --binary-sha256 "$SHA" 2>&1 | tee -a "$OUTDIR/kernels.log"
     ;;
 rate)
     G="$OUTDIR/grid-2519.json"
