@@ -186,8 +186,8 @@ static void ev_state(struct job *j, struct store_op *op)
 {
     const char *code = j->cur.error_code[0] ? j->cur.error_code : NULL;
     int64_t seq = ++j->last_seq;
-    store_op_add_event(op, seq,
-                       job_event_state(seq, j->cur.elapsed_s, j->cur.state, code, j->cur.error_msg));
+    store_op_add_event(
+        op, seq, job_event_state(seq, j->cur.elapsed_s, j->cur.state, code, j->cur.error_msg));
     j->improve_ev = 0;
 }
 
@@ -353,8 +353,8 @@ static void start_job(struct lcnd *d, struct job *j, struct worker *w)
     run->g = &req->doc.g;
     struct engine_params *p = &run->params;
     p->seed = req->seed;
-    p->threads = w->kind == WORKER_CPU ? (req->threads ? req->threads : default_threads(d))
-                                       : req->threads;
+    p->threads =
+        w->kind == WORKER_CPU ? (req->threads ? req->threads : default_threads(d)) : req->threads;
     p->replicas = req->replicas;
     p->proposal_workers = req->proposal_workers;
     p->target_k = req->target_k;
@@ -466,8 +466,8 @@ static void finished(struct lcnd *d, struct worker *w, struct job *j, struct run
         d->gpu_unhealthy = 1;
         set_state(d, j, JOB_FAILED);
         char msg[400];
-        snprintf(msg, sizeof msg, "gpu %d: unrecoverable error, the daemon restarts: %s",
-                 w->device, run->diag);
+        snprintf(msg, sizeof msg, "gpu %d: unrecoverable error, the daemon restarts: %s", w->device,
+                 run->diag);
         fail_job(j, lcn_errcode(run->rc), msg);
     } else {
         set_state(d, j, JOB_FAILED);
@@ -632,7 +632,8 @@ void jobs_enforce_deadlines(struct lcnd *d)
     int64_t now = lcn_now_ns();
     for (size_t i = 0; i < d->jobs.n; i++) {
         struct run *run = d->jobs.v[i]->run;
-        if (run && !atomic_load(&run->cancel) && now > run->params.deadline_ns + DEADLINE_GRACE_NS) {
+        if (run && !atomic_load(&run->cancel) &&
+            now > run->params.deadline_ns + DEADLINE_GRACE_NS) {
             log_warn("job %lld: engine overran its deadline by %.3f s; stopping it",
                      (long long)run->job_id, (double)(now - run->params.deadline_ns) / 1e9);
             run->cancel_reason = CANCEL_DEADLINE;
@@ -648,7 +649,8 @@ void jobs_retention(struct lcnd *d)
     struct jobs *t = &d->jobs;
     int64_t terminal = 0;
     for (size_t i = 0; i < t->n; i++)
-        terminal += t->v[i]->durable && !t->v[i]->removing && job_state_terminal(t->v[i]->cur.state);
+        terminal +=
+            t->v[i]->durable && !t->v[i]->removing && job_state_terminal(t->v[i]->cur.state);
     int64_t excess = terminal - d->cfg.retain_jobs;
     int64_t cutoff = d->cfg.retain_days > 0
                          ? lcn_wall_ms() - (int64_t)(d->cfg.retain_days * 86400.0 * 1000.0)
@@ -818,8 +820,8 @@ int jobs_recover(struct lcnd *d, char *err, size_t errlen)
                 queue_push(t, j, 0);
         }
     if (resumed || interrupted || queued)
-        log_info("recovered %zu jobs: %d queued, %d resumed, %d interrupted", t->n, queued,
-                 resumed, interrupted);
+        log_info("recovered %zu jobs: %d queued, %d resumed, %d interrupted", t->n, queued, resumed,
+                 interrupted);
     return 0;
 }
 

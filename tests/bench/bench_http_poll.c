@@ -278,10 +278,10 @@ int main(int argc, char **argv)
            "\"reconnects\":%llu,\"late_sends\":%llu,\"latency_us\":{\"mean\":%.1f,\"p50\":%.1f,"
            "\"p90\":%.1f,\"p99\":%.1f,\"p999\":%.1f,\"max\":%.1f}}\n",
            o.clients, o.seconds, o.warmup, o.interval_ms, total, (double)total / o.seconds,
-           (unsigned long long)errors, (unsigned long long)non200,
-           (unsigned long long)reconnects, (unsigned long long)behind,
-           total ? sum / (double)total / 1e3 : 0, pct(all, total, 50), pct(all, total, 90),
-           pct(all, total, 99), pct(all, total, 99.9), total ? (double)all[total - 1] / 1e3 : 0);
+           (unsigned long long)errors, (unsigned long long)non200, (unsigned long long)reconnects,
+           (unsigned long long)behind, total ? sum / (double)total / 1e3 : 0, pct(all, total, 50),
+           pct(all, total, 90), pct(all, total, 99), pct(all, total, 99.9),
+           total ? (double)all[total - 1] / 1e3 : 0);
     free(all);
     free(cs);
     return errors || non200 ? 1 : 0;
