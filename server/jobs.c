@@ -302,6 +302,8 @@ void jobs_cancel(struct lcnd *d, struct job *j)
     lcnd_status_changed(d);
 }
 
+static void fail_job(struct job *j, const char *code, const char *msg);
+
 /* ------------------------------------------------------------ scheduling */
 
 int jobs_backend_available(struct lcnd *d, int backend)
@@ -411,6 +413,24 @@ void jobs_schedule(struct lcnd *d)
         struct worker *w = free_worker(d, kind);
         if (w)
             start_job(d, j, w);
+        j = next;
+    }
+}
+
+void jobs_fail_unrunnable(struct lcnd *d)
+{
+    struct job *j = d->jobs.qhead;
+    while (j) {
+        struct job *next = j->qnext;
+        if (!jobs_backend_available(d, j->cur.backend_requested)) {
+            queue_del(&d->jobs, j);
+            set_state(d, j, JOB_FAILED);
+            fail_job(j, lcn_errcode(LCN_ENOGPU),
+                     "no usable GPU worker after a restart for this backend=gpu job");
+            drop_request(j);
+            finish_state_op(d, j);
+            log_warn("job %lld: failed: its backend has no worker", (long long)j->id);
+        }
         j = next;
     }
 }

@@ -115,6 +115,11 @@ struct job *jobs_submit(struct lcnd *d, struct job_request *req, char *body, siz
 /* Cancels a queued or running job (no-op for a terminal one). */
 void jobs_cancel(struct lcnd *d, struct job *j);
 
+/* Fails the queued jobs whose backend has no worker in this process (a
+ * backend=gpu job recovered by a daemon that found no usable GPU), so they
+ * do not wait forever. */
+void jobs_fail_unrunnable(struct lcnd *d);
+
 /* Starts queued jobs on free workers. */
 void jobs_schedule(struct lcnd *d);
 

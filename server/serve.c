@@ -268,7 +268,7 @@ static int dispatch(void *ctx, const struct worker *w, const struct lcn_graph *g
         /* test hook: a "GPU" that runs the CPU engine briefly, then reports
          * a sticky device error */
         struct engine_params q = *p;
-        int64_t cut = lcn_now_ns() + 300000000LL;
+        int64_t cut = lcn_now_ns() + d->engine.fake_gpu_ns;
         if (q.deadline_ns > cut)
             q.deadline_ns = cut;
         int rc = engine_cpu_run(g, &q, out);
@@ -316,8 +316,9 @@ static int engine_setup(struct lcnd *d, char *err, size_t errlen)
     d->engine.n_gpu = 0;
     snprintf(d->engine.gpu_why, sizeof d->engine.gpu_why, "this build has no GPU engine");
     const char *fake = getenv("LCND_TEST_FAKE_GPU");
-    if (fake && !strcmp(fake, "sticky")) {
+    if (fake && !strncmp(fake, "sticky", 6) && (!fake[6] || fake[6] == ':')) {
         d->engine.fake_gpu = 1;
+        d->engine.fake_gpu_ns = (fake[6] ? atoll(fake + 7) : 300) * 1000000LL;
         d->engine.n_gpu = 1;
         d->engine.gpu_device = 0;
         d->engine.gpu_why[0] = 0;
@@ -428,6 +429,11 @@ static int start(struct lcnd *d, char *err, size_t errlen)
         return rc;
     }
     d->workers_started = 1;
+    /* recovered jobs no worker here can run fail now, durably, before
+     * anyone can ask */
+    jobs_fail_unrunnable(d);
+    while (!storeq_idle(&d->sq) && d->sq.healthy)
+        uv_run(d->loop, UV_RUN_ONCE);
     struct http_config hc = {
         .listen_fd = d->listen_fd,
         .max_body = (size_t)d->cfg.max_body_bytes,
