@@ -20,8 +20,10 @@ void anneal_params_default(struct anneal_params *ap)
     ap->a_nK = 0;
     ap->lin = 0.02;
     ap->quad = 0;
-    ap->exp_w = 1;
+    ap->exp_w = 0.1;
     ap->base = 4;
+    ap->hinge_w = 1;
+    ap->hinge_off = 1;
 }
 
 /* ---- energy ------------------------------------------------------------ */
@@ -58,6 +60,10 @@ void anneal_energy_set_kref(struct anneal_energy *en, int32_t Kref)
         double v = ap->lin * c + ap->quad * (double)c * c;
         if (ap->exp_w != 0)
             v += ap->exp_w * exp_term(ap, c - Kref);
+        if (ap->hinge_w != 0 && c - Kref + ap->hinge_off > 0) {
+            double h = (double)(c - Kref + ap->hinge_off);
+            v += ap->hinge_w * h * h;
+        }
         en->f[c] = v;
     }
 }

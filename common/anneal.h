@@ -7,7 +7,8 @@
  *
  * Energy. The chain samples exp(-E / T) with
  *     E = a_K * K + a_nK * n_K + sum_e f(c[e]),
- *     f(c) = lin * c + quad * c^2 + exp_w * base^(c - Kref) / (1 - 1/base),
+ *     f(c) = lin * c + quad * c^2 + exp_w * base^(c - Kref) / (1 - 1/base)
+ *            + hinge_w * max(0, c - Kref + hinge_off)^2,
  * a sum that a move changes only on the edges in its change list, so its
  * delta is exact and O(changes). With Kref = the best K found, the
  * exponential term costs about 1 for pushing an edge from Kref-1 to Kref and
@@ -42,6 +43,8 @@ struct anneal_params {
     int32_t focus_slack; /* >= 0 */
     /* energy */
     double a_K, a_nK, lin, quad, exp_w, base;
+    double hinge_w;    /* weight of max(0, c - (Kref - hinge_off))^2 */
+    int32_t hinge_off; /* 1: edges at Kref and above pay, those below are free */
 };
 
 /* The defaults the engine starts from. */

@@ -84,6 +84,7 @@ struct cpu_knobs {
     double start_share;   /* share of the budget the starting layouts may use */
     int32_t starts;       /* bit mask over enum layout_kind */
     double accept_lo, accept_hi; /* step-size adaptation band (accepted / selected) */
+    int32_t debug;               /* 1: print per-slot statistics to stderr at the end */
 };
 
 static void knobs_default(struct cpu_knobs *k)
@@ -92,7 +93,7 @@ static void knobs_default(struct cpu_knobs *k)
     anneal_params_default(&k->ap);
     k->sweep_moves = 0;
     k->t_lo = 0.02;
-    k->t_hi = 1.0;
+    k->t_hi = 3.0;
     k->stall_sweeps = 200;
     k->start_share = 0.15;
     k->starts = (1 << LAYOUT_INPUT) | (1 << LAYOUT_FORCE) | (1 << LAYOUT_STRESS) |
@@ -124,6 +125,8 @@ static const struct knob knob_table[] = {
     {"quad", KNOB_DOUBLE, AP(quad), 0, 1e9},
     {"exp_w", KNOB_DOUBLE, AP(exp_w), 0, 1e9},
     {"base", KNOB_DOUBLE, AP(base), 1.01, 1e3},
+    {"hinge_w", KNOB_DOUBLE, AP(hinge_w), 0, 1e9},
+    {"hinge_off", KNOB_INT, AP(hinge_off), -1000, 1000},
     {"sweep_moves", KNOB_INT, offsetof(struct cpu_knobs, sweep_moves), 0, 1e8},
     {"t_lo", KNOB_DOUBLE, offsetof(struct cpu_knobs, t_lo), 0, 1e9},
     {"t_hi", KNOB_DOUBLE, offsetof(struct cpu_knobs, t_hi), 0, 1e9},
@@ -132,6 +135,7 @@ static const struct knob knob_table[] = {
     {"starts", KNOB_STARTS, offsetof(struct cpu_knobs, starts), 0, 0},
     {"accept_lo", KNOB_DOUBLE, offsetof(struct cpu_knobs, accept_lo), 0, 1},
     {"accept_hi", KNOB_DOUBLE, offsetof(struct cpu_knobs, accept_hi), 0, 1},
+    {"debug", KNOB_INT, offsetof(struct cpu_knobs, debug), 0, 1},
 };
 #undef AP
 
@@ -737,6 +741,25 @@ int engine_cpu_run(const struct lcn_graph *g, const struct engine_params *p,
     }
     if (!corrupt && oracle_check(g, fin, &fin_obj) != 0)
         corrupt = 1;
+    if (run->kn.debug) {
+        for (int32_t sl = 0; sl < R; sl++) {
+            const struct anneal_replica *rp = &run->rep[run->rep_at[sl]];
+            char b1[96], b2[96];
+            struct lcn_obj cur;
+            state_obj(&rp->st, &cur);
+            obj_format(&cur, b1, sizeof(b1));
+            obj_format(&rp->best, b2, sizeof(b2));
+            fprintf(stderr,
+                    "slot %2d T %.4f sigma %8.1f | replica %2d acc/sel %.3f zero/sel %.3f cur %s "
+                    "best %s\n",
+                    sl, run->slot_T[sl], run->slot_sigma[sl], rp->id,
+                    rp->cnt.selected ? (double)rp->cnt.accepted / rp->cnt.selected : 0,
+                    rp->cnt.selected
+                        ? (double)(rp->cnt.replica_best_updates / 1000000) / rp->cnt.selected
+                        : 0,
+                    b1, b2);
+        }
+    }
     struct engine_telemetry tel;
     for (int32_t r = 0; r < R; r++)
         publish_counters(run, r); /* the workers are gone: the exact final counts */

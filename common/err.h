@@ -10,25 +10,25 @@
 #define LCN_ERR_H
 
 /* X(name, value, api code, message) */
-#define LCN_ERR_MAP(X)                                                                   \
-    X(OK, 0, "ok", "success")                                                            \
-    X(NOMEM, -1, "out_of_memory", "out of memory")                                       \
-    X(INVAL, -2, "invalid_argument", "invalid argument")                                 \
-    X(RANGE, -3, "out_of_range", "value out of range")                                   \
-    X(PARSE, -4, "parse_error", "malformed input")                                       \
-    X(IO, -5, "io_error", "input/output error")                                          \
-    X(NOTFOUND, -6, "not_found", "not found")                                            \
-    X(TOOBIG, -7, "too_large", "input exceeds a configured limit")                       \
-    X(CANCELLED, -8, "cancelled", "cancelled")                                           \
-    X(DEADLINE, -9, "deadline", "deadline reached")                                      \
-    X(CORRUPT, -10, "corrupt_state", "internal state failed an invariant check")         \
-    X(INVALID_LAYOUT, -11, "invalid_layout", "layout violates a validity rule")          \
-    X(GPU, -12, "gpu_error", "GPU error")                                                \
-    X(NOGPU, -13, "gpu_unavailable", "no usable GPU")                                    \
-    X(UNSUPPORTED, -14, "unsupported", "operation not supported")                        \
-    X(BUSY, -15, "busy", "resource busy")                                                \
-    X(CONFLICT, -16, "conflict", "conflicting state")                                    \
-    X(STORE, -17, "store_error", "job store error")                                      \
+#define LCN_ERR_MAP(X)                                                                             \
+    X(OK, 0, "ok", "success")                                                                      \
+    X(NOMEM, -1, "out_of_memory", "out of memory")                                                 \
+    X(INVAL, -2, "invalid_argument", "invalid argument")                                           \
+    X(RANGE, -3, "out_of_range", "value out of range")                                             \
+    X(PARSE, -4, "parse_error", "malformed input")                                                 \
+    X(IO, -5, "io_error", "input/output error")                                                    \
+    X(NOTFOUND, -6, "not_found", "not found")                                                      \
+    X(TOOBIG, -7, "too_large", "input exceeds a configured limit")                                 \
+    X(CANCELLED, -8, "cancelled", "cancelled")                                                     \
+    X(DEADLINE, -9, "deadline", "deadline reached")                                                \
+    X(CORRUPT, -10, "corrupt_state", "internal state failed an invariant check")                   \
+    X(INVALID_LAYOUT, -11, "invalid_layout", "layout violates a validity rule")                    \
+    X(GPU, -12, "gpu_error", "GPU error")                                                          \
+    X(NOGPU, -13, "gpu_unavailable", "no usable GPU")                                              \
+    X(UNSUPPORTED, -14, "unsupported", "operation not supported")                                  \
+    X(BUSY, -15, "busy", "resource busy")                                                          \
+    X(CONFLICT, -16, "conflict", "conflicting state")                                              \
+    X(STORE, -17, "store_error", "job store error")                                                \
     X(GPU_STICKY, -18, "gpu_fatal", "unrecoverable GPU error")
 
 enum lcn_err {

@@ -109,7 +109,8 @@ static int32_t grid_edges(struct lcn_rng *r, const struct gen_params *p, struct 
     int32_t n = p->n, m = p->m, w = (int32_t)ceil(sqrt((double)n)), k = 0;
     /* grid edges in random order so that a smaller m drops random ones */
     int32_t cap = 2 * n;
-    int32_t *gs = xmalloc(sizeof(int32_t) * (size_t)cap), *gd = xmalloc(sizeof(int32_t) * (size_t)cap);
+    int32_t *gs = xmalloc(sizeof(int32_t) * (size_t)cap),
+            *gd = xmalloc(sizeof(int32_t) * (size_t)cap);
     int32_t ng = 0;
     for (int32_t v = 0; v < n; v++) {
         if ((v % w) + 1 < w && v + 1 < n) {
@@ -162,7 +163,8 @@ static int32_t random_edges(struct lcn_rng *r, const struct gen_params *p, struc
     int64_t tries = 0;
     while (k < p->m && tries < 100 * (int64_t)p->m + 1000) {
         tries++;
-        int32_t a = (int32_t)rng_below(r, (uint32_t)p->n), b = (int32_t)rng_below(r, (uint32_t)p->n);
+        int32_t a = (int32_t)rng_below(r, (uint32_t)p->n),
+                b = (int32_t)rng_below(r, (uint32_t)p->n);
         if (a == b || !eset_add(set, a, b))
             continue;
         src[k] = a;

@@ -7,8 +7,7 @@
 #include "err.h"
 #include "util.h"
 
-static int fail(struct lcn_graph_error *why, int err, int32_t edge, int32_t other,
-                const char *msg)
+static int fail(struct lcn_graph_error *why, int err, int32_t edge, int32_t other, const char *msg)
 {
     if (why) {
         why->err = err;
@@ -80,8 +79,8 @@ int graph_init(struct lcn_graph *g, int32_t n, int32_t m, const int32_t *src, co
     qsort(keys, (size_t)m, sizeof(*keys), ekey_cmp);
     for (int32_t i = 1; i < m; i++) {
         if (keys[i].a == keys[i - 1].a && keys[i].b == keys[i - 1].b) {
-            snprintf(msg, sizeof(msg), "duplicate of edge %d (%d-%d)", keys[i - 1].idx,
-                     keys[i].a, keys[i].b);
+            snprintf(msg, sizeof(msg), "duplicate of edge %d (%d-%d)", keys[i - 1].idx, keys[i].a,
+                     keys[i].b);
             int rc = fail(why, LCN_EINVAL, keys[i].idx, keys[i - 1].idx, msg);
             free(keys);
             return rc;

@@ -16,10 +16,10 @@
 #include "graph.h"
 
 struct repair_stats {
-    int32_t filled;  /* nodes without coordinates that were placed */
-    int32_t clamped; /* nodes moved into the bounds */
-    int32_t moved;   /* nodes moved off a violation */
-    int32_t rounds;  /* validation rounds */
+    int32_t filled;      /* nodes without coordinates that were placed */
+    int32_t clamped;     /* nodes moved into the bounds */
+    int32_t moved;       /* nodes moved off a violation */
+    int32_t rounds;      /* validation rounds */
     int64_t total_shift; /* sum over nodes of the L1 distance moved by the violation pass */
 };
 

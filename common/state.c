@@ -255,7 +255,7 @@ static void scan_segment(struct lcn_state *st, struct lcn_move *mv, int32_t e, i
  * 32767 in magnitude, every product at most 32767^2 < 2^30 and every
  * determinant (a difference of two products) below 2^31: no overflow.
  */
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(LCN_NO_CLONES) && \
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(LCN_NO_CLONES) &&  \
     !defined(__SANITIZE_THREAD__) /* ifunc resolvers run before the TSan runtime */
 #define LCN_CLONES __attribute__((target_clones("avx512f", "avx2", "default"), optimize("O3")))
 #else

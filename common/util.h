@@ -33,8 +33,8 @@ int64_t lcn_now_ns(void);
 /* Wall clock in milliseconds since the Unix epoch (CLOCK_REALTIME). */
 int64_t lcn_wall_ms(void);
 
-#define LCN_MIN(a, b) ((a) < (b) ? (a) : (b))
-#define LCN_MAX(a, b) ((a) > (b) ? (a) : (b))
+#define LCN_MIN(a, b)    ((a) < (b) ? (a) : (b))
+#define LCN_MAX(a, b)    ((a) > (b) ? (a) : (b))
 #define LCN_ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
 
 #endif

@@ -34,9 +34,9 @@ struct lcn_violation {
 };
 
 struct lcn_report {
-    int valid;             /* 1 when no violation of any kind */
-    int64_t count[5];      /* violations per kind, index = kind */
-    int64_t total;         /* all violations */
+    int valid;                  /* 1 when no violation of any kind */
+    int64_t count[5];           /* violations per kind, index = kind */
+    int64_t total;              /* all violations */
     struct lcn_violation *list; /* the first `listed` violations, V1 first */
     int32_t listed;
     struct lcn_obj obj; /* tuple of the layout (computed even when invalid) */

@@ -110,8 +110,7 @@ static int get_int(struct job_error *e, const json_t *v, const char *field, int6
 static int parse_solver(struct job_request *req, const json_t *s, struct job_error *e)
 {
     if (!json_is_object(s))
-        return fail(e, 400, "invalid_field", "solver", "expected an object, got %s",
-                    type_name(s));
+        return fail(e, 400, "invalid_field", "solver", "expected an object, got %s", type_name(s));
     const char *key;
     json_t *v;
     json_object_foreach((json_t *)s, key, v)
@@ -163,8 +162,7 @@ int job_request_parse(struct job_request *req, const char *body, size_t len,
     json_error_t je;
     json_t *root = json_loadb(body, len, JSON_REJECT_DUPLICATES, &je);
     if (!root)
-        return fail(e, 400, "bad_json", NULL, "line %d column %d: %s", je.line, je.column,
-                    je.text);
+        return fail(e, 400, "bad_json", NULL, "line %d column %d: %s", je.line, je.column, je.text);
     int rc = 0;
     json_t *graph = NULL;
     if (!json_is_object(root)) {
@@ -183,8 +181,8 @@ int job_request_parse(struct job_request *req, const char *body, size_t len,
             graph = v;
         } else if (!strcmp(key, "budget_s")) {
             if (!json_is_number(v)) {
-                rc = fail(e, 400, "invalid_field", field, "expected a number, got %s",
-                          type_name(v));
+                rc =
+                    fail(e, 400, "invalid_field", field, "expected a number, got %s", type_name(v));
                 goto out;
             }
             double b = json_number_value(v);
@@ -219,8 +217,8 @@ int job_request_parse(struct job_request *req, const char *body, size_t len,
         } else if (!strcmp(key, "backend")) {
             const char *b = json_string_value(v);
             if (!b) {
-                rc = fail(e, 400, "invalid_field", field, "expected a string, got %s",
-                          type_name(v));
+                rc =
+                    fail(e, 400, "invalid_field", field, "expected a string, got %s", type_name(v));
                 goto out;
             }
             int k = -1;
@@ -239,8 +237,8 @@ int job_request_parse(struct job_request *req, const char *body, size_t len,
             if (json_is_null(v))
                 continue;
             if (!json_is_string(v)) {
-                rc = fail(e, 400, "invalid_field", field, "expected a string, got %s",
-                          type_name(v));
+                rc =
+                    fail(e, 400, "invalid_field", field, "expected a string, got %s", type_name(v));
                 goto out;
             }
             if (json_string_length(v) > JOB_NAME_MAX ||
@@ -336,8 +334,8 @@ static json_t *secs(double v)
 
 static json_t *obj_json(const struct lcn_obj *o)
 {
-    return json_pack("{s:I, s:I, s:I, s:I}", "K", (json_int_t)o->K, "nK", (json_int_t)o->nK,
-                     "Phi", (json_int_t)o->Phi, "C", (json_int_t)o->C);
+    return json_pack("{s:I, s:I, s:I, s:I}", "K", (json_int_t)o->K, "nK", (json_int_t)o->nK, "Phi",
+                     (json_int_t)o->Phi, "C", (json_int_t)o->C);
 }
 
 json_t *job_status_json(const struct job_status *s, int with_telemetry)
@@ -354,24 +352,23 @@ json_t *job_status_json(const struct job_status *s, int with_telemetry)
     json_object_set_new(j, "budget_s", secs(s->budget_s));
     json_object_set_new(j, "elapsed_s", secs(s->elapsed_s));
     json_object_set_new(j, "seed", json_integer((json_int_t)s->seed));
-    json_object_set_new(j, "target_k",
-                        s->target_k >= 0 ? json_integer(s->target_k) : json_null());
+    json_object_set_new(j, "target_k", s->target_k >= 0 ? json_integer(s->target_k) : json_null());
     json_object_set_new(j, "stop_at_target", json_boolean(s->stop_at_target));
     json_object_set_new(j, "backend_requested",
                         json_string(job_backend_name(s->backend_requested)));
     json_object_set_new(j, "backend", str_or_null(s->backend));
     json_object_set_new(j, "evaluator", str_or_null(s->evaluator));
     json_object_set_new(j, "graph",
-                        json_pack("{s:i, s:i, s:i, s:i}", "n", s->n, "m", s->m, "width",
-                                  s->width, "height", s->height));
+                        json_pack("{s:i, s:i, s:i, s:i}", "n", s->n, "m", s->m, "width", s->width,
+                                  "height", s->height));
     json_object_set_new(j, "best", s->has_best ? obj_json(&s->best) : json_null());
     json_object_set_new(j, "time_to_target_s",
                         s->time_to_target_s >= 0 ? secs(s->time_to_target_s) : json_null());
     json_object_set_new(j, "stop_reason", str_or_null(s->stop_reason));
-    json_object_set_new(j, "error",
-                        *s->error_code ? json_pack("{s:s, s:s}", "code", s->error_code,
-                                                   "message", s->error_msg)
-                                       : json_null());
+    json_object_set_new(
+        j, "error",
+        *s->error_code ? json_pack("{s:s, s:s}", "code", s->error_code, "message", s->error_msg)
+                       : json_null());
     json_object_set_new(j, "progress_seq", json_integer(s->progress_seq));
     json_object_set_new(j, "start_latency_s",
                         s->start_latency_s >= 0 ? secs(s->start_latency_s) : json_null());
@@ -389,13 +386,11 @@ json_t *job_status_json(const struct job_status *s, int with_telemetry)
                             "evaluated", (json_int_t)t->evaluated, "selected",
                             (json_int_t)t->selected, "accepted", (json_int_t)t->accepted,
                             "rejected", (json_int_t)t->rejected, "committed",
-                            (json_int_t)t->committed, "best_updates",
-                            (json_int_t)t->best_updates, "exchanges_attempted",
-                            (json_int_t)t->exchanges_attempted, "exchanges_accepted",
-                            (json_int_t)t->exchanges_accepted, "restarts",
+                            (json_int_t)t->committed, "best_updates", (json_int_t)t->best_updates,
+                            "exchanges_attempted", (json_int_t)t->exchanges_attempted,
+                            "exchanges_accepted", (json_int_t)t->exchanges_accepted, "restarts",
                             (json_int_t)t->restarts, "pair_tests", (json_int_t)t->pair_tests,
-                            "recounts", (json_int_t)t->recounts, "elapsed_s",
-                            secs(t->elapsed_s)));
+                            "recounts", (json_int_t)t->recounts, "elapsed_s", secs(t->elapsed_s)));
     }
     return j;
 }
@@ -421,8 +416,8 @@ static int parse_time(int64_t *ms, const json_t *v)
     const char *s = json_string_value(v);
     struct tm tm = {0};
     int msec = 0;
-    if (!s || sscanf(s, "%d-%d-%dT%d:%d:%d.%dZ", &tm.tm_year, &tm.tm_mon, &tm.tm_mday,
-                     &tm.tm_hour, &tm.tm_min, &tm.tm_sec, &msec) != 7)
+    if (!s || sscanf(s, "%d-%d-%dT%d:%d:%d.%dZ", &tm.tm_year, &tm.tm_mon, &tm.tm_mday, &tm.tm_hour,
+                     &tm.tm_min, &tm.tm_sec, &msec) != 7)
         return LCN_EPARSE;
     tm.tm_year -= 1900;
     tm.tm_mon -= 1;
@@ -433,8 +428,7 @@ static int parse_time(int64_t *ms, const json_t *v)
 static int parse_obj(struct lcn_obj *o, const json_t *v)
 {
     json_int_t K, nK, Phi, C;
-    if (json_unpack((json_t *)v, "{s:I, s:I, s:I, s:I}", "K", &K, "nK", &nK, "Phi", &Phi, "C",
-                    &C))
+    if (json_unpack((json_t *)v, "{s:I, s:I, s:I, s:I}", "K", &K, "nK", &nK, "Phi", &Phi, "C", &C))
         return LCN_EPARSE;
     o->K = (int32_t)K;
     o->nK = (int32_t)nK;
@@ -473,8 +467,8 @@ int job_status_parse(struct job_status *s, const json_t *j)
     rc |= copy_str(s->backend, sizeof s->backend, json_object_get(j, "backend"));
     rc |= copy_str(s->evaluator, sizeof s->evaluator, json_object_get(j, "evaluator"));
     json_int_t n = 0, m = 0, w = 0, h = 0;
-    if (json_unpack(json_object_get(j, "graph"), "{s:I, s:I, s:I, s:I}", "n", &n, "m", &m,
-                    "width", &w, "height", &h))
+    if (json_unpack(json_object_get(j, "graph"), "{s:I, s:I, s:I, s:I}", "n", &n, "m", &m, "width",
+                    &w, "height", &h))
         rc |= LCN_EPARSE;
     s->n = (int32_t)n;
     s->m = (int32_t)m;
@@ -507,8 +501,8 @@ int job_status_parse(struct job_status *s, const json_t *j)
                         "attempted", &a[0], "valid", &a[1], "evaluated", &a[2], "selected", &a[3],
                         "accepted", &a[4], "rejected", &a[5], "committed", &a[6], "best_updates",
                         &a[7], "exchanges_attempted", &a[8], "exchanges_accepted", &a[9],
-                        "restarts", &a[10], "pair_tests", &a[11], "recounts", &a[12],
-                        "elapsed_s", &el))
+                        "restarts", &a[10], "pair_tests", &a[11], "recounts", &a[12], "elapsed_s",
+                        &el))
             return LCN_EPARSE;
         struct engine_telemetry *tl = &s->tel;
         tl->attempted = (uint64_t)a[0];
@@ -547,9 +541,9 @@ char *job_event_state(int64_t seq, double elapsed_s, int state, const char *erro
     json_t *j = json_pack("{s:I, s:s, s:o, s:s}", "seq", (json_int_t)seq, "type", "state",
                           "elapsed_s", secs(elapsed_s), "state", job_state_name(state));
     if (error_code && *error_code)
-        json_object_set_new(j, "error",
-                            json_pack("{s:s, s:s}", "code", error_code, "message",
-                                      error_msg ? error_msg : ""));
+        json_object_set_new(
+            j, "error",
+            json_pack("{s:s, s:s}", "code", error_code, "message", error_msg ? error_msg : ""));
     return dump(j);
 }
 

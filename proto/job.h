@@ -30,7 +30,7 @@ enum job_state {
     JOB_STATE_COUNT
 };
 
-#define JOB_NAME_MAX 128
+#define JOB_NAME_MAX   128
 #define JOB_TUNING_MAX 1024
 /* seed is an integer in [0, 2^53], so every seed is exact in any JSON reader */
 #define JOB_SEED_MAX 9007199254740992LL
@@ -44,10 +44,10 @@ struct job_limits {
 
 /* A rejected request: HTTP status, API code, JSON path and reason. */
 struct job_error {
-    int status;     /* 400, 422 */
-    char code[32];  /* "bad_json", "invalid_field", "limit_exceeded" */
+    int status;      /* 400, 422 */
+    char code[32];   /* "bad_json", "invalid_field", "limit_exceeded" */
     char field[256]; /* "graph.edges[12].source"; "" when not about one field */
-    char msg[256];  /* lower case, no full stop */
+    char msg[256];   /* lower case, no full stop */
 };
 
 struct job_request {
@@ -56,11 +56,11 @@ struct job_request {
     uint64_t seed;
     int32_t target_k; /* -1: none */
     int stop_at_target;
-    int backend; /* enum job_backend */
+    int backend;                                 /* enum job_backend */
     int32_t threads, replicas, proposal_workers; /* 0: engine default */
-    char *tuning; /* NULL: none */
-    char *name;   /* NULL: none */
-    int refs;     /* the owner's reference count; the parser sets 1 */
+    char *tuning;                                /* NULL: none */
+    char *name;                                  /* NULL: none */
+    int refs; /* the owner's reference count; the parser sets 1 */
 };
 
 /*
@@ -78,8 +78,8 @@ void job_request_release(struct job_request *req);
 /* The status of a job: what GET /jobs/<id> shows and the store keeps. */
 struct job_status {
     int64_t id;
-    char name[JOB_NAME_MAX + 1]; /* "" = null */
-    int state;                   /* enum job_state */
+    char name[JOB_NAME_MAX + 1];                 /* "" = null */
+    int state;                                   /* enum job_state */
     int64_t created_ms, started_ms, finished_ms; /* wall clock ms; 0 = null */
     double budget_s;
     double elapsed_s; /* engine time used so far, summed over resumes */

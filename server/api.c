@@ -99,17 +99,37 @@ static int query_int(struct http_req *r, const char *key, int64_t lo, int64_t hi
     char *end;
     long long x = strtoll(v, &end, 10);
     if (!*v || *end || x < lo || x > hi) {
-        http_respond_error(r, 400, "invalid_field", key, "'%.40s' is not an integer in [%lld, %lld]",
-                           v, (long long)lo, (long long)hi);
+        http_respond_error(r, 400, "invalid_field", key,
+                           "'%.40s' is not an integer in [%lld, %lld]", v, (long long)lo,
+                           (long long)hi);
         return -1;
     }
     *out = x;
     return 0;
 }
 
-static void respond_status(struct http_req *r, int code, const struct job *j)
+/* The status as GET /jobs/<id> sends it. Pollers ask far more often than
+ * it changes, so the text is kept until the next commit changes pub. */
+static void respond_status(struct http_req *r, int code, struct job *j)
 {
-    http_respond_json(r, code, job_status_json(&j->pub, 1));
+    if (!j->pub_text) {
+        json_t *st = job_status_json(&j->pub, 1);
+        char *s = json_dumps(st, JSON_COMPACT | JSON_REAL_PRECISION(12));
+        json_decref(st);
+        if (!s) {
+            http_respond_error(r, 500, "internal", NULL, "cannot serialise the status");
+            return;
+        }
+        j->pub_len = strlen(s);
+        j->pub_text = xmalloc(j->pub_len + 2);
+        memcpy(j->pub_text, s, j->pub_len);
+        j->pub_text[j->pub_len++] = '\n';
+        j->pub_text[j->pub_len] = 0;
+        free(s);
+    }
+    char *body = xmalloc(j->pub_len + 1);
+    memcpy(body, j->pub_text, j->pub_len + 1);
+    http_respond(r, code, "application/json", body, j->pub_len);
 }
 
 /* ------------------------------------------------------------ waiters */
@@ -166,8 +186,8 @@ static void answer_created(struct http_req *r, const struct job *j)
     snprintf(buf, sizeof buf, "%s/solution", loc);
     json_object_set_new(links, "solution", json_string(buf));
     http_respond_json(r, 201,
-                      json_pack("{s:s, s:s, s:o}", "id", id, "state",
-                                job_state_name(j->pub.state), "links", links));
+                      json_pack("{s:s, s:s, s:o}", "id", id, "state", job_state_name(j->pub.state),
+                                "links", links));
 }
 
 /* ------------------------------------------------------------ SSE streams */
@@ -453,8 +473,8 @@ static void parse_done(uv_work_t *w, int status)
     char why[200];
     if (pw->req->backend == JOB_BACKEND_GPU && d->engine.gpu_fits &&
         d->engine.gpu_fits(d, &pw->req->doc.g, why, (int)sizeof why)) {
-        http_respond_error(r, 422, "backend_unavailable", "backend", "the GPU cannot hold this graph: %s",
-                           why);
+        http_respond_error(r, 422, "backend_unavailable", "backend",
+                           "the GPU cannot hold this graph: %s", why);
         jobs_req_put(pw->req);
         free(pw->body);
         free(pw);
@@ -693,10 +713,10 @@ static void render_run(uv_work_t *w)
     {
         char id[24];
         job_id_format(rw->id, id, sizeof id);
-        json_t *lcn = json_pack("{s:s, s:b, s:i, s:i, s:I, s:I, s:f, s:b}", "job", id, "final",
-                                rw->final, "K", rw->obj.K, "nK", rw->obj.nK, "Phi",
-                                (json_int_t)rw->obj.Phi, "C", (json_int_t)rw->obj.C, "elapsed_s",
-                                rw->elapsed_s, "validated", 1);
+        json_t *lcn =
+            json_pack("{s:s, s:b, s:i, s:i, s:I, s:I, s:f, s:b}", "job", id, "final", rw->final,
+                      "K", rw->obj.K, "nK", rw->obj.nK, "Phi", (json_int_t)rw->obj.Phi, "C",
+                      (json_int_t)rw->obj.C, "elapsed_s", rw->elapsed_s, "validated", 1);
         json_t *doc = graphio_layout_json(&req->doc, rw->layout, lcn);
         rw->text = graphio_dumps(doc, 0);
         json_decref(doc);
@@ -741,8 +761,8 @@ static void h_solution(struct http_req *r, void *ctx)
         return not_found(r);
     int terminal = job_state_terminal(j->pub.state);
     if (!terminal && !j->ckpt) {
-        http_respond_error(r, 409, "no_solution", NULL,
-                           "no validated layout exists yet (state %s)", job_state_name(j->pub.state));
+        http_respond_error(r, 409, "no_solution", NULL, "no validated layout exists yet (state %s)",
+                           job_state_name(j->pub.state));
         return;
     }
     struct render_work *rw = xcalloc(1, sizeof *rw);
@@ -870,8 +890,7 @@ static void h_metrics(struct http_req *r, void *ctx)
     for (int c = 100; c < 600; c++) {
         uint64_t n = http_responses(d->http, c);
         if (n)
-            sb_printf(&b, "lcn_http_responses_total{code=\"%d\"} %llu\n", c,
-                      (unsigned long long)n);
+            sb_printf(&b, "lcn_http_responses_total{code=\"%d\"} %llu\n", c, (unsigned long long)n);
     }
     uint64_t gmem = d->engine.gpu_memory_bytes ? d->engine.gpu_memory_bytes(d) : 0;
     sb_printf(&b,
@@ -883,11 +902,13 @@ static void h_metrics(struct http_req *r, void *ctx)
         all[d->pool.w[i].kind]++;
         busy[d->pool.w[i].kind] += d->pool.w[i].busy;
     }
-    sb_printf(&b,
-              "# HELP lcn_workers Engine workers by kind and state.\n# TYPE lcn_workers gauge\n"
-              "lcn_workers{kind=\"cpu\",state=\"busy\"} %d\nlcn_workers{kind=\"cpu\",state=\"idle\"} %d\n"
-              "lcn_workers{kind=\"gpu\",state=\"busy\"} %d\nlcn_workers{kind=\"gpu\",state=\"idle\"} %d\n",
-              busy[0], all[0] - busy[0], busy[1], all[1] - busy[1]);
+    sb_printf(
+        &b,
+        "# HELP lcn_workers Engine workers by kind and state.\n# TYPE lcn_workers gauge\n"
+        "lcn_workers{kind=\"cpu\",state=\"busy\"} %d\nlcn_workers{kind=\"cpu\",state=\"idle\"} %d\n"
+        "lcn_workers{kind=\"gpu\",state=\"busy\"} %d\nlcn_workers{kind=\"gpu\",state=\"idle\"} "
+        "%d\n",
+        busy[0], all[0] - busy[0], busy[1], all[1] - busy[1]);
     sb_printf(&b,
               "# HELP lcn_sse_streams Open progress streams.\n# TYPE lcn_sse_streams gauge\n"
               "lcn_sse_streams %lld\n",

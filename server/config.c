@@ -10,7 +10,6 @@
 #include "util.h"
 
 #define OFF(field) offsetof(struct lcnd_config, field)
-#define I64MAX 9.0e15 /* below 2^53: every table bound is exact as a double */
 
 /* clang-format off */
 const struct config_option config_options[] = {
@@ -453,8 +452,7 @@ static void range_text(const struct config_option *o, char *buf, size_t len)
     case CONFIG_DOUBLE:
         fmt_double(lo, sizeof lo, o->min);
         fmt_double(hi, sizeof hi, o->max);
-        snprintf(buf, len, "%s in [%s, %s]", o->type == CONFIG_INT ? "integer" : "number", lo,
-                 hi);
+        snprintf(buf, len, "%s in [%s, %s]", o->type == CONFIG_INT ? "integer" : "number", lo, hi);
         return;
     case CONFIG_BOOL:
         snprintf(buf, len, "true or false");

@@ -18,7 +18,7 @@
 #include "log.h"
 #include "util.h"
 
-#define MAX_PARAMS 4
+#define MAX_PARAMS  4
 #define MAX_HEADERS 6
 
 struct http_server {
@@ -339,8 +339,8 @@ static enum MHD_Result queue_resp(struct http_req *r)
 {
     struct MHD_Response *resp;
     if (r->is_stream) {
-        resp = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 16 * 1024, stream_reader, r,
-                                                 NULL);
+        resp =
+            MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 16 * 1024, stream_reader, r, NULL);
     } else {
         resp = MHD_create_response_from_buffer(r->resp_len, r->resp_body ? r->resp_body : "",
                                                r->resp_body ? MHD_RESPMEM_MUST_FREE
@@ -476,8 +476,8 @@ static void early_answer(struct http_req *r)
         http_respond_error(r, 404, "not_found", NULL, "no route for %s", r->path);
         break;
     case 405:
-        http_respond_error(r, 405, "method_not_allowed", NULL, "%s is not allowed on %s",
-                           r->method, r->path);
+        http_respond_error(r, 405, "method_not_allowed", NULL, "%s is not allowed on %s", r->method,
+                           r->path);
         break;
     case 413:
         http_respond_error(r, 413, "too_large", NULL, "request body is larger than %zu bytes",
@@ -557,8 +557,8 @@ static enum MHD_Result on_access(void *cls, struct MHD_Connection *c, const char
             susp_add(r);
             return MHD_YES;
         }
-        http_respond_error(r, 500, "internal", NULL, "handler for %s %s gave no answer",
-                           r->method, r->path);
+        http_respond_error(r, 500, "internal", NULL, "handler for %s %s gave no answer", r->method,
+                           r->path);
         return queue_resp(r);
     }
     /* resumed without an answer (should not happen): wait again */
@@ -581,8 +581,8 @@ static void mhd_logger(void *cls, const char *fm, va_list ap)
     log_warn("http: %s", buf);
 }
 
-int http_start(struct http_server **out, uv_loop_t *loop, const struct http_config *cfg,
-               char *err, size_t errlen)
+int http_start(struct http_server **out, uv_loop_t *loop, const struct http_config *cfg, char *err,
+               size_t errlen)
 {
     struct http_server *s = xcalloc(1, sizeof *s);
     s->loop = loop;
@@ -777,8 +777,7 @@ void http_add_header(struct http_req *r, const char *name, const char *value)
     r->n_hdrs++;
 }
 
-void http_respond(struct http_req *r, int status, const char *content_type, char *body,
-                  size_t len)
+void http_respond(struct http_req *r, int status, const char *content_type, char *body, size_t len)
 {
     if (r->has_resp) {
         free(body);

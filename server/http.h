@@ -79,8 +79,8 @@ int http_listen(const char *hostport, int *fd, char *bound, size_t boundlen, int
                 char *err, size_t errlen);
 
 /* Starts serving on the loop. Returns 0 or LCN_EIO with err filled. */
-int http_start(struct http_server **out, uv_loop_t *loop, const struct http_config *cfg,
-               char *err, size_t errlen);
+int http_start(struct http_server **out, uv_loop_t *loop, const struct http_config *cfg, char *err,
+               size_t errlen);
 
 /* Stops accepting connections (closes the listening socket); requests on
  * open connections are still served. */
@@ -119,8 +119,7 @@ struct http_server *http_server_of(const struct http_req *r);
 /* Adds a header to the answer being built (before http_respond*). */
 void http_add_header(struct http_req *r, const char *name, const char *value);
 /* Sends status with body (malloc'd, taken over; may be NULL with len 0). */
-void http_respond(struct http_req *r, int status, const char *content_type, char *body,
-                  size_t len);
+void http_respond(struct http_req *r, int status, const char *content_type, char *body, size_t len);
 /* Sends j (reference stolen) as compact JSON followed by a newline. */
 void http_respond_json(struct http_req *r, int status, json_t *j);
 /* Sends the error body {"error":{"code","message","field"}} (field may be
@@ -137,7 +136,7 @@ void http_set_cancel(struct http_req *r, void (*fn)(void *arg, struct http_req *
 
 /* ---- streams ---- */
 #define HTTP_STREAM_WAIT ((ssize_t)0)
-#define HTTP_STREAM_END ((ssize_t)-1)
+#define HTTP_STREAM_END  ((ssize_t)-1)
 /* Fills buf with up to max bytes; returns the count, HTTP_STREAM_WAIT
  * (nothing now: the connection is suspended until http_stream_wake) or
  * HTTP_STREAM_END. */

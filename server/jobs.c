@@ -118,6 +118,7 @@ static void job_free(struct job *j)
         run_free(j->run);
     free(j->ckpt);
     free(j->resume_layout);
+    free(j->pub_text);
     free(j);
 }
 
@@ -185,8 +186,8 @@ static void ev_state(struct job *j, struct store_op *op)
 {
     const char *code = j->cur.error_code[0] ? j->cur.error_code : NULL;
     int64_t seq = ++j->last_seq;
-    store_op_add_event(op, seq,
-                       job_event_state(seq, j->cur.elapsed_s, j->cur.state, code, j->cur.error_msg));
+    store_op_add_event(
+        op, seq, job_event_state(seq, j->cur.elapsed_s, j->cur.state, code, j->cur.error_msg));
     j->improve_ev = 0;
 }
 
@@ -301,6 +302,8 @@ void jobs_cancel(struct lcnd *d, struct job *j)
     lcnd_status_changed(d);
 }
 
+static void fail_job(struct job *j, const char *code, const char *msg);
+
 /* ------------------------------------------------------------ scheduling */
 
 int jobs_backend_available(struct lcnd *d, int backend)
@@ -352,8 +355,8 @@ static void start_job(struct lcnd *d, struct job *j, struct worker *w)
     run->g = &req->doc.g;
     struct engine_params *p = &run->params;
     p->seed = req->seed;
-    p->threads = w->kind == WORKER_CPU ? (req->threads ? req->threads : default_threads(d))
-                                       : req->threads;
+    p->threads =
+        w->kind == WORKER_CPU ? (req->threads ? req->threads : default_threads(d)) : req->threads;
     p->replicas = req->replicas;
     p->proposal_workers = req->proposal_workers;
     p->target_k = req->target_k;
@@ -414,6 +417,24 @@ void jobs_schedule(struct lcnd *d)
     }
 }
 
+void jobs_fail_unrunnable(struct lcnd *d)
+{
+    struct job *j = d->jobs.qhead;
+    while (j) {
+        struct job *next = j->qnext;
+        if (!jobs_backend_available(d, j->cur.backend_requested)) {
+            queue_del(&d->jobs, j);
+            set_state(d, j, JOB_FAILED);
+            fail_job(j, lcn_errcode(LCN_ENOGPU),
+                     "no usable GPU worker after a restart for this backend=gpu job");
+            drop_request(j);
+            finish_state_op(d, j);
+            log_warn("job %lld: failed: its backend has no worker", (long long)j->id);
+        }
+        j = next;
+    }
+}
+
 /* ------------------------------------------------------------ reports */
 
 static void fail_job(struct job *j, const char *code, const char *msg)
@@ -465,8 +486,8 @@ static void finished(struct lcnd *d, struct worker *w, struct job *j, struct run
         d->gpu_unhealthy = 1;
         set_state(d, j, JOB_FAILED);
         char msg[400];
-        snprintf(msg, sizeof msg, "gpu %d: unrecoverable error, the daemon restarts: %s",
-                 w->device, run->diag);
+        snprintf(msg, sizeof msg, "gpu %d: unrecoverable error, the daemon restarts: %s", w->device,
+                 run->diag);
         fail_job(j, lcn_errcode(run->rc), msg);
     } else {
         set_state(d, j, JOB_FAILED);
@@ -578,6 +599,8 @@ void jobs_on_store_done(void *ctx, struct store_op *op)
             d->jobs.by_state[j->pub.state]--;
         j->pub = jo->snap;
         d->jobs.by_state[j->pub.state]++;
+        free(j->pub_text);
+        j->pub_text = NULL;
     }
     if (op->layout) {
         free(j->ckpt);
@@ -629,7 +652,8 @@ void jobs_enforce_deadlines(struct lcnd *d)
     int64_t now = lcn_now_ns();
     for (size_t i = 0; i < d->jobs.n; i++) {
         struct run *run = d->jobs.v[i]->run;
-        if (run && !atomic_load(&run->cancel) && now > run->params.deadline_ns + DEADLINE_GRACE_NS) {
+        if (run && !atomic_load(&run->cancel) &&
+            now > run->params.deadline_ns + DEADLINE_GRACE_NS) {
             log_warn("job %lld: engine overran its deadline by %.3f s; stopping it",
                      (long long)run->job_id, (double)(now - run->params.deadline_ns) / 1e9);
             run->cancel_reason = CANCEL_DEADLINE;
@@ -645,7 +669,8 @@ void jobs_retention(struct lcnd *d)
     struct jobs *t = &d->jobs;
     int64_t terminal = 0;
     for (size_t i = 0; i < t->n; i++)
-        terminal += t->v[i]->durable && !t->v[i]->removing && job_state_terminal(t->v[i]->cur.state);
+        terminal +=
+            t->v[i]->durable && !t->v[i]->removing && job_state_terminal(t->v[i]->cur.state);
     int64_t excess = terminal - d->cfg.retain_jobs;
     int64_t cutoff = d->cfg.retain_days > 0
                          ? lcn_wall_ms() - (int64_t)(d->cfg.retain_days * 86400.0 * 1000.0)
@@ -815,8 +840,8 @@ int jobs_recover(struct lcnd *d, char *err, size_t errlen)
                 queue_push(t, j, 0);
         }
     if (resumed || interrupted || queued)
-        log_info("recovered %zu jobs: %d queued, %d resumed, %d interrupted", t->n, queued,
-                 resumed, interrupted);
+        log_info("recovered %zu jobs: %d queued, %d resumed, %d interrupted", t->n, queued, resumed,
+                 interrupted);
     return 0;
 }
 

@@ -47,8 +47,10 @@ struct job {
     int64_t id;
     struct job_status pub; /* durable, visible */
     struct job_status cur; /* newest intended */
-    int durable;           /* the insert has committed */
-    int removing;          /* a delete op is on its way */
+    char *pub_text;        /* pub as GET /jobs/<id> sends it, built on demand (api.c) */
+    size_t pub_len;
+    int durable;  /* the insert has committed */
+    int removing; /* a delete op is on its way */
 
     /* parsed request while queued or running, else NULL; req->refs counts
      * the job's reference and solution renders in flight (loop thread) */
@@ -71,12 +73,12 @@ struct job {
     double elapsed_base;
     int resumed_now;
 
-    int64_t last_seq;          /* last seq assigned (pub.progress_seq <= last_seq) */
-    struct store_op *op;       /* this job's unsealed op, or NULL */
-    int64_t improve_ev;        /* index+1 in op->events of a coalescible improve event */
-    uint64_t tel_evaluated;    /* evaluations already added to the metric */
-    int64_t received_ns;       /* when POST /jobs arrived */
-    int gpu_fits;              /* a GPU slot can hold the graph */
+    int64_t last_seq;       /* last seq assigned (pub.progress_seq <= last_seq) */
+    struct store_op *op;    /* this job's unsealed op, or NULL */
+    int64_t improve_ev;     /* index+1 in op->events of a coalescible improve event */
+    uint64_t tel_evaluated; /* evaluations already added to the metric */
+    int64_t received_ns;    /* when POST /jobs arrived */
+    int gpu_fits;           /* a GPU slot can hold the graph */
 
     /* queue links (cur.state == queued and durable) */
     struct job *qprev, *qnext;
@@ -92,8 +94,8 @@ struct jobs {
     size_t n, cap;
     struct job *qhead, *qtail;
     int64_t next_id;
-    int64_t waiting;  /* cur.state == queued, durable or not (admission) */
-    int64_t running;  /* runs with a worker */
+    int64_t waiting;                   /* cur.state == queued, durable or not (admission) */
+    int64_t running;                   /* runs with a worker */
     int64_t by_state[JOB_STATE_COUNT]; /* pub.state of durable jobs */
     struct job_limits recover_limits;
 };
@@ -112,6 +114,11 @@ struct job *jobs_submit(struct lcnd *d, struct job_request *req, char *body, siz
 
 /* Cancels a queued or running job (no-op for a terminal one). */
 void jobs_cancel(struct lcnd *d, struct job *j);
+
+/* Fails the queued jobs whose backend has no worker in this process (a
+ * backend=gpu job recovered by a daemon that found no usable GPU), so they
+ * do not wait forever. */
+void jobs_fail_unrunnable(struct lcnd *d);
 
 /* Starts queued jobs on free workers. */
 void jobs_schedule(struct lcnd *d);

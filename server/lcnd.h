@@ -46,10 +46,11 @@ struct lcnd;
 struct lcnd_engine {
     worker_engine_fn run;
     void *ctx;
-    int n_gpu;          /* GPU workers to start (workspace slots of the GPU context) */
-    int gpu_device;     /* CUDA device ordinal of those workers */
-    char gpu_why[256];  /* why no GPU worker runs, "" when some do */
-    int fake_gpu;       /* test hook LCND_TEST_FAKE_GPU (docs/DAEMON.md) */
+    int n_gpu;           /* GPU workers to start (workspace slots of the GPU context) */
+    int gpu_device;      /* CUDA device ordinal of those workers */
+    char gpu_why[256];   /* why no GPU worker runs, "" when some do */
+    int fake_gpu;        /* test hook LCND_TEST_FAKE_GPU (docs/DAEMON.md) */
+    int64_t fake_gpu_ns; /* how long the fake GPU runs the CPU engine */
     /* device memory lcnd holds (workspaces), 0 without a GPU */
     uint64_t (*gpu_memory_bytes)(struct lcnd *d);
     /* 0 when a GPU slot can hold g, else LCN_ETOOBIG with the reason in why */
@@ -71,8 +72,8 @@ struct lcnd {
     struct jobs jobs;
 
     /* lifecycle */
-    int ready;     /* READY=1 sent */
-    int stopping;  /* SIGTERM seen (or a fatal error): no new work */
+    int ready;    /* READY=1 sent */
+    int stopping; /* SIGTERM seen (or a fatal error): no new work */
     int stop_phase;
     int exit_code;
     int64_t stop_deadline_ns;

@@ -28,8 +28,8 @@ void log_close(void);
 void log_msg(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 #define log_error(...) log_msg(LOG_LEVEL_ERROR, __VA_ARGS__)
-#define log_warn(...) log_msg(LOG_LEVEL_WARN, __VA_ARGS__)
-#define log_info(...) log_msg(LOG_LEVEL_INFO, __VA_ARGS__)
+#define log_warn(...)  log_msg(LOG_LEVEL_WARN, __VA_ARGS__)
+#define log_info(...)  log_msg(LOG_LEVEL_INFO, __VA_ARGS__)
 #define log_debug(...) log_msg(LOG_LEVEL_DEBUG, __VA_ARGS__)
 
 /* Formats a wall-clock time in ms since the epoch as an ISO 8601 UTC string

@@ -58,8 +58,8 @@ static void on_status_timer(uv_timer_t *t)
     int64_t depth = 0;
     for (struct job *j = d->jobs.qhead; j; j = j->qnext)
         depth++;
-    snprintf(msg, sizeof msg, "STATUS=%s: %lld queued, %lld running", d->stopping ? "stopping" : "serving",
-             (long long)depth, (long long)d->jobs.running);
+    snprintf(msg, sizeof msg, "STATUS=%s: %lld queued, %lld running",
+             d->stopping ? "stopping" : "serving", (long long)depth, (long long)d->jobs.running);
     notify_send(msg);
 }
 
@@ -190,7 +190,8 @@ static void on_signal(uv_signal_t *s, int signum)
         return;
     }
     if (d->stopping) {
-        log_info("second %s: not waiting for running jobs", signum == SIGINT ? "SIGINT" : "SIGTERM");
+        log_info("second %s: not waiting for running jobs",
+                 signum == SIGINT ? "SIGINT" : "SIGTERM");
         forced = 1;
         lcnd_shutdown_step(d);
         return;
@@ -215,8 +216,8 @@ static int read_token(const char *path, char **out, char *err, size_t errlen)
     while (*s == ' ' || *s == '\t' || *s == '\n' || *s == '\r')
         s++;
     size_t len = strlen(s);
-    while (len && (s[len - 1] == ' ' || s[len - 1] == '\t' || s[len - 1] == '\n' ||
-                   s[len - 1] == '\r'))
+    while (len &&
+           (s[len - 1] == ' ' || s[len - 1] == '\t' || s[len - 1] == '\n' || s[len - 1] == '\r'))
         s[--len] = 0;
     if (len < 16 || strpbrk(s, " \t\r\n")) {
         snprintf(err, errlen, "token_file %s: the token must be one word of at least 16 bytes",
@@ -267,7 +268,7 @@ static int dispatch(void *ctx, const struct worker *w, const struct lcn_graph *g
         /* test hook: a "GPU" that runs the CPU engine briefly, then reports
          * a sticky device error */
         struct engine_params q = *p;
-        int64_t cut = lcn_now_ns() + 300000000LL;
+        int64_t cut = lcn_now_ns() + d->engine.fake_gpu_ns;
         if (q.deadline_ns > cut)
             q.deadline_ns = cut;
         int rc = engine_cpu_run(g, &q, out);
@@ -315,8 +316,9 @@ static int engine_setup(struct lcnd *d, char *err, size_t errlen)
     d->engine.n_gpu = 0;
     snprintf(d->engine.gpu_why, sizeof d->engine.gpu_why, "this build has no GPU engine");
     const char *fake = getenv("LCND_TEST_FAKE_GPU");
-    if (fake && !strcmp(fake, "sticky")) {
+    if (fake && !strncmp(fake, "sticky", 6) && (!fake[6] || fake[6] == ':')) {
         d->engine.fake_gpu = 1;
+        d->engine.fake_gpu_ns = (fake[6] ? atoll(fake + 7) : 300) * 1000000LL;
         d->engine.n_gpu = 1;
         d->engine.gpu_device = 0;
         d->engine.gpu_why[0] = 0;
@@ -390,9 +392,9 @@ static int start(struct lcnd *d, char *err, size_t errlen)
         return LCN_EINVAL;
     }
     snprintf(path, sizeof path, "%s/jobs.db", d->cfg.state_dir);
-    if ((rc = store_open(path, d->cfg.store_sync == CONFIG_SYNC_FULL ? STORE_SYNC_FULL
-                                                                     : STORE_SYNC_NORMAL,
-                         &d->store, err, errlen)))
+    if ((rc = store_open(
+             path, d->cfg.store_sync == CONFIG_SYNC_FULL ? STORE_SYNC_FULL : STORE_SYNC_NORMAL,
+             &d->store, err, errlen)))
         return rc;
     if ((rc = engine_setup(d, err, errlen)))
         return rc;
@@ -421,12 +423,17 @@ static int start(struct lcnd *d, char *err, size_t errlen)
         snprintf(err, errlen, "no worker to run jobs (cpu_workers 0 and no usable GPU)");
         return LCN_EINVAL;
     }
-    if ((rc = worker_pool_init(&d->pool, d->loop, devices, n_gpu, n_cpu,
-                               d->engine.run, d->engine.ctx, jobs_on_report, d))) {
+    if ((rc = worker_pool_init(&d->pool, d->loop, devices, n_gpu, n_cpu, d->engine.run,
+                               d->engine.ctx, jobs_on_report, d))) {
         snprintf(err, errlen, "cannot start the worker threads");
         return rc;
     }
     d->workers_started = 1;
+    /* recovered jobs no worker here can run fail now, durably, before
+     * anyone can ask */
+    jobs_fail_unrunnable(d);
+    while (!storeq_idle(&d->sq) && d->sq.healthy)
+        uv_run(d->loop, UV_RUN_ONCE);
     struct http_config hc = {
         .listen_fd = d->listen_fd,
         .max_body = (size_t)d->cfg.max_body_bytes,

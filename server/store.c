@@ -67,8 +67,7 @@ static const char *const schema =
     "CREATE TABLE IF NOT EXISTS checkpoints(job INTEGER PRIMARY KEY, seq INTEGER NOT NULL,"
     " elapsed_s REAL NOT NULL, K INTEGER NOT NULL, nK INTEGER NOT NULL, Phi INTEGER NOT NULL,"
     " C INTEGER NOT NULL, final INTEGER NOT NULL, n INTEGER NOT NULL, layout BLOB NOT NULL);"
-    "INSERT OR IGNORE INTO meta(key, value) VALUES ('schema_version', '" STORE_SCHEMA_VERSION
-    "');";
+    "INSERT OR IGNORE INTO meta(key, value) VALUES ('schema_version', '" STORE_SCHEMA_VERSION "');";
 
 /* w: writes (store thread); r: short reads (loop); b: blob reads (thread pool) */
 struct store {
@@ -154,8 +153,8 @@ int store_open(const char *path, int sync, struct store **out, char *err, size_t
         goto fail;
     rc = exec(st->w, "PRAGMA journal_mode=WAL", err, errlen);
     if (!rc)
-        rc = exec(st->w, sync == STORE_SYNC_FULL ? "PRAGMA synchronous=FULL"
-                                                 : "PRAGMA synchronous=NORMAL",
+        rc = exec(st->w,
+                  sync == STORE_SYNC_FULL ? "PRAGMA synchronous=FULL" : "PRAGMA synchronous=NORMAL",
                   err, errlen);
     if (!rc)
         rc = exec(st->w, schema, err, errlen);
@@ -345,8 +344,8 @@ int store_apply(struct store *st, struct store_op *ops, char *err, size_t errlen
 int store_load_jobs(struct store *st, store_job_cb cb, void *ctx)
 {
     sqlite3_stmt *s = NULL;
-    if (sqlite3_prepare_v2(st->r, "SELECT id, state, status FROM jobs ORDER BY id", -1, &s,
-                           NULL) != SQLITE_OK)
+    if (sqlite3_prepare_v2(st->r, "SELECT id, state, status FROM jobs ORDER BY id", -1, &s, NULL) !=
+        SQLITE_OK)
         return LCN_ESTORE;
     int rc;
     while ((rc = sqlite3_step(s)) == SQLITE_ROW) {

@@ -185,8 +185,8 @@ static void on_async(uv_async_t *a)
         if (rep.finished)
             w->run = NULL;
         pthread_mutex_unlock(&w->mu);
-        if (!rep.run || !(rep.started || rep.has_improve || rep.has_telemetry || rep.ckpt ||
-                          rep.finished)) {
+        if (!rep.run ||
+            !(rep.started || rep.has_improve || rep.has_telemetry || rep.ckpt || rep.finished)) {
             worker_report_release(&rep);
             continue;
         }
@@ -198,8 +198,8 @@ static void on_async(uv_async_t *a)
 }
 
 int worker_pool_init(struct worker_pool *p, uv_loop_t *loop, const int *gpu_devices, int n_gpu,
-                     int n_cpu, worker_engine_fn engine, void *engine_ctx, worker_report_fn on_report,
-                     void *ctx)
+                     int n_cpu, worker_engine_fn engine, void *engine_ctx,
+                     worker_report_fn on_report, void *ctx)
 {
     memset(p, 0, sizeof *p);
     p->n = n_gpu + n_cpu;

@@ -47,7 +47,7 @@ enum worker_kind { WORKER_CPU = 0, WORKER_GPU = 1 };
  * reports `finished`. */
 struct run {
     int64_t job_id;
-    const struct lcn_graph *g; /* borrowed; outlives the run */
+    const struct lcn_graph *g;   /* borrowed; outlives the run */
     struct engine_params params; /* callbacks and cancel are filled by the worker */
     struct lcn_pt *init;         /* owned: initial layout (n points) or NULL */
     uint8_t *has_xy;             /* owned or NULL */
@@ -90,7 +90,7 @@ struct worker_pool;
 struct worker {
     struct worker_pool *pool;
     int index;
-    int kind; /* enum worker_kind */
+    int kind;   /* enum worker_kind */
     int device; /* GPU ordinal, -1 for CPU workers */
     pthread_t th;
     int thread_started;
@@ -128,8 +128,8 @@ struct worker_pool {
 /* Starts n_gpu GPU workers (devices gpu_devices[0..n_gpu)) and n_cpu CPU
  * workers. Returns 0 or LCN_EIO. */
 int worker_pool_init(struct worker_pool *p, uv_loop_t *loop, const int *gpu_devices, int n_gpu,
-                     int n_cpu, worker_engine_fn engine, void *engine_ctx, worker_report_fn on_report,
-                     void *ctx);
+                     int n_cpu, worker_engine_fn engine, void *engine_ctx,
+                     worker_report_fn on_report, void *ctx);
 
 /* Hands run to idle worker w (loop thread). */
 void worker_start(struct worker *w, struct run *run);

@@ -120,6 +120,12 @@ class Api(unittest.TestCase):
         self.assertIsNone(r2["next_before"])
         r3 = d.get("/jobs?state=succeeded&limit=500").json()
         self.assertTrue(all(j["state"] == "succeeded" for j in r3["jobs"]))
+        # GET /jobs/<id> serves a cached text; the list builds each status
+        # afresh: both agree on every field (the list has no telemetry)
+        for j in r3["jobs"]:
+            one = d.status(j["id"])
+            one.pop("telemetry")
+            self.assertEqual(one, j)
         self.assertEqual(d.get("/jobs?state=bogus").status, 400)
         self.assertEqual(d.get("/jobs?limit=0").json()["error"]["field"], "limit")
         self.assertEqual(d.get("/jobs?before=xyz").status, 400)

@@ -196,13 +196,14 @@ class Lifecycle(unittest.TestCase):
 
     def test_sticky_gpu_error(self):
         d = Daemon("--cpu-workers", "1", "--checkpoint-interval-s", "0.2",
-                   env={"LCND_TEST_FAKE_GPU": "sticky"})
+                   env={"LCND_TEST_FAKE_GPU": "sticky:2000"})
         try:
             d.start(extra=["--backend", "auto"])
             self.assertEqual(d.get("/readyz").json()["gpu"], "ok")
             cpu_job = d.submit(self.g, budget_s=30, backend="cpu")
             d.wait(cpu_job, ("running",))
             gpu_job = d.submit(self.g, budget_s=30, backend="gpu")
+            waiting = d.submit(self.g, budget_s=30, backend="gpu")  # behind it, one fake slot
             rc = d.proc.wait(timeout=60)
             self.assertEqual(rc, 3, d.read_stderr())
             self.assertIn("sticky GPU error", d.log())
@@ -214,6 +215,10 @@ class Lifecycle(unittest.TestCase):
             self.assertEqual(s["state"], "failed")
             self.assertEqual(s["error"]["code"], "gpu_fatal")
             self.assertIn("unrecoverable", s["error"]["message"])
+            # the queued GPU job finds no GPU worker after the restart: it fails
+            w = d.status(waiting)
+            self.assertEqual(w["state"], "failed")
+            self.assertEqual(w["error"]["code"], "gpu_unavailable")
             c = d.status(cpu_job)
             self.assertEqual(c["resumes"], 1)
             self.assertIn(c["state"], ("queued", "running"))

@@ -84,8 +84,7 @@ static void test_set_errors(void **state)
     assert_string_equal(err, "max_nodes: '12x' is not an integer");
     assert_int_equal(config_set(&c, config_find("max_budget_s"), "nan", err, sizeof err),
                      LCN_EINVAL);
-    assert_int_equal(config_set(&c, config_find("max_budget_s"), "0", err, sizeof err),
-                     LCN_ERANGE);
+    assert_int_equal(config_set(&c, config_find("max_budget_s"), "0", err, sizeof err), LCN_ERANGE);
     assert_int_equal(config_set(&c, config_find("backend"), "tpu", err, sizeof err), LCN_EINVAL);
     assert_string_equal(err, "backend: 'tpu' is not one of auto|gpu|cpu");
     assert_int_equal(config_set(&c, config_find("resume_interrupted"), "maybe", err, sizeof err),
@@ -152,9 +151,18 @@ static void test_args(void **state)
     int help, print;
     char *p = write_tmp("max_nodes = 500\nmax_edges = 900\n");
     /* flags override the file wherever --config stands */
-    char *argv[] = {"serve", "--max-nodes", "7", "--config", p, "--backend=gpu",
-                    "--allow-insecure-listen", "--state-dir", "/tmp/x", "--resume-interrupted",
-                    "false", NULL};
+    char *argv[] = {"serve",
+                    "--max-nodes",
+                    "7",
+                    "--config",
+                    p,
+                    "--backend=gpu",
+                    "--allow-insecure-listen",
+                    "--state-dir",
+                    "/tmp/x",
+                    "--resume-interrupted",
+                    "false",
+                    NULL};
     assert_int_equal(config_parse_args(&c, 11, argv, &help, &print, err, sizeof err), 0);
     assert_int_equal(c.max_nodes, 7);
     assert_int_equal(c.max_edges, 900);
@@ -272,9 +280,12 @@ static void test_help_lists_every_flag(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_defaults_in_range), cmocka_unit_test(test_set_errors),
-        cmocka_unit_test(test_file),              cmocka_unit_test(test_args),
-        cmocka_unit_test(test_write_roundtrip),   cmocka_unit_test(test_sample_file),
+        cmocka_unit_test(test_defaults_in_range),
+        cmocka_unit_test(test_set_errors),
+        cmocka_unit_test(test_file),
+        cmocka_unit_test(test_args),
+        cmocka_unit_test(test_write_roundtrip),
+        cmocka_unit_test(test_sample_file),
         cmocka_unit_test(test_help_lists_every_flag),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

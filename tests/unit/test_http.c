@@ -54,8 +54,7 @@ static void h_param(struct http_req *r, void *ctx)
 {
     (void)ctx;
     const char *q = http_query(r, "q");
-    http_respond_json(r, 200,
-                      json_pack("{s:s, s:s}", "id", http_param(r, 0), "q", q ? q : ""));
+    http_respond_json(r, 200, json_pack("{s:s, s:s}", "id", http_param(r, 0), "q", q ? q : ""));
 }
 
 static void h_later(struct http_req *r, void *ctx)
@@ -138,9 +137,8 @@ static void srv_start(struct srv *s, const char *token)
     uv_loop_init(&s->loop);
     int fd, loopback;
     char err[256];
-    assert_int_equal(http_listen("127.0.0.1:0", &fd, s->bound, sizeof s->bound, &loopback, err,
-                                 sizeof err),
-                     0);
+    assert_int_equal(
+        http_listen("127.0.0.1:0", &fd, s->bound, sizeof s->bound, &loopback, err, sizeof err), 0);
     assert_int_equal(loopback, 1);
     struct http_config hc = {fd, 1024, 64, 10, token, routes, LCN_ARRAY_LEN(routes), s};
     assert_int_equal(http_start(&s->http, &s->loop, &hc, err, sizeof err), 0);
@@ -411,7 +409,7 @@ static void test_concurrency(void **state)
     srv_start(&s, NULL);
     enum { N = 320 };
     struct call *c = xcalloc(N, sizeof *c);
-    char (*paths)[32] = xcalloc(N, 32);
+    char(*paths)[32] = xcalloc(N, 32);
     for (int i = 0; i < N; i++) {
         if (i % 2)
             snprintf(paths[i], 32, "/things/%d", i);
@@ -499,12 +497,9 @@ int main(void)
 {
     curl_global_init(CURL_GLOBAL_ALL);
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_routing),
-        cmocka_unit_test(test_auth),
-        cmocka_unit_test(test_body_limits),
-        cmocka_unit_test(test_deferred_and_stream),
-        cmocka_unit_test(test_concurrency),
-        cmocka_unit_test(test_stop_with_suspended),
+        cmocka_unit_test(test_routing),       cmocka_unit_test(test_auth),
+        cmocka_unit_test(test_body_limits),   cmocka_unit_test(test_deferred_and_stream),
+        cmocka_unit_test(test_concurrency),   cmocka_unit_test(test_stop_with_suspended),
         cmocka_unit_test(test_listen_errors),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);

@@ -16,9 +16,10 @@
 
 static const struct job_limits lim = {10, 20, 100.0, 7.5};
 
-#define G "{\"nodes\":[{\"id\":0,\"x\":0,\"y\":0},{\"id\":1,\"x\":2,\"y\":2},{\"id\":2}]," \
-          "\"edges\":[{\"source\":0,\"target\":1},{\"source\":1,\"target\":2}],"          \
-          "\"width\":5,\"height\":5}"
+#define G                                                                                          \
+    "{\"nodes\":[{\"id\":0,\"x\":0,\"y\":0},{\"id\":1,\"x\":2,\"y\":2},{\"id\":2}],"               \
+    "\"edges\":[{\"source\":0,\"target\":1},{\"source\":1,\"target\":2}],"                         \
+    "\"width\":5,\"height\":5}"
 
 static void ok(const char *body, struct job_request *req)
 {
@@ -112,12 +113,11 @@ static void test_rejections(void **state)
     bad("{\"graph\":" G ",\"backend\":\"GPU\"}", 400, "invalid_field", "backend", NULL);
     bad("{\"graph\":" G ",\"backend\":1}", 400, "invalid_field", "backend", NULL);
     bad("{\"graph\":" G ",\"solver\":[]}", 400, "invalid_field", "solver", NULL);
-    bad("{\"graph\":" G ",\"solver\":{\"threads\":1025}}", 400, "invalid_field",
-        "solver.threads", NULL);
+    bad("{\"graph\":" G ",\"solver\":{\"threads\":1025}}", 400, "invalid_field", "solver.threads",
+        NULL);
     bad("{\"graph\":" G ",\"solver\":{\"chains\":1}}", 400, "invalid_field", "solver.chains",
         "unknown field");
-    bad("{\"graph\":" G ",\"solver\":{\"tuning\":5}}", 400, "invalid_field", "solver.tuning",
-        NULL);
+    bad("{\"graph\":" G ",\"solver\":{\"tuning\":5}}", 400, "invalid_field", "solver.tuning", NULL);
     bad("{\"graph\":" G ",\"name\":5}", 400, "invalid_field", "name", NULL);
     bad("{\"graph\":" G ",\"name\":\"a\\u0000b\"}", 400, "bad_json", "", "u0000");
     char longname[300];

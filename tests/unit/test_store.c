@@ -208,8 +208,9 @@ static void test_open_errors(void **state)
     (void)state;
     struct store *st;
     char err[256];
-    assert_int_equal(store_open("/nonexistent-dir/x/jobs.db", STORE_SYNC_FULL, &st, err, sizeof err),
-                     LCN_ESTORE);
+    assert_int_equal(
+        store_open("/nonexistent-dir/x/jobs.db", STORE_SYNC_FULL, &st, err, sizeof err),
+        LCN_ESTORE);
     assert_null(st);
     /* a newer schema is refused */
     assert_int_equal(store_open(dbpath, STORE_SYNC_FULL, &st, err, sizeof err), 0);
