@@ -1,21 +1,18 @@
 /* lcnctl commands that need no daemon: check (the oracle on a file) and gen. */
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <jansson.h>
 
+#include "check.h"
 #include "err.h"
 #include "gen.h"
 #include "graphio.h"
 #include "lcnctl.h"
 #include "util.h"
 #include "validate.h"
-
-/* At most this many instance differences and missing nodes are listed. */
-#define MAX_PROBLEMS 20
 
 static int read_or_report(const struct lcnctl_cmd *cmd, struct graphio_doc *d, const char *path)
 {
@@ -29,67 +26,6 @@ static int read_or_report(const struct lcnctl_cmd *cmd, struct graphio_doc *d, c
     else
         lcnctl_errorf(cmd, "%s: %s", path, msg);
     return LCNCTL_EXIT_USAGE;
-}
-
-static void add_problem(json_t *problems, int64_t *count, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static void add_problem(json_t *problems, int64_t *count, const char *fmt, ...)
-{
-    if ((*count)++ >= MAX_PROBLEMS)
-        return;
-    char buf[256];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(buf, sizeof(buf), fmt, ap);
-    va_end(ap);
-    json_array_append_new(problems, json_string(buf));
-}
-
-/* Differences between the layout's graph and the instance's (both parsed). */
-static void compare_instance(const struct lcn_graph *lg, const struct lcn_graph *ig,
-                             json_t *problems, int64_t *count)
-{
-    if (lg->n != ig->n)
-        add_problem(problems, count, "nodes: %d in the layout, %d in the instance", lg->n, ig->n);
-    if (lg->m != ig->m) {
-        add_problem(problems, count, "edges: %d in the layout, %d in the instance", lg->m, ig->m);
-    } else {
-        /* same edge, position by position; an edge is an unordered pair */
-        for (int32_t e = 0; e < lg->m; e++) {
-            int32_t a = LCN_MIN(lg->eu[e], lg->ev[e]), b = LCN_MAX(lg->eu[e], lg->ev[e]);
-            int32_t c = LCN_MIN(ig->eu[e], ig->ev[e]), d = LCN_MAX(ig->eu[e], ig->ev[e]);
-            if (a != c || b != d)
-                add_problem(problems, count,
-                            "edges[%d]: {%d, %d} in the layout, {%d, %d} in the instance", e, a, b,
-                            c, d);
-        }
-    }
-    if (lg->width != ig->width)
-        add_problem(problems, count, "width: %d in the layout, %d in the instance", lg->width,
-                    ig->width);
-    if (lg->height != ig->height)
-        add_problem(problems, count, "height: %d in the layout, %d in the instance", lg->height,
-                    ig->height);
-}
-
-static json_t *violation_json(const struct lcn_violation *v)
-{
-    const char *kind = validate_kind_name(v->kind);
-    switch (v->kind) {
-    case LCN_V1_OUT_OF_BOUNDS:
-        return json_pack("{s:s, s:i}", "kind", kind, "node", (json_int_t)v->a);
-    case LCN_V2_SHARED_POINT:
-        return json_pack("{s:s, s:[i,i]}", "kind", kind, "nodes", (json_int_t)v->a,
-                         (json_int_t)v->b);
-    case LCN_V3_NODE_ON_EDGE:
-        return json_pack("{s:s, s:i, s:i}", "kind", kind, "node", (json_int_t)v->a, "edge",
-                         (json_int_t)v->b);
-    case LCN_V4_EDGE_OVERLAP:
-        return json_pack("{s:s, s:[i,i]}", "kind", kind, "edges", (json_int_t)v->a,
-                         (json_int_t)v->b);
-    }
-    return json_null();
 }
 
 static const char check_usage[] =
@@ -112,6 +48,7 @@ static const char check_usage[] =
     "  --max-violations N    list at most N violations (default 100; all are counted)\n"
     "  --counts              also print the per-edge crossing counts as \"c\"\n"
     "  --pretty              indent the output\n"
+    "  --json                accepted for symmetry: the output is always JSON\n"
     "\n"
     "exit status: 0 valid, 1 invalid, 2 usage error or a file that cannot be read\n"
     "(the reason, with its JSON path, on stderr).\n";
@@ -126,6 +63,7 @@ static int cmd_check(const struct lcnctl_cmd *cmd, int argc, char **argv)
         {"max-violations", 0, LCNCTL_OPT_INT, &max_listed, 0, 10000000, NULL},
         {"counts", 0, LCNCTL_OPT_FLAG, &counts, 0, 0, NULL},
         {"pretty", 0, LCNCTL_OPT_FLAG, &pretty, 0, 0, NULL},
+        LCNCTL_COMMON_OPTS,
         {NULL, 0, 0, NULL, 0, 0, NULL},
     };
     char *pos[1];
@@ -147,70 +85,15 @@ static int cmd_check(const struct lcnctl_cmd *cmd, int argc, char **argv)
         return rc;
     }
 
-    const struct lcn_graph *g = &lay.g;
-    json_t *problems = json_array();
-    int64_t nproblems = 0;
-    if (instance)
-        compare_instance(g, &inst.g, problems, &nproblems);
-    for (int32_t v = 0; v < g->n; v++)
-        if (!lay.has_xy[v])
-            add_problem(problems, &nproblems, "nodes[%d]: node %d has no coordinates",
-                        lay.node_pos[v], v);
-
-    json_t *out = json_object();
-    json_object_set_new(out, "layout", json_string(pos[0]));
-    json_object_set_new(out, "instance", instance ? json_string(instance) : json_null());
-    json_object_set_new(out, "n", json_integer(g->n));
-    json_object_set_new(out, "m", json_integer(g->m));
-    json_object_set_new(out, "width", json_integer(g->width));
-    json_object_set_new(out, "height", json_integer(g->height));
-    json_object_set_new(out, "missing_coordinates", json_integer(lay.n_missing));
-
-    int valid = nproblems == 0;
+    struct check_result res;
+    json_t *out = check_layout(&lay, pos[0], instance ? &inst : NULL, instance, (int32_t)max_listed,
+                               counts, &res);
     int exit_rc = LCNCTL_EXIT_OK;
-    if (lay.n_missing) {
-        /* no layout to check: the tuple is undefined */
-        static const char *const keys[] = {"K", "nK", "Phi", "C", "violation_counts"};
-        for (size_t i = 0; i < LCN_ARRAY_LEN(keys); i++)
-            json_object_set_new(out, keys[i], json_null());
-        json_object_set_new(out, "violations_total", json_integer(0));
-        json_object_set_new(out, "violations", json_array());
-        json_object_set_new(out, "violations_listed_all", json_true());
-        if (counts)
-            json_object_set_new(out, "c", json_null());
-    } else {
-        struct lcn_report rep;
-        if (validate_layout(g, lay.pts, (int32_t)max_listed, &rep) != 0) {
-            lcnctl_errorf(cmd, "internal error: odd crossing-count sum (a validator bug)");
-            exit_rc = LCNCTL_EXIT_USAGE;
-        }
-        valid = valid && rep.valid;
-        json_object_set_new(out, "K", json_integer(rep.obj.K));
-        json_object_set_new(out, "nK", json_integer(rep.obj.nK));
-        json_object_set_new(out, "Phi", json_integer(rep.obj.Phi));
-        json_object_set_new(out, "C", json_integer(rep.obj.C));
-        json_t *vc = json_object();
-        for (int k = LCN_V1_OUT_OF_BOUNDS; k <= LCN_V4_EDGE_OVERLAP; k++)
-            json_object_set_new(vc, validate_kind_name((enum lcn_vkind)k),
-                                json_integer(rep.count[k]));
-        json_object_set_new(out, "violation_counts", vc);
-        json_object_set_new(out, "violations_total", json_integer(rep.total));
-        json_t *list = json_array();
-        for (int32_t i = 0; i < rep.listed; i++)
-            json_array_append_new(list, violation_json(&rep.list[i]));
-        json_object_set_new(out, "violations", list);
-        json_object_set_new(out, "violations_listed_all", json_boolean(rep.listed == rep.total));
-        if (counts) {
-            json_t *c = json_array();
-            for (int32_t e = 0; e < g->m; e++)
-                json_array_append_new(c, json_integer(rep.c[e]));
-            json_object_set_new(out, "c", c);
-        }
-        report_release(&rep);
+    if (res.internal_error) {
+        lcnctl_errorf(cmd, "internal error: odd crossing-count sum (a validator bug)");
+        exit_rc = LCNCTL_EXIT_USAGE;
     }
-    json_object_set_new(out, "problems_total", json_integer(nproblems));
-    json_object_set_new(out, "problems", problems);
-    json_object_set_new(out, "valid", json_boolean(valid));
+    int valid = res.valid;
 
     char *s = json_dumps(out, pretty ? JSON_INDENT(2) : JSON_COMPACT);
     puts(s);
@@ -250,6 +133,8 @@ static const char gen_usage[] =
     "  -o, --output FILE where to write the instance (\"-\" = stdout; required)\n"
     "  --planted FILE    planted only: also write the planted drawing\n"
     "  --pretty          one node or edge per line\n"
+    "  --json            print {\"instance\", \"planted\", \"generator\"} on stdout\n"
+    "                    (not with -o -)\n"
     "\n"
     "exit status: 0 written, 2 usage error or the parameters admit no instance.\n";
 
@@ -293,6 +178,7 @@ static int cmd_gen(const struct lcnctl_cmd *cmd, int argc, char **argv)
         {"output", 'o', LCNCTL_OPT_STR, &out, 0, 0, NULL},
         {"planted", 0, LCNCTL_OPT_STR, &planted_out, 0, 0, NULL},
         {"pretty", 0, LCNCTL_OPT_FLAG, &pretty, 0, 0, NULL},
+        LCNCTL_COMMON_OPTS,
         {NULL, 0, 0, NULL, 0, 0, NULL},
     };
     char *pos[1];
@@ -338,6 +224,15 @@ static int cmd_gen(const struct lcnctl_cmd *cmd, int argc, char **argv)
         doc = graphio_build(&g, planted);
         json_object_set_new(doc, "generator", gen_meta(&p, "planted"));
         rc = write_doc(cmd, doc, planted_out, flags);
+    }
+    if (rc == 0 && lcnctl_json && strcmp(out, "-") != 0) {
+        json_t *j = json_pack("{s:s, s:o, s:o}", "instance", out, "planted",
+                              planted_out ? json_string(planted_out) : json_null(), "generator",
+                              gen_meta(&p, "start"));
+        char *s = json_dumps(j, JSON_COMPACT);
+        puts(s);
+        free(s);
+        json_decref(j);
     }
     graph_release(&g);
     free(layout);

@@ -1,11 +1,15 @@
 /* lcnctl: the dispatcher over the command groups, and the shared option parser. */
 #include "lcnctl.h"
+#include "http.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <curl/curl.h>
 
 #ifndef LCN_VERSION
 #define LCN_VERSION "unknown"
@@ -16,8 +20,14 @@
 
 /* Every group of commands, in the order `lcnctl --help` lists them. */
 static const struct lcnctl_cmd *const groups[] = {
+    lcnctl_http_cmds,
     lcnctl_local_cmds,
+    lcnctl_render_cmds,
+    lcnctl_bench_cmds,
 };
+
+const char *lcnctl_server;
+int lcnctl_json;
 
 static const struct lcnctl_cmd *find_cmd(const char *name)
 {
@@ -30,15 +40,26 @@ static const struct lcnctl_cmd *find_cmd(const char *name)
 
 static void print_main_usage(FILE *f)
 {
-    fprintf(f, "usage: lcnctl [--help] [--version] COMMAND [ARGS...]\n\n"
+    fprintf(f, "usage: lcnctl [--help] [--version] [--server URL] [--json] COMMAND [ARGS...]\n\n"
                "The command-line client of lcn (local crossing number solver).\n\n"
                "commands:\n");
     for (size_t g = 0; g < sizeof(groups) / sizeof(groups[0]); g++)
         for (const struct lcnctl_cmd *c = groups[g]; c->name; c++)
             fprintf(f, "  %-10s %s\n", c->name, c->summary);
-    fprintf(f, "\n`lcnctl COMMAND --help` describes a command. Exit status: 0 success,\n"
-               "1 negative answer (e.g. an invalid layout), 2 usage or input error.\n");
+    fprintf(f,
+            "\n"
+            "options (also accepted after the command):\n"
+            "  --server URL   the lcnd to talk to (default $LCN_SERVER, else %s)\n"
+            "  --json         machine output (JSON) on stdout\n"
+            "environment: LCN_SERVER, LCN_TOKEN (bearer token), LCN_TOKEN_FILE\n"
+            "\n"
+            "`lcnctl COMMAND --help` describes a command. Exit status: 0 success,\n"
+            "1 job failed or layout invalid, 2 usage or invalid input, 3 not found,\n"
+            "4 server unreachable, 5 server refused the request (docs/lcnctl.md).\n",
+            LCNHTTP_DEFAULT_SERVER);
 }
+
+static int dispatch(int argc, char **argv);
 
 static void vreport(const struct lcnctl_cmd *cmd, const char *fmt, va_list ap)
 {
@@ -99,6 +120,15 @@ static int set_opt(const struct lcnctl_cmd *cmd, const struct lcnctl_opt *o, con
         *(int64_t *)o->dst = x;
         return 0;
     }
+    case LCNCTL_OPT_NUM: {
+        char *end;
+        errno = 0;
+        double x = strtod(val, &end);
+        if (!val[0] || *end || errno == ERANGE || !isfinite(x) || val[0] == ' ' || val[0] == '+')
+            return lcnctl_usage_error(cmd, "--%s: expected a number, got '%s'", o->name, val);
+        *(double *)o->dst = x;
+        return 0;
+    }
     }
     return LCNCTL_EXIT_USAGE;
 }
@@ -154,7 +184,50 @@ int lcnctl_parse(const struct lcnctl_cmd *cmd, int argc, char **argv, const stru
     return 0;
 }
 
+/* Consumes the global options before the command name; returns the index
+ * of the command name, or -1 after a usage error. */
+static int global_options(int argc, char **argv)
+{
+    int i = 1;
+    while (i < argc) {
+        const char *a = argv[i];
+        if (strcmp(a, "--json") == 0) {
+            lcnctl_json = 1;
+            i++;
+        } else if (strncmp(a, "--server=", 9) == 0) {
+            lcnctl_server = a + 9;
+            i++;
+        } else if (strcmp(a, "--server") == 0) {
+            if (i + 1 >= argc) {
+                fprintf(stderr, "lcnctl: --server needs a value\n");
+                return -1;
+            }
+            lcnctl_server = argv[i + 1];
+            i += 2;
+        } else {
+            break;
+        }
+    }
+    return i;
+}
+
 int main(int argc, char **argv)
+{
+    int first = global_options(argc, argv);
+    if (first < 0)
+        return LCNCTL_EXIT_USAGE;
+    argv += first - 1;
+    argc -= first - 1;
+    if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
+        fprintf(stderr, "lcnctl: cannot initialise libcurl\n");
+        return LCNCTL_EXIT_REFUSED;
+    }
+    int rc = dispatch(argc, argv);
+    curl_global_cleanup();
+    return rc;
+}
+
+static int dispatch(int argc, char **argv)
 {
     if (argc < 2) {
         print_main_usage(stderr);

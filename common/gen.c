@@ -30,7 +30,9 @@ const char *gen_family_name(enum gen_family f)
 
 void gen_defaults(struct gen_params *p)
 {
-    int32_t n = p->n;
+    /* gen_instance refuses n outside [2, LCN_MAX_NODES] after this runs: keep
+     * the arithmetic below defined (no NaN to int, no int32 overflow) for any n */
+    int32_t n = LCN_MIN(LCN_MAX(p->n, 0), LCN_MAX_NODES);
     if (p->m <= 0) {
         switch (p->family) {
         case GEN_DENSE:

@@ -25,10 +25,28 @@ static int relocate(struct lcn_state *st, struct lcn_move *mv, int32_t v, int64_
 {
     const struct lcn_graph *g = st->g;
     struct lcn_pt p = st->pts[v];
-    int64_t rmax = LCN_MAX(g->width, g->height);
+    const int64_t W = g->width, H = g->height;
+    /* rings beyond the farthest side of the bounds hold no candidate */
+    int64_t rmax = LCN_MAX(LCN_MAX(p.x, W - p.x), LCN_MAX(p.y, H - p.y));
     for (int64_t r = 1; r <= rmax; r++) {
-        /* ring r: x in [p.x-r, p.x+r], y = p.y +- r, then the sides */
-        for (int64_t t = -r; t <= r; t++) {
+        /*
+         * Ring r: x in [p.x-r, p.x+r], y = p.y +- r, then the sides. Only the
+         * t that can give an in-bounds candidate are walked (same order as
+         * the whole ring), so a ring costs at most the bounds' extent rather
+         * than O(r): on a long thin box most of every ring lies outside.
+         */
+        int64_t tlo = r + 1, thi = -r - 1;
+        if (p.y - r >= 0 || p.y + r <= H) { /* top or bottom row: x = p.x + t */
+            tlo = LCN_MIN(tlo, -(int64_t)p.x);
+            thi = LCN_MAX(thi, W - p.x);
+        }
+        if (p.x - r >= 0 || p.x + r <= W) { /* left or right column: y = p.y + t */
+            tlo = LCN_MIN(tlo, -(int64_t)p.y);
+            thi = LCN_MAX(thi, H - p.y);
+        }
+        tlo = LCN_MAX(tlo, -r);
+        thi = LCN_MIN(thi, r);
+        for (int64_t t = tlo; t <= thi; t++) {
             int64_t cand[4][2] = {
                 {p.x + t, p.y - r}, {p.x + t, p.y + r}, {p.x - r, p.y + t}, {p.x + r, p.y + t}};
             for (int k = 0; k < 4; k++) {

@@ -27,7 +27,11 @@ struct repair_stats {
  * Repairs pts in place. has_xy may be NULL (every node has coordinates) or
  * an n-entry array where 0 marks a node whose coordinates are missing (its
  * pts entry is ignored). Returns 0, or LCN_EINVAL when the bounds hold fewer
- * than n points, or LCN_ECORRUPT if no valid layout was reached (a bug).
+ * than n points (pts untouched) or when a node in violation found no point
+ * where it breaks no rule (the bounds are too crowded for this greedy repair,
+ * or no valid layout exists; pts then holds the input with missing
+ * coordinates filled and points clamped), or LCN_ECORRUPT if no valid layout
+ * was reached (a bug).
  */
 int repair_layout(const struct lcn_graph *g, struct lcn_pt *pts, const uint8_t *has_xy,
                   struct repair_stats *stats);

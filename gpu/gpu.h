@@ -119,12 +119,14 @@ int gpu_bench_kernel(struct gpu_ctx *ctx, int slot, const struct lcn_graph *g,
 /* ---- force-directed layout ---- */
 
 /*
- * Fruchterman-Reingold on the device: `iterations` iterations (many per
- * launch), positions scaled to the bounds and snapped to integers (not yet
- * repaired: the caller runs repair_layout). out: n points.
+ * Fruchterman-Reingold on the device (the CPU drawer's model with exact
+ * all-pairs repulsion; every iteration in one cooperative launch), from the
+ * CPU drawer's random start for `seed`. iterations <= 0 picks the CPU
+ * drawer's default for n. xy: 2n doubles out (x then y per node), real
+ * coordinates to be mapped onto the bounds and repaired by layout_snap.
  */
 int gpu_layout_force(struct gpu_ctx *ctx, int slot, const struct lcn_graph *g, int32_t iterations,
-                     uint64_t seed, struct lcn_pt *out);
+                     uint64_t seed, double *xy);
 
 /* ---- the device-resident solver ---- */
 
@@ -160,6 +162,20 @@ int gpu_solver_params_parse(struct gpu_solver_params *sp, const char *spec, char
  */
 int gpu_engine_run(struct gpu_ctx *ctx, const struct lcn_graph *g, const struct engine_params *p,
                    const struct gpu_solver_params *sp, struct engine_result *out);
+
+/*
+ * Residency evidence of the last engine run on this context, counted from
+ * the first batch to the last (start layouts and set-up excluded): device
+ * allocations, bytes each way, and what the bytes were. A resident run has
+ * mallocs == frees == 0, h2d_bytes == 0 and d2h_bytes == batches *
+ * record_bytes + layout_fetches * layout_bytes. The counters are the
+ * context's: the figures describe one run only when it had the context alone.
+ */
+struct gpu_run_stats {
+    uint64_t batches, mallocs, frees, h2d_bytes, d2h_bytes;
+    uint64_t record_bytes, layout_fetches, layout_bytes;
+};
+void gpu_ctx_last_run(const struct gpu_ctx *ctx, struct gpu_run_stats *st);
 
 /*
  * Test hook: runs exactly `batches` batches of `steps` steps from `start`

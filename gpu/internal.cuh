@@ -63,6 +63,7 @@ struct gpu_ctx {
     pthread_mutex_t lock;
     uint64_t mallocs, frees, h2d_bytes, d2h_bytes, h2d_copies, d2h_copies, launches; /* __atomic */
     uint64_t reserved;
+    struct gpu_run_stats last_run; /* of the last gpu_engine_run to finish its batches */
 };
 
 /* Logs statement, file, line and device; turns the failure into an error code. */

@@ -593,6 +593,11 @@ static int smem_plan(const struct gpu_ctx *ctx, const struct lcn_graph *g, int W
     return *bytes <= (size_t)ctx->info.smem_per_block_optin - sizeof(struct sh_step) ? 0 : LCN_ETOOBIG;
 }
 
+extern "C" void gpu_ctx_last_run(const struct gpu_ctx *ctx, struct gpu_run_stats *st)
+{
+    *st = ctx->last_run;
+}
+
 extern "C" int gpu_fits(const struct gpu_ctx *ctx, const struct lcn_graph *g, char *why, int len)
 {
     int G, dmax;
@@ -791,9 +796,11 @@ extern "C" int gpu_solver_debug_run(struct gpu_ctx *ctx, int slot, const struct 
  * The starting layout every replica begins from: the best (by tuple) of the
  * input layout (repaired), a stress layout, a force-directed layout, a
  * circle and a random layout, built on the host within a tenth of the
- * budget (at least the first one is always built).
+ * budget (at least the first one is always built), and the device's
+ * force-directed layout.
  */
-static int build_start(const struct lcn_graph *g, const struct engine_params *p, struct lcn_pt *best)
+static int build_start(struct gpu_ctx *ctx, int slot, const struct lcn_graph *g,
+                       const struct engine_params *p, struct lcn_pt *best)
 {
     static const enum layout_kind order[] = {LAYOUT_INPUT, LAYOUT_STRESS, LAYOUT_FORCE,
                                              LAYOUT_CIRCLE, LAYOUT_RANDOM};
@@ -824,6 +831,21 @@ static int build_start(const struct lcn_graph *g, const struct engine_params *p,
             bo = o;
         }
         have = 1;
+    }
+    /* the device's force-directed layout, when the host drawers left time */
+    if (!rc && ctx && slot >= 0 && lcn_now_ns() < dl) {
+        double *xy = (double *)xmalloc(sizeof(double) * 2 * (size_t)(g->n ? g->n : 1));
+        if (gpu_layout_force(ctx, slot, g, 0, p->seed, xy) == 0 && layout_snap(g, xy, pts) == 0) {
+            crossings_grid(g, pts, c, 0);
+            struct lcn_obj o;
+            obj_from_counts(&o, c, g->m);
+            if (!have || obj_cmp(&o, &bo) < 0) {
+                memcpy(best, pts, sizeof(*pts) * (size_t)g->n);
+                bo = o;
+            }
+            have = 1;
+        }
+        free(xy);
     }
     free(pts);
     free(c);
@@ -899,7 +921,7 @@ extern "C" int gpu_engine_run(struct gpu_ctx *ctx, const struct lcn_graph *g,
     const double t0 = (double)p->start_ns;
     int n = g->n;
     struct lcn_pt *start = (struct lcn_pt *)xmalloc(sizeof(*start) * (size_t)(n ? n : 1));
-    int rc = build_start(g, p, start);
+    int rc = build_start(ctx, slot, g, p, start);
     struct sjob j;
     char why[200] = "";
     if (!rc)
@@ -926,6 +948,9 @@ extern "C" int gpu_engine_run(struct gpu_ctx *ctx, const struct lcn_graph *g,
     if (p->target_k >= 0 && best.K <= p->target_k)
         ttt = (now - t0) / 1e9;
     int64_t last_pub = now, last_tel = now, batch_ns = 0;
+    struct gpu_counters k0, k1;
+    gpu_ctx_counters(ctx, &k0);
+    uint64_t fetches = 0;
     int64_t tel_iv = p->telemetry_interval_ns > 0 ? p->telemetry_interval_ns : 1000000000;
     int64_t ck_iv = p->checkpoint_interval_ns > 0 ? p->checkpoint_interval_ns : 1000000000;
     int S = gp.batch_steps > 0 ? gp.batch_steps : 4, pending = 0;
@@ -978,6 +1003,7 @@ extern "C" int gpu_engine_run(struct gpu_ctx *ctx, const struct lcn_graph *g,
                 rc = publish(&j, buf, &pub_obj);
                 if (rc)
                     break;
+                fetches++;
                 ttt = el;
                 if (p->on_layout)
                     p->on_layout(p->ctx, buf, &pub_obj, el);
@@ -989,6 +1015,7 @@ extern "C" int gpu_engine_run(struct gpu_ctx *ctx, const struct lcn_graph *g,
             rc = publish(&j, buf, &pub_obj);
             if (rc)
                 break;
+            fetches++;
             if (p->on_layout)
                 p->on_layout(p->ctx, buf, &pub_obj, el);
             last_pub = now;
@@ -999,6 +1026,18 @@ extern "C" int gpu_engine_run(struct gpu_ctx *ctx, const struct lcn_graph *g,
             p->on_telemetry(p->ctx, &tel);
             last_tel = now;
         }
+    }
+    gpu_ctx_counters(ctx, &k1);
+    {
+        struct gpu_run_stats *st = &ctx->last_run;
+        st->batches = j.batch;
+        st->mallocs = k1.mallocs - k0.mallocs;
+        st->frees = k1.frees - k0.frees;
+        st->h2d_bytes = k1.h2d_bytes - k0.h2d_bytes;
+        st->d2h_bytes = k1.d2h_bytes - k0.d2h_bytes;
+        st->record_bytes = sizeof(struct gpu_record);
+        st->layout_fetches = fetches;
+        st->layout_bytes = sizeof(int2) * (size_t)n;
     }
     if (!rc) {
         /* the final layout: always fetched and revalidated, then published once */

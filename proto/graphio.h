@@ -96,7 +96,10 @@ void graphio_release(struct graphio_doc *d);
  * node and edge order, every other field passed through. A top-level "lcn"
  * member of the input is dropped; when lcn is not NULL it is stored as the
  * new top-level "lcn" member (the reference is stolen). d's document is not
- * modified, so the call may be repeated with other layouts.
+ * modified, so the call may be repeated with other layouts. The result
+ * shares (holds references to) every member of d's document that it does not
+ * replace: keep d's document unmodified while the result is alive. jansson's
+ * reference counts are atomic, so d may be used from several threads.
  */
 json_t *graphio_layout_json(const struct graphio_doc *d, const struct lcn_pt *pts, json_t *lcn);
 

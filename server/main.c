@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "lcnd.h"
 #include "solve.h"
 
 #ifndef LCN_VERSION
@@ -19,6 +20,7 @@ struct lcnd_cmd {
 
 /* Every subcommand, in the order `lcnd --help` lists them. */
 static const struct lcnd_cmd cmds[] = {
+    {"serve", lcnd_serve_main, "run the solving service: HTTP/JSON API, job store, workers"},
     {"solve", solve_main, "solve one graph file under a time budget and exit"},
 };
 

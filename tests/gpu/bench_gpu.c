@@ -11,7 +11,13 @@
  * the ratio full/delta computed from the medians.
  *
  * usage: bench_gpu [--shapes 48/96/32,128/512/32,...] [--seed S] [--out FILE]
- *                  [--commit C] [--dirty 0|1] [--binary-sha256 H]
+ *                  [--layout random|stress] [--commit C] [--dirty 0|1] [--binary-sha256 H]
+ *        bench_gpu --force [--shapes ...] [--seed S] [--out FILE] ...
+ * --layout: the generator's random valid layout (long edges everywhere), or
+ * a stress layout of the same graph (short edges: where a grid pays off).
+ * --force: the force-directed layout kernel against the CPU drawer on the
+ * same graphs (wall time of each, median of 3, and the tuple after both
+ * are snapped onto the bounds and repaired).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,6 +27,9 @@
 #include "err.h"
 #include "gen.h"
 #include "gpu.h"
+#include "layout.h"
+#include "objective.h"
+#include "validate.h"
 #include "rng.h"
 #include "util.h"
 
@@ -50,11 +59,65 @@ static void print_samples(FILE *f, const float *v)
     fputc(']', f);
 }
 
+static double wall_ms(int64_t t0)
+{
+    return (lcn_now_ns() - t0) / 1e6;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Force-directed layout: GPU kernel vs CPU drawer, same graph and seed. */
+static void bench_force(FILE *f, struct gpu_ctx *ctx, const struct lcn_graph *g, const char *tok,
+                        uint64_t seed, int first)
+{
+    double *xy = xmalloc(sizeof(double) * 2 * (size_t)g->n);
+    struct lcn_pt *pts = xmalloc(sizeof(*pts) * (size_t)g->n);
+    double tg[3], tc[3];
+    gpu_layout_force(ctx, 0, g, 0, seed, xy); /* warm-up */
+    for (int i = 0; i < 3; i++) {
+        int64_t t0 = lcn_now_ns();
+        gpu_layout_force(ctx, 0, g, 0, seed + (uint64_t)i, xy);
+        tg[i] = wall_ms(t0);
+    }
+    struct lcn_report rg, rc;
+    layout_snap(g, xy, pts);
+    validate_layout(g, pts, 4, &rg);
+    for (int i = 0; i < 3; i++) {
+        int64_t t0 = lcn_now_ns();
+        layout_force_real(g, seed + (uint64_t)i, 0, 0, 0, xy);
+        tc[i] = wall_ms(t0);
+    }
+    layout_snap(g, xy, pts);
+    validate_layout(g, pts, 4, &rc);
+    qsort(tg, 3, sizeof(double), cmp_double);
+    qsort(tc, 3, sizeof(double), cmp_double);
+    fprintf(f, "%s  {\"shape\": \"%s\", \"n\": %d, \"m\": %d, \"iterations\": \"default for n\", "
+               "\"gpu_ms\": [%.3f, %.3f, %.3f], \"cpu_ms\": [%.3f, %.3f, %.3f], "
+               "\"gpu_median_ms\": %.3f, \"cpu_median_ms\": %.3f, \"ratio_cpu_over_gpu\": %.3f, "
+               "\"gpu_valid\": %s, \"cpu_valid\": %s, "
+               "\"gpu_tuple\": [%d, %d, %lld, %lld], \"cpu_tuple\": [%d, %d, %lld, %lld]}",
+            first ? "" : ",\n", tok, g->n, g->m, tg[0], tg[1], tg[2], tc[0], tc[1], tc[2], tg[1], tc[1],
+            tc[1] / tg[1], rg.valid ? "true" : "false", rc.valid ? "true" : "false", rg.obj.K,
+            rg.obj.nK, (long long)rg.obj.Phi, (long long)rg.obj.C, rc.obj.K, rc.obj.nK,
+            (long long)rc.obj.Phi, (long long)rc.obj.C);
+    printf("force %-16s gpu %.1f ms (K %d, C %lld)  cpu %.1f ms (K %d, C %lld)\n", tok, tg[1], rg.obj.K,
+           (long long)rg.obj.C, tc[1], rc.obj.K, (long long)rc.obj.C);
+    report_release(&rg);
+    report_release(&rc);
+    free(xy);
+    free(pts);
+}
+
 int main(int argc, char **argv)
 {
     const char *shapes = "48/96/32,128/512/32,2519/4938/32,10466/20288/32";
     const char *out = "bench_gpu.json", *commit = "unknown", *sha = "unknown";
-    int dirty = -1;
+    int dirty = -1, force = 0;
+    const char *layout = "random";
     uint64_t seed = 1;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--shapes") && i + 1 < argc)
@@ -69,6 +132,10 @@ int main(int argc, char **argv)
             dirty = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--binary-sha256") && i + 1 < argc)
             sha = argv[++i];
+        else if (!strcmp(argv[i], "--layout") && i + 1 < argc)
+            layout = argv[++i];
+        else if (!strcmp(argv[i], "--force"))
+            force = 1;
         else {
             fprintf(stderr, "usage: bench_gpu [--shapes n/m/W,...] [--seed S] [--out FILE] "
                             "[--commit C] [--dirty 0|1] [--binary-sha256 H]\n");
@@ -100,9 +167,9 @@ int main(int argc, char **argv)
     fprintf(f, "{\n \"manifest\": {\"tool\": \"bench_gpu\", \"commit\": \"%s\", \"dirty\": %d, "
                "\"binary_sha256\": \"%s\", \"device\": \"%s\", \"cc\": \"%d.%d\", \"sms\": %d, "
                "\"driver_version\": %d, \"runtime_version\": %d, \"seed\": %llu, "
-               "\"warmup\": %d, \"batches\": %d, \"launches_per_batch\": %d, \"order\": \"interleaved full,delta,grid per batch\", \"command\": \"",
+               "\"warmup\": %d, \"batches\": %d, \"launches_per_batch\": %d, \"order\": \"interleaved full,delta,grid per batch\", \"layout\": \"%s\", \"command\": \"",
             commit, dirty, sha, di->name, di->cc_major, di->cc_minor, di->sms, di->driver_version,
-            di->runtime_version, (unsigned long long)seed, WARMUP, BATCHES, LAUNCHES);
+            di->runtime_version, (unsigned long long)seed, WARMUP, BATCHES, LAUNCHES, force ? "force" : layout);
     for (int i = 0; i < argc; i++)
         fprintf(f, "%s%s", i ? " " : "", argv[i]);
     fprintf(f, "\"},\n \"shapes\": [\n");
@@ -119,6 +186,17 @@ int main(int argc, char **argv)
         struct lcn_pt *pts;
         if (gen_instance(&gp, &g, &pts, NULL, err, sizeof(err))) {
             fprintf(stderr, "bench_gpu: shape %s: %s\n", tok, err);
+            return 1;
+        }
+        if (force) {
+            bench_force(f, ctx, &g, tok, seed, first);
+            first = 0;
+            graph_release(&g);
+            free(pts);
+            continue;
+        }
+        if (!strcmp(layout, "stress") && layout_make(&g, LAYOUT_STRESS, seed, NULL, NULL, 0, pts)) {
+            fprintf(stderr, "bench_gpu: shape %s: no stress layout\n", tok);
             return 1;
         }
         int32_t *v = xmalloc(sizeof(int32_t) * (size_t)W);
@@ -197,6 +275,7 @@ int main(int argc, char **argv)
         graph_release(&g);
     }
     fprintf(f, "\n ],\n \"all_gates_passed\": %s\n}\n", all_ok ? "true" : "false");
+    (void)cmp_double;
     fclose(f);
     free(list);
     gpu_ctx_free(ctx);

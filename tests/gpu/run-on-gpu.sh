@@ -12,7 +12,8 @@
 # env:   LCN_BIN (build/bin)  LCN_DEBS (.gpu-carry/debs: runtime .debs to unpack)
 #        LCN_INSTANCES (../shared/instances, or .gpu-carry/instances when present)
 #        SOLVER_GRAPHS (paths)  SOLVER_SEEDS ("1 2 3 4 5")  SOLVER_BUDGET (60)
-#        SOLVER_PARALLEL (seeds run at once, sharing the GPU; default 1)  SOLVER_TUNING
+#        SOLVER_TUNING  SOLVER_REPLICAS_TOTAL (split between the concurrent seeds)
+#        LCN_COMMIT LCN_DIRTY (when the tree has no .git)
 set -u
 OUTDIR=${1:-${OUT:-out/gpu-round}}
 shift || true
@@ -32,8 +33,9 @@ if [ -d "$DEBS" ] && ls "$DEBS"/*.deb >/dev/null 2>&1; then
     export LD_LIBRARY_PATH="$PFX/usr/lib/x86_64-linux-gnu:$PFX/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}"
 fi
 
-COMMIT=$(git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)
-DIRTY=$( [ -n "$(git status --porcelain 2>/dev/null)" ] && echo 1 || echo 0)
+# The device copy of the tree may have no .git: the caller passes LCN_COMMIT/LCN_DIRTY.
+COMMIT=${LCN_COMMIT:-$(git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)}
+DIRTY=${LCN_DIRTY:-$( [ -n "$(git status --porcelain 2>/dev/null)" ] && echo 1 || echo 0)}
 manifest() { # name command...
     local name=$1; shift
     {
@@ -74,10 +76,15 @@ tests)
     grep -E "PASSED|FAILED|ERROR|engine:|LINE" "$OUTDIR/tests.log" | head -30
     ;;
 kernels)
-    manifest kernels "$BIN/bench_gpu"
-    "$BIN/bench_gpu" --out "$OUTDIR/bench_gpu.json" --commit "$COMMIT" --dirty "$DIRTY" \
-        --binary-sha256 "$(sha256sum "$BIN/bench_gpu" | cut -d' ' -f1)" 2>&1 | tee "$OUTDIR/kernels.log"
-    python3 tools/bench_audit.py "$OUTDIR/bench_gpu.json" 2>&1 | tee "$OUTDIR/kernels-audit.txt"
+    manifest kernels "$BIN/bench_gpu (random layout, stress layout, --force)"
+    SHA=$(sha256sum "$BIN/bench_gpu" | cut -d' ' -f1)
+    for lay in random stress; do
+        "$BIN/bench_gpu" --layout $lay --out "$OUTDIR/bench_gpu_$lay.json" --commit "$COMMIT" \
+            --dirty "$DIRTY" --binary-sha256 "$SHA" 2>&1 | tee -a "$OUTDIR/kernels.log"
+        python3 tools/bench_audit.py "$OUTDIR/bench_gpu_$lay.json" 2>&1 | tee -a "$OUTDIR/kernels-audit.txt"
+    done
+    "$BIN/bench_gpu" --force --shapes 500/1740/1,2519/4938/1,10466/20288/1 --out "$OUTDIR/bench_force.json" \
+        --commit "$COMMIT" --dirty "$DIRTY" --binary-sha256 "$SHA" 2>&1 | tee -a "$OUTDIR/kernels.log"
     ;;
 rate)
     G="$OUTDIR/grid-2519.json"
@@ -103,36 +110,16 @@ print(json.dumps(out))
 PY
     ;;
 solver)
-    SEEDS=${SOLVER_SEEDS:-1 2 3 4 5}
+    # Paired seeds of one graph run concurrently on one device context
+    # (bench_solver), each with its own slot and an equal share of replicas.
+    SEEDS=${SOLVER_SEEDS:-1,2,3,4,5}
     BUDGET=${SOLVER_BUDGET:-60}
-    PAR=${SOLVER_PARALLEL:-1}
     GRAPHS=${SOLVER_GRAPHS:-$(ls "$LCN_INSTANCES"/gd2025-automatic/*.json "$LCN_INSTANCES"/gd2025-examples/[0-9]*.json)}
-    manifest solver "lcnd solve --backend gpu --budget-s $BUDGET seeds [$SEEDS] parallel $PAR tuning [${SOLVER_TUNING:-}]"
+    manifest solver "bench_solver --budget-s $BUDGET --seeds $SEEDS --replicas-total ${SOLVER_REPLICAS_TOTAL:-0} --targets bench/targets.txt ${SOLVER_TUNING:+--tuning $SOLVER_TUNING} $(echo $GRAPHS)"
     mkdir -p "$OUTDIR/runs"
-    for g in $GRAPHS; do
-        name=$(basename "$g" .json)
-        running=0
-        for s in $SEEDS; do
-            "$BIN/lcnd" solve "$g" --budget-s "$BUDGET" --seed "$s" --backend gpu --quiet \
-                ${SOLVER_TUNING:+--tuning "$SOLVER_TUNING"} \
-                --out "$OUTDIR/runs/$name-s$s.layout.json" > "$OUTDIR/runs/$name-s$s.json" 2> "$OUTDIR/runs/$name-s$s.err" &
-            running=$((running + 1))
-            if [ "$running" -ge "$PAR" ]; then wait; running=0; fi
-        done
-        wait
-        python3 - "$OUTDIR/runs" "$name" $SEEDS <<'PY'
-import json, sys
-d, name, seeds = sys.argv[1], sys.argv[2], sys.argv[3:]
-ks = []
-for s in seeds:
-    try:
-        r = json.load(open(f"{d}/{name}-s{s}.json")); b = r["best"]
-        ks.append((b["K"], b["nK"], b["Phi"], b["C"]))
-    except Exception as e:
-        ks.append(None)
-print(name, " ".join(str(k) if k else "FAIL" for k in ks))
-PY
-    done | tee "$OUTDIR/solver-summary.txt"
+    "$BIN/bench_solver" --out "$OUTDIR/runs" --budget-s "$BUDGET" --seeds "$SEEDS" \
+        --replicas-total "${SOLVER_REPLICAS_TOTAL:-0}" --targets bench/targets.txt \
+        ${SOLVER_TUNING:+--tuning "$SOLVER_TUNING"} $GRAPHS | tee -a "$OUTDIR/solver-summary.txt"
     ;;
 *)
     echo "unknown phase $phase"; exit 2;;

@@ -31,6 +31,7 @@
 #include "err.h"
 #include "gen.h"
 #include "gpu.h"
+#include "layout.h"
 #include "repair.h"
 #include "rng.h"
 #include "solver_ref.h"
@@ -290,6 +291,16 @@ static void test_engine_budget_residency(void **st)
             (unsigned long long)res.tel.evaluated);
     assert_true(over < 100000000); /* under 100 ms */
     assert_true(c1.mallocs == c0.mallocs && c1.frees == c0.frees);
+    struct gpu_run_stats rs;
+    gpu_ctx_last_run(ctx, &rs);
+    fprintf(stderr, "residency: %llu batches, h2d %llu B, d2h %llu B = %llu records x %llu B + %llu layouts x %llu B\n",
+            (unsigned long long)rs.batches, (unsigned long long)rs.h2d_bytes,
+            (unsigned long long)rs.d2h_bytes, (unsigned long long)rs.batches,
+            (unsigned long long)rs.record_bytes, (unsigned long long)rs.layout_fetches,
+            (unsigned long long)rs.layout_bytes);
+    assert_true(rs.batches > 0);
+    assert_true(rs.mallocs == 0 && rs.frees == 0 && rs.h2d_bytes == 0);
+    assert_true(rs.d2h_bytes == rs.batches * rs.record_bytes + rs.layout_fetches * rs.layout_bytes);
     assert_int_equal(rl.bad, 0);
     assert_true(rl.layouts >= 2);
     struct lcn_report r;
@@ -300,6 +311,32 @@ static void test_engine_budget_residency(void **st)
     assert_string_equal(res.backend, "gpu");
     assert_true(res.tel.evaluated > 0 && res.tel.accepted + res.tel.rejected == res.tel.selected);
     engine_result_release(&res);
+    graph_release(&g);
+    free(pts);
+}
+
+static void test_force_layout(void **st)
+{
+    struct lcn_graph g;
+    struct lcn_pt *pts;
+    make(GEN_GRID, 900, 0, 8, &g, &pts);
+    double *xy = xmalloc(sizeof(double) * 2 * (size_t)g.n);
+    assert_int_equal(gpu_layout_force(ctx, 0, &g, 0, 5, xy), 0);
+    for (int32_t i = 0; i < 2 * g.n; i++)
+        assert_true(isfinite(xy[i]));
+    struct lcn_pt *snapped = xmalloc(sizeof(*snapped) * (size_t)g.n);
+    assert_int_equal(layout_snap(&g, xy, snapped), 0);
+    struct lcn_report r, rr;
+    validate_layout(&g, snapped, 4, &r);
+    assert_true(r.valid);
+    assert_int_equal(layout_make(&g, LAYOUT_RANDOM, 5, NULL, NULL, 0, pts), 0);
+    validate_layout(&g, pts, 4, &rr);
+    fprintf(stderr, "force: C %lld (random layout: %lld)\n", (long long)r.obj.C, (long long)rr.obj.C);
+    assert_true(r.obj.C * 4 < rr.obj.C); /* a near-planar grid graph untangles */
+    report_release(&r);
+    report_release(&rr);
+    free(xy);
+    free(snapped);
     graph_release(&g);
     free(pts);
 }
@@ -368,6 +405,7 @@ int main(void)
         cmocka_unit_test(test_solver_r4_w256),
         cmocka_unit_test(test_solver_big_chunks),
         cmocka_unit_test(test_engine_budget_residency),
+        cmocka_unit_test(test_force_layout),
         cmocka_unit_test(test_invalid_config_refused),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

@@ -1,0 +1,749 @@
+/* lcnctl commands that talk to lcnd over HTTP: submit, watch, wait, get,
+ * solution, cancel, list (docs/API.md, docs/lcnctl.md). */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+#include "client.h"
+#include "err.h"
+#include "graphio.h"
+#include "lcnctl.h"
+#include "util.h"
+#include "watch.h"
+
+#define SEED_MAX 9007199254740992LL /* 2^53, the API's bound */
+
+/* Job ids are short printable tokens; anything else is a typo, not an id. */
+static int check_id(const struct lcnctl_cmd *cmd, const char *id)
+{
+    size_t n = strlen(id);
+    if (n == 0 || n > 64)
+        return lcnctl_usage_error(cmd, "'%s' is not a job id", id);
+    for (size_t i = 0; i < n; i++)
+        if (!(id[i] >= '0' && id[i] <= '9') && !(id[i] >= 'a' && id[i] <= 'z') &&
+            !(id[i] >= 'A' && id[i] <= 'Z') && id[i] != '-' && id[i] != '_')
+            return lcnctl_usage_error(cmd, "'%s' is not a job id", id);
+    return 0;
+}
+
+/* Parses options and exactly one job id. Returns 0, LCNCTL_PARSE_HELP or an
+ * exit status. */
+static int parse_id(const struct lcnctl_cmd *cmd, int argc, char **argv,
+                    const struct lcnctl_opt *opts, char **id)
+{
+    char *pos[1];
+    int npos;
+    int rc = lcnctl_parse(cmd, argc, argv, opts, pos, 1, &npos);
+    if (rc)
+        return rc;
+    if (npos != 1)
+        return lcnctl_usage_error(cmd, "expected one job id");
+    *id = pos[0];
+    return check_id(cmd, *id);
+}
+
+/* Follows a job and prints its end; returns the exit status. */
+static int follow(const struct lcnctl_cmd *cmd, struct lcnhttp *h, const char *id,
+                  enum watch_display display, int poll_only, const char *render,
+                  int json_final_only)
+{
+    struct watch_opts wo = {display, poll_only, render, 0, NULL};
+    json_t *final;
+    int rc = watch_job(cmd, h, id, &wo, &final);
+    if (rc)
+        return rc;
+    if (lcnctl_json || json_final_only)
+        client_print_json(final);
+    else
+        client_print_summary(stdout, final);
+    rc = client_job_exit(final);
+    json_decref(final);
+    return rc;
+}
+
+/* ------------------------------------------------------------ submit */
+
+static const char submit_usage[] =
+    "usage: lcnctl submit GRAPH.json [--budget-s S] [--seed N] [--target-k K]\n"
+    "                     [--stop-at-target] [--backend auto|gpu|cpu] [--name TEXT]\n"
+    "                     [--wait [--render OUT.svg] [--poll]] [--server URL] [--json]\n"
+    "\n"
+    "Submits a solve job for the graph in GRAPH.json (the contest format,\n"
+    "docs/FORMAT.md; the file is checked locally first, so errors name the\n"
+    "field). Prints the job id; with --json the server's answer\n"
+    "{id, state, links}.\n"
+    "\n"
+    "options:\n"
+    "  --budget-s S        wall-clock budget in seconds (default: the daemon's\n"
+    "                      default_budget_s)\n"
+    "  --seed N            random seed, 0..2^53 (default 1)\n"
+    "  --target-k K        target K: time to target is measured against it\n"
+    "  --stop-at-target    end the job as soon as K <= target (needs --target-k)\n"
+    "  --backend B         auto (GPU when usable, else CPU), gpu or cpu\n"
+    "  --name TEXT         a label shown by get and list (at most 128 bytes)\n"
+    "  --wait              follow the job until it ends, as `lcnctl watch` does\n"
+    "                      (with --json: print only the final status)\n"
+    "  --render OUT.svg    with --wait: keep a picture of the best layout\n"
+    "  --poll              with --wait: poll instead of the event stream\n"
+    "  --server URL        the daemon (default $LCN_SERVER, else " LCNHTTP_DEFAULT_SERVER ")\n"
+    "  --json              machine output\n"
+    "\n"
+    "exit status: 0 submitted (with --wait: the job succeeded); 1 with --wait:\n"
+    "the job failed, was cancelled or interrupted; 2 usage error or invalid\n"
+    "input (locally or HTTP 400/413/422); 4 server unreachable; 5 refused.\n";
+
+static int cmd_submit(const struct lcnctl_cmd *cmd, int argc, char **argv)
+{
+    double budget = 0;
+    int64_t seed = 1, target = 0;
+    int seen_budget = 0, seen_seed = 0, seen_target = 0, stop = 0, wait = 0, poll = 0;
+    const char *backend = NULL, *name = NULL, *render = NULL;
+    const struct lcnctl_opt opts[] = {
+        {"budget-s", 0, LCNCTL_OPT_NUM, &budget, 0, 0, &seen_budget},
+        {"seed", 0, LCNCTL_OPT_INT, &seed, 0, SEED_MAX, &seen_seed},
+        {"target-k", 0, LCNCTL_OPT_INT, &target, 0, INT32_MAX, &seen_target},
+        {"stop-at-target", 0, LCNCTL_OPT_FLAG, &stop, 0, 0, NULL},
+        {"backend", 0, LCNCTL_OPT_STR, &backend, 0, 0, NULL},
+        {"name", 0, LCNCTL_OPT_STR, &name, 0, 0, NULL},
+        {"wait", 0, LCNCTL_OPT_FLAG, &wait, 0, 0, NULL},
+        {"render", 0, LCNCTL_OPT_STR, &render, 0, 0, NULL},
+        {"poll", 0, LCNCTL_OPT_FLAG, &poll, 0, 0, NULL},
+        LCNCTL_COMMON_OPTS,
+        {NULL, 0, 0, NULL, 0, 0, NULL},
+    };
+    char *pos[1];
+    int npos;
+    int rc = lcnctl_parse(cmd, argc, argv, opts, pos, 1, &npos);
+    if (rc == LCNCTL_PARSE_HELP)
+        return LCNCTL_EXIT_OK;
+    if (rc)
+        return rc;
+    if (npos != 1)
+        return lcnctl_usage_error(cmd, "expected one graph file");
+    if (seen_budget && !(budget > 0))
+        return lcnctl_usage_error(cmd, "--budget-s: must be > 0, got %g", budget);
+    if (stop && !seen_target)
+        return lcnctl_usage_error(cmd, "--stop-at-target needs --target-k");
+    if (backend && strcmp(backend, "auto") && strcmp(backend, "gpu") && strcmp(backend, "cpu"))
+        return lcnctl_usage_error(cmd, "--backend: expected auto, gpu or cpu, got '%s'", backend);
+    if ((render || poll) && !wait)
+        return lcnctl_usage_error(cmd, "--render and --poll apply with --wait");
+
+    struct graphio_doc d;
+    struct graphio_error e;
+    if (graphio_read_file(&d, pos[0], NULL, &e) != 0) {
+        char msg[600];
+        graphio_error_format(&e, msg, sizeof msg);
+        if (e.err == LCN_EIO)
+            lcnctl_errorf(cmd, "%s", msg);
+        else
+            lcnctl_errorf(cmd, "%s: %s", pos[0], msg);
+        return LCNCTL_EXIT_USAGE;
+    }
+    json_t *req = json_pack("{s:O}", "graph", d.root);
+    graphio_release(&d);
+    if (seen_budget)
+        json_object_set_new(req, "budget_s", json_real(budget));
+    if (seen_seed)
+        json_object_set_new(req, "seed", json_integer(seed));
+    if (seen_target)
+        json_object_set_new(req, "target_k", json_integer(target));
+    if (stop)
+        json_object_set_new(req, "stop_at_target", json_true());
+    if (backend)
+        json_object_set_new(req, "backend", json_string(backend));
+    if (name)
+        json_object_set_new(req, "name", json_string(name));
+
+    struct lcnhttp h;
+    if ((rc = client_connect(cmd, &h))) {
+        json_decref(req);
+        return rc;
+    }
+    json_t *created;
+    rc = client_call(cmd, &h, "POST", "/jobs", req, &created);
+    json_decref(req);
+    if (rc) {
+        lcnhttp_release(&h);
+        return rc;
+    }
+    const char *id = client_str(created, "id");
+    if (!id) {
+        lcnctl_errorf(cmd, "unexpected response: no job id");
+        json_decref(created);
+        lcnhttp_release(&h);
+        return LCNCTL_EXIT_REFUSED;
+    }
+    if (!wait) {
+        if (lcnctl_json)
+            client_print_json(created);
+        else
+            printf("%s\n", id);
+        rc = LCNCTL_EXIT_OK;
+    } else {
+        char *idc = xstrdup(id);
+        rc = follow(cmd, &h, idc, lcnctl_json ? WATCH_QUIET : watch_default_display(), poll, render,
+                    0);
+        free(idc);
+    }
+    json_decref(created);
+    lcnhttp_release(&h);
+    return rc;
+}
+
+/* ------------------------------------------------------------ watch, wait */
+
+static const char watch_usage[] =
+    "usage: lcnctl watch ID [--render OUT.svg] [--poll] [--server URL] [--json]\n"
+    "\n"
+    "Follows a job until it ends, live (Server-Sent Events; polling when the\n"
+    "stream is refused or keeps breaking). On a terminal: one line redrawn in\n"
+    "place with the state, a bar of elapsed/budget, the best tuple and the time\n"
+    "to target. Otherwise one line per event. Ends with a one-line summary.\n"
+    "A finished job's events are replayed.\n"
+    "\n"
+    "options:\n"
+    "  --render OUT.svg   keep a picture of the best validated layout in OUT.svg\n"
+    "                     (redrawn on each new one the daemon publishes, and at\n"
+    "                     the end; see `lcnctl render`)\n"
+    "  --poll             poll GET /jobs/ID/progress instead of the event stream\n"
+    "  --json             each event as one JSON line, then the final status\n"
+    "\n"
+    "exit status: 0 the job succeeded; 1 it failed, was cancelled or\n"
+    "interrupted; 3 no such job; 4 server unreachable; 5 refused.\n";
+
+static int cmd_watch(const struct lcnctl_cmd *cmd, int argc, char **argv)
+{
+    const char *render = NULL;
+    int poll = 0;
+    const struct lcnctl_opt opts[] = {
+        {"render", 0, LCNCTL_OPT_STR, &render, 0, 0, NULL},
+        {"poll", 0, LCNCTL_OPT_FLAG, &poll, 0, 0, NULL},
+        LCNCTL_COMMON_OPTS,
+        {NULL, 0, 0, NULL, 0, 0, NULL},
+    };
+    char *id;
+    int rc = parse_id(cmd, argc, argv, opts, &id);
+    if (rc == LCNCTL_PARSE_HELP)
+        return LCNCTL_EXIT_OK;
+    if (rc)
+        return rc;
+    struct lcnhttp h;
+    if ((rc = client_connect(cmd, &h)))
+        return rc;
+    rc = follow(cmd, &h, id, watch_default_display(), poll, render, 0);
+    lcnhttp_release(&h);
+    return rc;
+}
+
+static const char wait_usage[] =
+    "usage: lcnctl wait ID [--poll] [--server URL] [--json]\n"
+    "\n"
+    "Waits quietly until a job ends, then prints the one-line summary (with\n"
+    "--json: the final job status).\n"
+    "\n"
+    "exit status: 0 the job succeeded; 1 it failed, was cancelled or\n"
+    "interrupted; 3 no such job; 4 server unreachable; 5 refused.\n";
+
+static int cmd_wait(const struct lcnctl_cmd *cmd, int argc, char **argv)
+{
+    int poll = 0;
+    const struct lcnctl_opt opts[] = {
+        {"poll", 0, LCNCTL_OPT_FLAG, &poll, 0, 0, NULL},
+        LCNCTL_COMMON_OPTS,
+        {NULL, 0, 0, NULL, 0, 0, NULL},
+    };
+    char *id;
+    int rc = parse_id(cmd, argc, argv, opts, &id);
+    if (rc == LCNCTL_PARSE_HELP)
+        return LCNCTL_EXIT_OK;
+    if (rc)
+        return rc;
+    struct lcnhttp h;
+    if ((rc = client_connect(cmd, &h)))
+        return rc;
+    rc = follow(cmd, &h, id, WATCH_QUIET, poll, NULL, 0);
+    lcnhttp_release(&h);
+    return rc;
+}
+
+/* ------------------------------------------------------------ get */
+
+static const char get_usage[] =
+    "usage: lcnctl get ID [--server URL] [--json]\n"
+    "\n"
+    "Prints a job's status: state, timestamps, budget, seed, target and time to\n"
+    "target, backend and evaluator, graph size, best tuple, error, telemetry.\n"
+    "With --json: GET /jobs/ID as the server sends it.\n"
+    "\n"
+    "exit status: 0 printed (whatever the job's state); 3 no such job;\n"
+    "4 server unreachable; 5 refused.\n";
+
+static void print_field(const char *key, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+static void print_field(const char *key, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    printf("%-12s ", key);
+    vprintf(fmt, ap);
+    putchar('\n');
+    va_end(ap);
+}
+
+static const char *or_dash(const char *s)
+{
+    return s ? s : "-";
+}
+
+static void print_status(const json_t *st)
+{
+    print_field("id", "%s", or_dash(client_str(st, "id")));
+    print_field("name", "%s", or_dash(client_str(st, "name")));
+    const char *reason = client_str(st, "stop_reason");
+    print_field("state", "%s%s%s%s", or_dash(client_str(st, "state")), reason ? " (" : "",
+                reason ? reason : "", reason ? ")" : "");
+    print_field("created", "%s", or_dash(client_str(st, "created_at")));
+    print_field("started", "%s", or_dash(client_str(st, "started_at")));
+    print_field("finished", "%s", or_dash(client_str(st, "finished_at")));
+    print_field("budget", "%g s, elapsed %.3f s", client_num(st, "budget_s", 0),
+                client_num(st, "elapsed_s", 0));
+    print_field("seed", "%lld", (long long)json_integer_value(json_object_get(st, "seed")));
+    json_t *tk = json_object_get(st, "target_k"), *ttt = json_object_get(st, "time_to_target_s");
+    if (json_is_integer(tk)) {
+        if (json_is_number(ttt))
+            print_field("target", "K<=%lld, reached at %.3f s%s", (long long)json_integer_value(tk),
+                        json_number_value(ttt),
+                        json_is_true(json_object_get(st, "stop_at_target")) ? " (stop at target)"
+                                                                            : "");
+        else
+            print_field("target", "K<=%lld, not reached%s", (long long)json_integer_value(tk),
+                        json_is_true(json_object_get(st, "stop_at_target")) ? " (stop at target)"
+                                                                            : "");
+    } else {
+        print_field("target", "none");
+    }
+    print_field("backend", "%s (asked %s), evaluator %s", or_dash(client_str(st, "backend")),
+                or_dash(client_str(st, "backend_requested")), or_dash(client_str(st, "evaluator")));
+    json_t *g = json_object_get(st, "graph");
+    if (json_is_object(g))
+        print_field("graph", "n=%lld m=%lld bounds %lldx%lld",
+                    (long long)json_integer_value(json_object_get(g, "n")),
+                    (long long)json_integer_value(json_object_get(g, "m")),
+                    (long long)json_integer_value(json_object_get(g, "width")),
+                    (long long)json_integer_value(json_object_get(g, "height")));
+    char tuple[128];
+    client_format_tuple(tuple, sizeof tuple, json_object_get(st, "best"));
+    print_field("best", "%s", tuple);
+    json_t *err = json_object_get(st, "error");
+    if (json_is_object(err))
+        print_field("error", "%s: %s", or_dash(client_str(err, "code")),
+                    or_dash(client_str(err, "message")));
+    json_t *tel = json_object_get(st, "telemetry");
+    if (json_is_object(tel)) {
+        printf("%-12s", "telemetry");
+        const char *key;
+        json_t *v;
+        int col = 12;
+        json_object_foreach(tel, key, v)
+        {
+            char item[96];
+            if (json_is_integer(v))
+                snprintf(item, sizeof item, " %s=%lld", key, (long long)json_integer_value(v));
+            else if (json_is_number(v))
+                snprintf(item, sizeof item, " %s=%.3f", key, json_number_value(v));
+            else
+                continue;
+            if (col + (int)strlen(item) > 79) {
+                printf("\n%-12s", "");
+                col = 12;
+            }
+            fputs(item, stdout);
+            col += (int)strlen(item);
+        }
+        putchar('\n');
+    }
+}
+
+static int cmd_get(const struct lcnctl_cmd *cmd, int argc, char **argv)
+{
+    const struct lcnctl_opt opts[] = {
+        LCNCTL_COMMON_OPTS,
+        {NULL, 0, 0, NULL, 0, 0, NULL},
+    };
+    char *id;
+    int rc = parse_id(cmd, argc, argv, opts, &id);
+    if (rc == LCNCTL_PARSE_HELP)
+        return LCNCTL_EXIT_OK;
+    if (rc)
+        return rc;
+    struct lcnhttp h;
+    if ((rc = client_connect(cmd, &h)))
+        return rc;
+    char *path = client_job_path(id, "");
+    json_t *st;
+    rc = client_call(cmd, &h, "GET", path, NULL, &st);
+    free(path);
+    if (rc == 0) {
+        if (lcnctl_json)
+            client_print_json(st);
+        else
+            print_status(st);
+        json_decref(st);
+    }
+    lcnhttp_release(&h);
+    return rc;
+}
+
+/* ------------------------------------------------------------ solution */
+
+static const char solution_usage[] =
+    "usage: lcnctl solution ID [-o FILE] [--server URL] [--json]\n"
+    "\n"
+    "Fetches the best validated layout of a job (the final one once the job\n"
+    "ended) in the input file format, with a top-level \"lcn\" record {job,\n"
+    "final, K, nK, Phi, C, elapsed_s, validated}. The file is what\n"
+    "`lcnctl check --instance GRAPH.json` and `lcnctl render` read.\n"
+    "\n"
+    "options:\n"
+    "  -o, --output FILE   write it to FILE (atomically) instead of stdout and\n"
+    "                      print a one-line note (with --json: {job, file,\n"
+    "                      final, K, nK, Phi, C})\n"
+    "\n"
+    "exit status: 0 written; 2 FILE cannot be written; 3 no such job;\n"
+    "4 server unreachable; 5 refused (e.g. 409 no_solution: no validated\n"
+    "layout yet).\n";
+
+static int write_atomic(const char *path, const char *buf, size_t len, char *err, size_t errlen)
+{
+    size_t n = strlen(path) + 32;
+    char *tmp = xmalloc(n);
+    snprintf(tmp, n, "%s.tmp.%ld", path, (long)getpid());
+    FILE *f = fopen(tmp, "wb");
+    int ok = f != NULL;
+    if (ok) {
+        ok = fwrite(buf, 1, len, f) == len;
+        if (len && buf[len - 1] != '\n')
+            ok = ok && fputc('\n', f) != EOF;
+        ok = (fclose(f) == 0) && ok;
+    }
+    if (ok && rename(tmp, path) != 0)
+        ok = 0;
+    if (!ok) {
+        snprintf(err, errlen, "cannot write '%s': %s", path, strerror(errno));
+        unlink(tmp);
+    }
+    free(tmp);
+    return ok ? 0 : LCN_EIO;
+}
+
+static int cmd_solution(const struct lcnctl_cmd *cmd, int argc, char **argv)
+{
+    const char *out = NULL;
+    const struct lcnctl_opt opts[] = {
+        {"output", 'o', LCNCTL_OPT_STR, &out, 0, 0, NULL},
+        LCNCTL_COMMON_OPTS,
+        {NULL, 0, 0, NULL, 0, 0, NULL},
+    };
+    char *id;
+    int rc = parse_id(cmd, argc, argv, opts, &id);
+    if (rc == LCNCTL_PARSE_HELP)
+        return LCNCTL_EXIT_OK;
+    if (rc)
+        return rc;
+    if (out && strcmp(out, "-") == 0)
+        out = NULL;
+    struct lcnhttp h;
+    if ((rc = client_connect(cmd, &h)))
+        return rc;
+    char *path = client_job_path(id, "/solution");
+    struct lcnhttp_resp r;
+    rc = lcnhttp_request(&h, "GET", path, NULL, 0, &r);
+    free(path);
+    if (rc != 0 || r.status != 200) {
+        rc = client_report(cmd, rc, &r);
+        goto done;
+    }
+    /* only a layout lcnctl itself can read is passed on */
+    struct graphio_doc d;
+    struct graphio_error ge;
+    if (graphio_read_buf(&d, r.body, r.len, NULL, &ge) != 0) {
+        char msg[600];
+        graphio_error_format(&ge, msg, sizeof msg);
+        rc = client_bad_response(cmd, &r, msg);
+        goto done;
+    }
+    json_t *lcn = json_object_get(d.root, "lcn");
+    struct lcn_obj o;
+    int have = client_tuple(lcn, &o) == 0;
+    int final = json_is_true(json_object_get(lcn, "final"));
+    if (!out) {
+        fwrite(r.body, 1, r.len, stdout);
+        if (r.len && r.body[r.len - 1] != '\n')
+            fputc('\n', stdout);
+        rc = fflush(stdout) == 0 ? LCNCTL_EXIT_OK : LCNCTL_EXIT_USAGE;
+    } else {
+        char err[600];
+        if (write_atomic(out, r.body, r.len, err, sizeof err) != 0) {
+            lcnctl_errorf(cmd, "%s", err);
+            rc = LCNCTL_EXIT_USAGE;
+        } else if (lcnctl_json) {
+            json_t *j = json_pack("{s:s, s:s, s:b}", "job", id, "file", out, "final", final);
+            if (have) {
+                json_object_set_new(j, "K", json_integer(o.K));
+                json_object_set_new(j, "nK", json_integer(o.nK));
+                json_object_set_new(j, "Phi", json_integer(o.Phi));
+                json_object_set_new(j, "C", json_integer(o.C));
+            }
+            client_print_json(j);
+            json_decref(j);
+        } else {
+            char tuple[128];
+            client_format_tuple(tuple, sizeof tuple, lcn);
+            printf("saved the %s layout of %s to %s: %s\n",
+                   final ? "final" : "best so far (the job is still running)", id, out, tuple);
+        }
+    }
+    graphio_release(&d);
+done:
+    lcnhttp_resp_release(&r);
+    lcnhttp_release(&h);
+    return rc;
+}
+
+/* ------------------------------------------------------------ cancel */
+
+static const char cancel_usage[] =
+    "usage: lcnctl cancel ID [--server URL] [--json]\n"
+    "\n"
+    "Cancels a queued or running job (DELETE /jobs/ID; idempotent: a finished\n"
+    "job is left as it is). A running job stops at its next batch boundary and\n"
+    "keeps its best validated layout; `lcnctl wait ID` waits for that.\n"
+    "With --json: the job status the server answers with.\n"
+    "\n"
+    "exit status: 0 cancelled, cancelling, or already finished; 3 no such\n"
+    "job; 4 server unreachable; 5 refused.\n";
+
+static int cmd_cancel(const struct lcnctl_cmd *cmd, int argc, char **argv)
+{
+    const struct lcnctl_opt opts[] = {
+        LCNCTL_COMMON_OPTS,
+        {NULL, 0, 0, NULL, 0, 0, NULL},
+    };
+    char *id;
+    int rc = parse_id(cmd, argc, argv, opts, &id);
+    if (rc == LCNCTL_PARSE_HELP)
+        return LCNCTL_EXIT_OK;
+    if (rc)
+        return rc;
+    struct lcnhttp h;
+    if ((rc = client_connect(cmd, &h)))
+        return rc;
+    char *path = client_job_path(id, "");
+    json_t *st;
+    rc = client_call(cmd, &h, "DELETE", path, NULL, &st);
+    free(path);
+    if (rc == 0) {
+        if (lcnctl_json) {
+            client_print_json(st);
+        } else {
+            const char *state = or_dash(client_str(st, "state"));
+            if (strcmp(state, "cancelled") == 0)
+                printf("%s: cancelled\n", id);
+            else if (client_state_terminal(state))
+                printf("%s: already %s, nothing to cancel\n", id, state);
+            else
+                printf("%s: cancelling (%s)\n", id, state);
+        }
+        json_decref(st);
+    }
+    lcnhttp_release(&h);
+    return rc;
+}
+
+/* ------------------------------------------------------------ list */
+
+static const char list_usage[] =
+    "usage: lcnctl list [--state S] [--limit N] [--before ID] [--server URL] [--json]\n"
+    "\n"
+    "Lists jobs, newest first: id, state, backend, elapsed/budget, best tuple,\n"
+    "name. With --json: the server's page {jobs, next_before}.\n"
+    "\n"
+    "options:\n"
+    "  --state S     only jobs in state S (queued, running, succeeded, failed,\n"
+    "                cancelled, interrupted)\n"
+    "  --limit N     at most N jobs, 1..500 (default 50)\n"
+    "  --before ID   the page after job ID (the last id of the previous page)\n"
+    "\n"
+    "exit status: 0 listed; 2 usage error; 4 server unreachable; 5 refused.\n";
+
+static int cmd_list(const struct lcnctl_cmd *cmd, int argc, char **argv)
+{
+    const char *state = NULL, *before = NULL;
+    int64_t limit = 50;
+    const struct lcnctl_opt opts[] = {
+        {"state", 0, LCNCTL_OPT_STR, &state, 0, 0, NULL},
+        {"limit", 0, LCNCTL_OPT_INT, &limit, 1, 500, NULL},
+        {"before", 0, LCNCTL_OPT_STR, &before, 0, 0, NULL},
+        LCNCTL_COMMON_OPTS,
+        {NULL, 0, 0, NULL, 0, 0, NULL},
+    };
+    char *pos[1];
+    int npos;
+    int rc = lcnctl_parse(cmd, argc, argv, opts, pos, 0, &npos);
+    if (rc == LCNCTL_PARSE_HELP)
+        return LCNCTL_EXIT_OK;
+    if (rc)
+        return rc;
+    if (state && !client_state_terminal(state) && strcmp(state, "queued") &&
+        strcmp(state, "running"))
+        return lcnctl_usage_error(cmd,
+                                  "--state: expected queued, running, succeeded, failed, "
+                                  "cancelled or interrupted, got '%s'",
+                                  state);
+    if (before && (rc = check_id(cmd, before)))
+        return rc;
+    char path[256];
+    int n = snprintf(path, sizeof path, "/jobs?limit=%lld", (long long)limit);
+    if (state)
+        n += snprintf(path + n, sizeof path - (size_t)n, "&state=%s", state);
+    if (before)
+        snprintf(path + n, sizeof path - (size_t)n, "&before=%s", before);
+    struct lcnhttp h;
+    if ((rc = client_connect(cmd, &h)))
+        return rc;
+    json_t *page;
+    rc = client_call(cmd, &h, "GET", path, NULL, &page);
+    lcnhttp_release(&h);
+    if (rc)
+        return rc;
+    json_t *jobs = json_object_get(page, "jobs");
+    if (!json_is_array(jobs)) {
+        lcnctl_errorf(cmd, "unexpected response: no \"jobs\" array");
+        json_decref(page);
+        return LCNCTL_EXIT_REFUSED;
+    }
+    if (lcnctl_json) {
+        client_print_json(page);
+    } else {
+        printf("%-18s %-11s %-7s %17s  %-32s %s\n", "ID", "STATE", "BACKEND", "ELAPSED/BUDGET",
+               "BEST", "NAME");
+        size_t i;
+        json_t *j;
+        json_array_foreach(jobs, i, j)
+        {
+            char tuple[128], eb[48];
+            client_format_tuple(tuple, sizeof tuple, json_object_get(j, "best"));
+            snprintf(eb, sizeof eb, "%.1f/%g s", client_num(j, "elapsed_s", 0),
+                     client_num(j, "budget_s", 0));
+            printf("%-18s %-11s %-7s %17s  %-32s %s\n", or_dash(client_str(j, "id")),
+                   or_dash(client_str(j, "state")), or_dash(client_str(j, "backend")), eb, tuple,
+                   client_str(j, "name") ? client_str(j, "name") : "");
+        }
+        const char *next = client_str(page, "next_before");
+        if (next)
+            printf("(more: lcnctl list --before %s)\n", next);
+    }
+    json_decref(page);
+    return LCNCTL_EXIT_OK;
+}
+
+/* ------------------------------------------------------------ ready */
+
+static const char ready_usage[] =
+    "usage: lcnctl ready [--wait S] [--server URL] [--json]\n"
+    "\n"
+    "Asks the daemon whether it is ready (GET /readyz: store healthy, GPU usable\n"
+    "when configured, not stopping) and prints its answer and version (with\n"
+    "--json: {\"readyz\": ..., \"version\": ...}). For scripts and probes.\n"
+    "\n"
+    "options:\n"
+    "  --wait S   keep asking (every 0.2 s) for up to S seconds until it is ready\n"
+    "             or answers; a daemon that is still starting is waited for\n"
+    "\n"
+    "exit status: 0 ready; 4 server unreachable; 5 not ready (503) or refused.\n";
+
+static int cmd_ready(const struct lcnctl_cmd *cmd, int argc, char **argv)
+{
+    double wait_s = 0;
+    const struct lcnctl_opt opts[] = {
+        {"wait", 0, LCNCTL_OPT_NUM, &wait_s, 0, 0, NULL},
+        LCNCTL_COMMON_OPTS,
+        {NULL, 0, 0, NULL, 0, 0, NULL},
+    };
+    char *pos[1];
+    int npos;
+    int rc = lcnctl_parse(cmd, argc, argv, opts, pos, 0, &npos);
+    if (rc == LCNCTL_PARSE_HELP)
+        return LCNCTL_EXIT_OK;
+    if (rc)
+        return rc;
+    if (wait_s < 0)
+        return lcnctl_usage_error(cmd, "--wait: must be >= 0, got %g", wait_s);
+    struct lcnhttp h;
+    if ((rc = client_connect(cmd, &h)))
+        return rc;
+    int64_t deadline = lcn_now_ns() + (int64_t)(wait_s * 1e9);
+    struct lcnhttp_resp r;
+    for (;;) {
+        rc = lcnhttp_request(&h, "GET", "/readyz", NULL, 0, &r);
+        if ((rc == 0 && r.status == 200) || lcn_now_ns() >= deadline)
+            break;
+        lcnhttp_resp_release(&r);
+        struct timespec ts = {0, 200000000L};
+        nanosleep(&ts, NULL);
+    }
+    json_t *ready = rc == 0 ? json_loadb(r.body, r.len, 0, NULL) : NULL;
+    if (rc != 0 || (r.status != 200 && r.status != 503) || !json_is_object(ready)) {
+        rc = rc != 0 || r.status != 200 ? client_report(cmd, rc, &r)
+                                        : client_bad_response(cmd, &r, "not a readiness answer");
+        json_decref(ready);
+        lcnhttp_resp_release(&r);
+        lcnhttp_release(&h);
+        return rc;
+    }
+    int is_ready = r.status == 200 && json_is_true(json_object_get(ready, "ready"));
+    lcnhttp_resp_release(&r);
+    json_t *version = NULL;
+    if (lcnhttp_request(&h, "GET", "/version", NULL, 0, &r) == 0 && r.status == 200)
+        version = json_loadb(r.body, r.len, 0, NULL);
+    lcnhttp_resp_release(&r);
+    if (lcnctl_json) {
+        json_t *j =
+            json_pack("{s:O, s:o}", "readyz", ready, "version", version ? version : json_null());
+        client_print_json(j);
+        json_decref(j);
+    } else {
+        printf("%s: %s (store %s, gpu %s)", h.base, is_ready ? "ready" : "NOT ready",
+               or_dash(client_str(ready, "store")), or_dash(client_str(ready, "gpu")));
+        if (version)
+            printf("; lcnd %s, commit %s", or_dash(client_str(version, "version")),
+                   or_dash(client_str(version, "commit")));
+        putchar('\n');
+        json_decref(version);
+    }
+    json_decref(ready);
+    lcnhttp_release(&h);
+    return is_ready ? LCNCTL_EXIT_OK : LCNCTL_EXIT_REFUSED;
+}
+
+const struct lcnctl_cmd lcnctl_http_cmds[] = {
+    {"submit", cmd_submit, "submit a solve job (--wait follows it to the end)", submit_usage},
+    {"watch", cmd_watch, "follow a job live: progress bar, best tuple, time to target",
+     watch_usage},
+    {"wait", cmd_wait, "wait until a job ends; exit 0 when it succeeded", wait_usage},
+    {"get", cmd_get, "print a job's status", get_usage},
+    {"solution", cmd_solution, "fetch a job's best validated layout", solution_usage},
+    {"cancel", cmd_cancel, "cancel a queued or running job", cancel_usage},
+    {"list", cmd_list, "list jobs, newest first", list_usage},
+    {"ready", cmd_ready, "is the daemon ready? (--wait S while it starts)", ready_usage},
+    {NULL, NULL, NULL, NULL},
+};

@@ -1,0 +1,127 @@
+/* lcnctl render: an SVG picture of a layout file (render.h). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "check.h"
+#include "client.h"
+#include "err.h"
+#include "graphio.h"
+#include "lcnctl.h"
+#include "render.h"
+
+static const char render_usage[] =
+    "usage: lcnctl render LAYOUT.json -o OUT.svg [--instance GRAPH.json] [--title TEXT] [--json]\n"
+    "\n"
+    "Draws a layout as SVG: edges coloured by their crossing count (legend with\n"
+    "the number of edges per range), the K edges red and thicker, and a caption\n"
+    "with K, nK, C (and Phi), n, m, the bounds and the verdict of the validator.\n"
+    "Nodes involved in a violation of rules V1-V4 are drawn red. The y axis\n"
+    "points up: (0,0) is the bottom-left corner of the bounds, (W,H) the\n"
+    "top-right one; both corners are labelled.\n"
+    "\n"
+    "options:\n"
+    "  -o, --output FILE   where to write the SVG (\"-\" = stdout; required)\n"
+    "  --instance FILE     the layout must draw this instance (as lcnctl check\n"
+    "                      --instance); nothing is drawn when it does not\n"
+    "  --title TEXT        first caption line (default: the layout's file name)\n"
+    "  --json              print {output, K, nK, Phi, C, valid} on stdout\n"
+    "\n"
+    "exit status: 0 written and the layout is valid; 1 written but the layout\n"
+    "violates V1-V4, or it does not draw the instance (nothing written); 2 usage\n"
+    "error, or a file that cannot be read or written.\n";
+
+static int cmd_render(const struct lcnctl_cmd *cmd, int argc, char **argv)
+{
+    const char *out = NULL, *instance = NULL, *title = NULL;
+    const struct lcnctl_opt opts[] = {
+        {"output", 'o', LCNCTL_OPT_STR, &out, 0, 0, NULL},
+        {"instance", 0, LCNCTL_OPT_STR, &instance, 0, 0, NULL},
+        {"title", 0, LCNCTL_OPT_STR, &title, 0, 0, NULL},
+        LCNCTL_COMMON_OPTS,
+        {NULL, 0, 0, NULL, 0, 0, NULL},
+    };
+    char *pos[1];
+    int npos;
+    int rc = lcnctl_parse(cmd, argc, argv, opts, pos, 1, &npos);
+    if (rc == LCNCTL_PARSE_HELP)
+        return LCNCTL_EXIT_OK;
+    if (rc)
+        return rc;
+    if (npos != 1)
+        return lcnctl_usage_error(cmd, "expected one layout file");
+    if (!out)
+        return lcnctl_usage_error(cmd, "-o FILE is required");
+    if (lcnctl_json && strcmp(out, "-") == 0)
+        return lcnctl_usage_error(cmd, "--json and -o - both want stdout");
+
+    struct graphio_doc lay, inst;
+    struct graphio_error e;
+    char msg[600];
+    memset(&inst, 0, sizeof inst);
+    if (graphio_read_file(&lay, pos[0], NULL, &e) != 0) {
+        graphio_error_format(&e, msg, sizeof msg);
+        lcnctl_errorf(cmd, "%s%s%s", e.err == LCN_EIO ? "" : pos[0], e.err == LCN_EIO ? "" : ": ",
+                      msg);
+        return LCNCTL_EXIT_USAGE;
+    }
+    if (instance && graphio_read_file(&inst, instance, NULL, &e) != 0) {
+        graphio_error_format(&e, msg, sizeof msg);
+        lcnctl_errorf(cmd, "%s%s%s", e.err == LCN_EIO ? "" : instance, e.err == LCN_EIO ? "" : ": ",
+                      msg);
+        graphio_release(&lay);
+        return LCNCTL_EXIT_USAGE;
+    }
+    int exit_rc = LCNCTL_EXIT_OK;
+    if (instance) {
+        json_t *problems = json_array();
+        int64_t n = check_compare_instance(&lay.g, &inst.g, problems);
+        if (n) {
+            lcnctl_errorf(cmd, "%s does not draw the instance %s (%lld difference%s):", pos[0],
+                          instance, (long long)n, n == 1 ? "" : "s");
+            size_t i;
+            json_t *p;
+            json_array_foreach(problems, i, p) fprintf(stderr, "  %s\n", json_string_value(p));
+            exit_rc = LCNCTL_EXIT_NO;
+        }
+        json_decref(problems);
+    }
+    if (exit_rc == LCNCTL_EXIT_OK) {
+        struct render_info info = {title ? title : pos[0], instance ? instance : NULL};
+        char sub[512];
+        if (instance) {
+            snprintf(sub, sizeof sub, "instance %s", instance);
+            info.subtitle = sub;
+        }
+        struct lcn_obj obj;
+        int valid = 0;
+        rc = render_doc(out, &lay, &info, &obj, &valid, msg, sizeof msg);
+        if (rc) {
+            lcnctl_errorf(cmd, "%s: %s", rc == LCN_EINVAL ? pos[0] : out, msg);
+            exit_rc = LCNCTL_EXIT_USAGE;
+        } else {
+            if (lcnctl_json) {
+                json_t *j = json_pack("{s:s, s:i, s:i, s:I, s:I, s:b}", "output", out, "K",
+                                      (json_int_t)obj.K, "nK", (json_int_t)obj.nK, "Phi",
+                                      (json_int_t)obj.Phi, "C", (json_int_t)obj.C, "valid", valid);
+                client_print_json(j);
+                json_decref(j);
+            } else if (strcmp(out, "-") != 0) {
+                printf("wrote %s: K=%d nK=%d Phi=%lld C=%lld, %s\n", out, obj.K, obj.nK,
+                       (long long)obj.Phi, (long long)obj.C,
+                       valid ? "valid" : "INVALID (see the caption)");
+            }
+            exit_rc = valid ? LCNCTL_EXIT_OK : LCNCTL_EXIT_NO;
+        }
+    }
+    graphio_release(&lay);
+    graphio_release(&inst);
+    return exit_rc;
+}
+
+const struct lcnctl_cmd lcnctl_render_cmds[] = {
+    {"render", cmd_render, "draw a layout as SVG (edges coloured by crossings)", render_usage},
+    {NULL, NULL, NULL, NULL},
+};

@@ -1,0 +1,330 @@
+/* lcnctl's HTTP client over libcurl (see http.h). */
+#include "http.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include <curl/curl.h>
+
+#include "err.h"
+#include "util.h"
+
+/* Seconds to wait for a TCP connection, and for a stalled transfer (not one
+ * byte for this long) before giving up. lcnd's progress streams send a
+ * keepalive every sse_heartbeat_s (5 s by default), well inside. */
+#define CONNECT_TIMEOUT_S 10L
+#define STALL_TIMEOUT_S   60L
+
+static char *read_token_file(const char *path, char *err, size_t errlen)
+{
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        snprintf(err, errlen, "LCN_TOKEN_FILE: cannot open '%s'", path);
+        return NULL;
+    }
+    char line[4096];
+    char *s = fgets(line, sizeof line, f);
+    fclose(f);
+    if (!s)
+        line[0] = '\0';
+    size_t n = strlen(line);
+    while (n && isspace((unsigned char)line[n - 1]))
+        line[--n] = '\0';
+    if (!n) {
+        snprintf(err, errlen, "LCN_TOKEN_FILE: '%s' is empty", path);
+        return NULL;
+    }
+    return xstrdup(line);
+}
+
+int lcnhttp_init(struct lcnhttp *h, const char *server, char *err, size_t errlen)
+{
+    memset(h, 0, sizeof *h);
+    if (!server || !server[0])
+        server = getenv("LCN_SERVER");
+    if (!server || !server[0])
+        server = LCNHTTP_DEFAULT_SERVER;
+    const char *sep = strstr(server, "://");
+    if (sep &&
+        !(strncasecmp(server, "http://", 7) == 0 || strncasecmp(server, "https://", 8) == 0)) {
+        snprintf(err, errlen, "server '%s': only http:// and https:// are supported", server);
+        return LCN_EINVAL;
+    }
+    size_t n = strlen(server);
+    h->base = xmalloc(n + 8);
+    snprintf(h->base, n + 8, "%s%s", sep ? "" : "http://", server);
+    n = strlen(h->base);
+    while (n && h->base[n - 1] == '/')
+        h->base[--n] = '\0';
+    const char *host = strstr(h->base, "://") + 3;
+    if (!host[0] || host[0] == '/') {
+        snprintf(err, errlen, "server '%s': no host", server);
+        lcnhttp_release(h);
+        return LCN_EINVAL;
+    }
+    const char *tok = getenv("LCN_TOKEN");
+    if (tok && tok[0]) {
+        h->token = xstrdup(tok);
+    } else if ((tok = getenv("LCN_TOKEN_FILE")) && tok[0]) {
+        h->token = read_token_file(tok, err, errlen);
+        if (!h->token) {
+            lcnhttp_release(h);
+            return LCN_EINVAL;
+        }
+    }
+    h->curl = curl_easy_init();
+    LCN_ASSERT(h->curl);
+    return 0;
+}
+
+void lcnhttp_release(struct lcnhttp *h)
+{
+    if (h->curl)
+        curl_easy_cleanup(h->curl);
+    free(h->base);
+    free(h->token);
+    memset(h, 0, sizeof *h);
+}
+
+void lcnhttp_drop_connections(struct lcnhttp *h)
+{
+    if (h->curl)
+        curl_easy_cleanup(h->curl);
+    h->curl = curl_easy_init();
+    LCN_ASSERT(h->curl);
+}
+
+void lcnhttp_resp_release(struct lcnhttp_resp *r)
+{
+    free(r->body);
+    r->body = NULL;
+    r->len = 0;
+}
+
+char *lcnhttp_escape(const char *s)
+{
+    static const char hex[] = "0123456789ABCDEF";
+    size_t n = strlen(s);
+    char *out = xmalloc(3 * n + 1), *o = out;
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        if (isalnum(*p) || *p == '-' || *p == '_' || *p == '.' || *p == '~') {
+            *o++ = (char)*p;
+        } else {
+            *o++ = '%';
+            *o++ = hex[*p >> 4];
+            *o++ = hex[*p & 15];
+        }
+    }
+    *o = '\0';
+    return out;
+}
+
+/* Per-transfer state shared by the callbacks. */
+struct xfer {
+    CURL *curl;
+    struct lcnhttp_resp *r;
+    size_t cap;
+    const struct lcnhttp_stream *s; /* NULL for plain requests */
+    int decided;                    /* the status and content type have been looked at */
+};
+
+static void body_add(struct xfer *x, const char *p, size_t n)
+{
+    struct lcnhttp_resp *r = x->r;
+    xgrow((void **)&r->body, 1, &x->cap, r->len + n + 1);
+    memcpy(r->body + r->len, p, n);
+    r->len += n;
+    r->body[r->len] = '\0';
+}
+
+static void decide(struct xfer *x)
+{
+    struct lcnhttp_resp *r = x->r;
+    x->decided = 1;
+    curl_easy_getinfo(x->curl, CURLINFO_RESPONSE_CODE, &r->status);
+    char *ct = NULL;
+    curl_easy_getinfo(x->curl, CURLINFO_CONTENT_TYPE, &ct);
+    if (ct)
+        snprintf(r->content_type, sizeof r->content_type, "%s", ct);
+    r->sse = x->s && r->status == 200 && strncasecmp(r->content_type, "text/event-stream", 17) == 0;
+}
+
+static size_t on_write(char *p, size_t size, size_t nmemb, void *arg)
+{
+    struct xfer *x = arg;
+    size_t n = size * nmemb;
+    if (!x->decided)
+        decide(x);
+    if (x->r->sse) {
+        if (x->s->on_data(x->s->ctx, p, n)) {
+            x->r->stopped = 1;
+            return 0; /* makes curl stop with CURLE_WRITE_ERROR */
+        }
+        return n;
+    }
+    body_add(x, p, n);
+    return n;
+}
+
+static size_t on_header(char *p, size_t size, size_t nmemb, void *arg)
+{
+    struct xfer *x = arg;
+    size_t n = size * nmemb;
+    static const char ra[] = "retry-after:";
+    if (n > sizeof ra - 1 && strncasecmp(p, ra, sizeof ra - 1) == 0) {
+        const char *v = p + sizeof ra - 1;
+        size_t vlen = n - (sizeof ra - 1);
+        while (vlen && (*v == ' ' || *v == '\t'))
+            v++, vlen--;
+        while (vlen && isspace((unsigned char)v[vlen - 1]))
+            vlen--;
+        snprintf(x->r->retry_after, sizeof x->r->retry_after, "%.*s", (int)vlen, v);
+    }
+    return n;
+}
+
+static struct curl_slist *setup(struct lcnhttp *h, struct xfer *x, const char *method,
+                                const char *path, const char *body, size_t len, char *errbuf)
+{
+    CURL *c = h->curl;
+    curl_easy_reset(c); /* options only: live connections are kept */
+    size_t ulen = strlen(h->base) + strlen(path) + 1;
+    char *url = xmalloc(ulen);
+    snprintf(url, ulen, "%s%s", h->base, path);
+    curl_easy_setopt(c, CURLOPT_URL, url);
+    free(url);
+    curl_easy_setopt(c, CURLOPT_ERRORBUFFER, errbuf);
+    curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT, CONNECT_TIMEOUT_S);
+    curl_easy_setopt(c, CURLOPT_LOW_SPEED_LIMIT, 1L);
+    curl_easy_setopt(c, CURLOPT_LOW_SPEED_TIME, STALL_TIMEOUT_S);
+    curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
+    curl_easy_setopt(c, CURLOPT_USERAGENT, "lcnctl");
+    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_write);
+    curl_easy_setopt(c, CURLOPT_WRITEDATA, x);
+    curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, on_header);
+    curl_easy_setopt(c, CURLOPT_HEADERDATA, x);
+    struct curl_slist *hdr = NULL;
+    if (h->token) {
+        size_t n = strlen(h->token) + 32;
+        char *a = xmalloc(n);
+        snprintf(a, n, "Authorization: Bearer %s", h->token);
+        hdr = curl_slist_append(hdr, a);
+        free(a);
+    }
+    if (strcmp(method, "GET") == 0) {
+        curl_easy_setopt(c, CURLOPT_HTTPGET, 1L);
+    } else if (strcmp(method, "POST") == 0) {
+        curl_easy_setopt(c, CURLOPT_POST, 1L);
+    } else {
+        curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, method);
+    }
+    if (body) {
+        curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
+        curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
+        hdr = curl_slist_append(hdr, "Content-Type: application/json");
+        hdr = curl_slist_append(hdr, "Expect:"); /* no 100-continue round trip */
+    }
+    return hdr;
+}
+
+static void fail_msg(struct lcnhttp *h, struct lcnhttp_resp *r, CURLcode rc, const char *errbuf)
+{
+    snprintf(r->err, sizeof r->err, "cannot reach %s: %s", h->base,
+             errbuf[0] ? errbuf : curl_easy_strerror(rc));
+}
+
+int lcnhttp_request(struct lcnhttp *h, const char *method, const char *path, const char *body,
+                    size_t len, struct lcnhttp_resp *r)
+{
+    memset(r, 0, sizeof *r);
+    char errbuf[CURL_ERROR_SIZE] = "";
+    struct xfer x = {h->curl, r, 0, NULL, 0};
+    struct curl_slist *hdr = setup(h, &x, method, path, body, len, errbuf);
+    hdr = curl_slist_append(hdr, "Accept: application/json");
+    curl_easy_setopt(h->curl, CURLOPT_HTTPHEADER, hdr);
+    CURLcode rc = curl_easy_perform(h->curl);
+    curl_slist_free_all(hdr);
+    if (rc == CURLE_OK && !x.decided)
+        decide(&x); /* an empty body */
+    if (rc != CURLE_OK) {
+        fail_msg(h, r, rc, errbuf);
+        r->status = 0;
+        return LCN_EIO;
+    }
+    if (!r->body)
+        body_add(&x, "", 0);
+    return 0;
+}
+
+int lcnhttp_stream(struct lcnhttp *h, const char *path, const struct lcnhttp_stream *s,
+                   struct lcnhttp_resp *r)
+{
+    memset(r, 0, sizeof *r);
+    char errbuf[CURL_ERROR_SIZE] = "";
+    struct xfer x = {h->curl, r, 0, s, 0};
+    struct curl_slist *hdr = setup(h, &x, "GET", path, NULL, 0, errbuf);
+    hdr = curl_slist_append(hdr, "Accept: text/event-stream");
+    if (s->last_event_id) {
+        char line[96];
+        snprintf(line, sizeof line, "Last-Event-ID: %s", s->last_event_id);
+        hdr = curl_slist_append(hdr, line);
+    }
+    curl_easy_setopt(h->curl, CURLOPT_HTTPHEADER, hdr);
+
+    CURLM *m = curl_multi_init();
+    LCN_ASSERT(m);
+    curl_multi_add_handle(m, h->curl);
+    int tick_ms = s->tick_ms > 0 ? s->tick_ms : 200;
+    int64_t next_tick = lcn_now_ns() + (int64_t)tick_ms * 1000000;
+    int running = 1;
+    CURLcode result = CURLE_OK;
+    while (running) {
+        CURLMcode mc = curl_multi_perform(m, &running);
+        if (mc != CURLM_OK) {
+            result = CURLE_RECV_ERROR;
+            snprintf(errbuf, CURL_ERROR_SIZE, "%s", curl_multi_strerror(mc));
+            break;
+        }
+        if (r->stopped)
+            break;
+        int64_t now = lcn_now_ns();
+        if (s->on_tick && now >= next_tick) {
+            next_tick = now + (int64_t)tick_ms * 1000000;
+            if (s->on_tick(s->ctx)) {
+                r->stopped = 1;
+                break;
+            }
+        }
+        if (running) {
+            int wait_ms = (int)((next_tick - now) / 1000000);
+            curl_multi_poll(m, NULL, 0, wait_ms < 1 ? 1 : wait_ms, NULL);
+        }
+    }
+    if (!running) {
+        int left;
+        CURLMsg *msg;
+        while ((msg = curl_multi_info_read(m, &left)))
+            if (msg->msg == CURLMSG_DONE)
+                result = msg->data.result;
+    }
+    curl_multi_remove_handle(m, h->curl);
+    curl_multi_cleanup(m);
+    curl_slist_free_all(hdr);
+    if (r->stopped)
+        return 0;
+    if (result == CURLE_OK && !x.decided)
+        decide(&x);
+    if (result != CURLE_OK) {
+        fail_msg(h, r, result, errbuf);
+        if (!x.decided)
+            r->status = 0;
+        return LCN_EIO;
+    }
+    if (!r->sse && !r->body)
+        body_add(&x, "", 0);
+    return 0;
+}

@@ -1,0 +1,351 @@
+/* SVG pictures of layouts (see render.h). */
+#include "render.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "err.h"
+#include "graphio.h"
+#include "util.h"
+
+#define MARGIN     24.0
+#define LEGEND_W   230.0
+#define LINE_H     18.0
+#define K_COLOUR   "#d62728"
+#define BAD_COLOUR "#e8000b"
+
+int render_bin(int32_t c, int32_t K, int *nbins)
+{
+    if (K <= 0) {
+        *nbins = 1;
+        return 0;
+    }
+    int nb = K < RENDER_BINS ? (int)K : RENDER_BINS;
+    *nbins = nb;
+    if (c >= K)
+        return nb;
+    return (int)((int64_t)(c < 0 ? 0 : c) * nb / K);
+}
+
+/* Smallest count of bin i (ceil(i K / nb)). */
+static int64_t bin_lo(int i, int32_t K, int nb)
+{
+    return ((int64_t)i * K + nb - 1) / nb;
+}
+
+static void bin_colour(int i, int nb, char out[8])
+{
+    static const double stops[][3] = {
+        {0xcf, 0xd8, 0xe3}, {0x6a, 0x9f, 0xd8}, {0x8e, 0x63, 0xc7}, {0xf0, 0xa2, 0x02}};
+    const int ns = (int)LCN_ARRAY_LEN(stops);
+    double t = nb > 1 ? (double)i / (nb - 1) : 0.0;
+    double pos = t * (ns - 1);
+    int s = (int)pos;
+    if (s >= ns - 1)
+        s = ns - 2;
+    double f = pos - s;
+    int rgb[3];
+    for (int k = 0; k < 3; k++)
+        rgb[k] = (int)lround(stops[s][k] + f * (stops[s + 1][k] - stops[s][k]));
+    snprintf(out, 8, "#%02x%02x%02x", rgb[0], rgb[1], rgb[2]);
+}
+
+static void put_escaped(FILE *f, const char *s)
+{
+    for (; *s; s++) {
+        switch (*s) {
+        case '<':
+            fputs("&lt;", f);
+            break;
+        case '>':
+            fputs("&gt;", f);
+            break;
+        case '&':
+            fputs("&amp;", f);
+            break;
+        case '"':
+            fputs("&quot;", f);
+            break;
+        default:
+            /* control characters are not allowed in XML 1.0 text */
+            fputc((unsigned char)*s < 0x20 ? ' ' : *s, f);
+        }
+    }
+}
+
+struct frame {
+    double x0, y1; /* smallest x and largest y drawn (layout units) */
+    double s;      /* drawing units per layout unit */
+    double w, h;   /* drawing size */
+};
+
+static double X(const struct frame *fr, double x)
+{
+    return MARGIN + (x - fr->x0) * fr->s;
+}
+
+static double Y(const struct frame *fr, double y)
+{
+    return MARGIN + (fr->y1 - y) * fr->s; /* y up */
+}
+
+int render_svg(FILE *f, const struct lcn_graph *g, const struct lcn_pt *pts,
+               const struct lcn_report *rep, const struct render_info *info)
+{
+    /* the frame: the bounds and every node (an invalid layout may leave them) */
+    double x0 = 0, y0 = 0, x1 = g->width, y1 = g->height;
+    for (int32_t v = 0; v < g->n; v++) {
+        x0 = fmin(x0, pts[v].x);
+        x1 = fmax(x1, pts[v].x);
+        y0 = fmin(y0, pts[v].y);
+        y1 = fmax(y1, pts[v].y);
+    }
+    double span = fmax(fmax(x1 - x0, y1 - y0), 1.0);
+    struct frame fr = {x0, y1, RENDER_SIZE / span, 0, 0};
+    fr.w = (x1 - x0) * fr.s;
+    fr.h = (y1 - y0) * fr.s;
+
+    const struct lcn_obj *o = &rep->obj;
+    int nb;
+    render_bin(0, o->K, &nb);
+    int64_t *in_bin = xcalloc((size_t)nb + 1, sizeof *in_bin);
+    for (int32_t e = 0; e < g->m; e++)
+        in_bin[render_bin(rep->c[e], o->K, &nb)]++;
+
+    double stroke = fmin(1.6, fmax(0.3, RENDER_SIZE / sqrt((double)g->m + 1.0) / 10.0));
+    double kstroke = fmax(2.5 * stroke, 1.4);
+    double radius = fmin(5.0, fmax(1.0, 0.35 * RENDER_SIZE / sqrt((double)g->n + 1.0)));
+    int titles_nodes = g->n <= 5000, titles_edges = g->m <= 5000;
+
+    /* nodes named by a listed violation are marked */
+    uint8_t *bad = xcalloc((size_t)g->n + 1, 1);
+    for (int32_t i = 0; i < rep->listed; i++) {
+        const struct lcn_violation *v = &rep->list[i];
+        if (v->kind == LCN_V1_OUT_OF_BOUNDS || v->kind == LCN_V3_NODE_ON_EDGE) {
+            bad[v->a] = 1;
+        } else if (v->kind == LCN_V2_SHARED_POINT) {
+            bad[v->a] = bad[v->b] = 1;
+        } else {
+            bad[g->eu[v->a]] = bad[g->ev[v->a]] = bad[g->eu[v->b]] = bad[g->ev[v->b]] = 1;
+        }
+    }
+
+    int caption_lines = 2 + (info && info->title) + (info && info->subtitle);
+    double legend_h = LINE_H * (nb + 2 + (o->K > 0)) + 8;
+    double body_h = fmax(fr.h + 2 * MARGIN, legend_h + MARGIN);
+    double W = fr.w + 2 * MARGIN + LEGEND_W;
+    double H = body_h + caption_lines * LINE_H + 12;
+
+    fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
+    fprintf(f,
+            "<svg xmlns=\"http://www.w3.org/2000/svg\" version=\"1.1\" width=\"%.0f\" "
+            "height=\"%.0f\" viewBox=\"0 0 %.2f %.2f\" font-family=\"sans-serif\" "
+            "font-size=\"13\">\n",
+            ceil(W), ceil(H), W, H);
+    fprintf(f,
+            "<desc>lcn layout: n=%d m=%d bounds [0,%d]x[0,%d], y axis up; K=%d nK=%d "
+            "Phi=%lld C=%lld; %s</desc>\n",
+            g->n, g->m, g->width, g->height, o->K, o->nK, (long long)o->Phi, (long long)o->C,
+            rep->valid ? "valid" : "invalid");
+    fprintf(f, "<rect x=\"0\" y=\"0\" width=\"%.2f\" height=\"%.2f\" fill=\"white\"/>\n", W, H);
+    /* the bounds [0,W] x [0,H] */
+    fprintf(f,
+            "<rect id=\"bounds\" x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" height=\"%.2f\" "
+            "fill=\"none\" stroke=\"#999\" stroke-width=\"0.8\" stroke-dasharray=\"4 3\"/>\n",
+            X(&fr, 0), Y(&fr, g->height), (double)g->width * fr.s, (double)g->height * fr.s);
+    fprintf(f,
+            "<text x=\"%.2f\" y=\"%.2f\" font-size=\"11\" fill=\"#666\">(0,0)</text>\n"
+            "<text x=\"%.2f\" y=\"%.2f\" font-size=\"11\" fill=\"#666\" "
+            "text-anchor=\"end\">(%d,%d)</text>\n",
+            X(&fr, 0), Y(&fr, 0) + 14, X(&fr, g->width), Y(&fr, g->height) - 4, g->width,
+            g->height);
+
+    /* edges, bin by bin so that higher counts lie on top */
+    for (int b = 0; b <= nb; b++) {
+        if (!in_bin[b])
+            continue;
+        char col[8];
+        if (b == nb)
+            snprintf(col, sizeof col, "%s", K_COLOUR);
+        else
+            bin_colour(b, nb, col);
+        fprintf(f, "<g stroke=\"%s\" stroke-width=\"%.2f\" stroke-linecap=\"round\">\n", col,
+                b == nb ? kstroke : stroke);
+        for (int32_t e = 0; e < g->m; e++) {
+            if (render_bin(rep->c[e], o->K, &nb) != b)
+                continue;
+            const struct lcn_pt *p = &pts[g->eu[e]], *q = &pts[g->ev[e]];
+            char cls[16];
+            if (b == nb)
+                snprintf(cls, sizeof cls, "k");
+            else
+                snprintf(cls, sizeof cls, "b%d", b);
+            fprintf(f,
+                    "<line id=\"e%d\" class=\"%s\" x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" "
+                    "y2=\"%.2f\"",
+                    e, cls, X(&fr, p->x), Y(&fr, p->y), X(&fr, q->x), Y(&fr, q->y));
+            if (titles_edges)
+                fprintf(f, "><title>edge %d: %d-%d, %d crossings</title></line>\n", e, g->eu[e],
+                        g->ev[e], rep->c[e]);
+            else
+                fputs("/>\n", f);
+        }
+        fputs("</g>\n", f);
+    }
+
+    /* nodes; marked ones last so they stay visible */
+    for (int pass = 0; pass < 2; pass++) {
+        fprintf(f, "<g fill=\"%s\" stroke=\"white\" stroke-width=\"%.2f\">\n",
+                pass ? BAD_COLOUR : "#222", radius / 4);
+        for (int32_t v = 0; v < g->n; v++) {
+            if (bad[v] != pass)
+                continue;
+            fprintf(f, "<circle id=\"n%d\" cx=\"%.2f\" cy=\"%.2f\" r=\"%.2f\"", v, X(&fr, pts[v].x),
+                    Y(&fr, pts[v].y), pass ? radius * 1.6 : radius);
+            if (titles_nodes)
+                fprintf(f, "><title>node %d (%d, %d)</title></circle>\n", v, pts[v].x, pts[v].y);
+            else
+                fputs("/>\n", f);
+        }
+        fputs("</g>\n", f);
+    }
+
+    /* legend */
+    double lx = fr.w + 2 * MARGIN, ly = MARGIN;
+    fprintf(f,
+            "<g id=\"legend\">\n<text x=\"%.2f\" y=\"%.2f\" font-weight=\"bold\">crossings "
+            "per edge</text>\n",
+            lx, ly + 12);
+    for (int b = 0; b <= nb; b++) {
+        if (b == nb && o->K <= 0)
+            break;
+        char col[8], range[64];
+        if (b == nb) {
+            snprintf(col, sizeof col, "%s", K_COLOUR);
+            snprintf(range, sizeof range, "%d = K", o->K);
+        } else {
+            bin_colour(b, nb, col);
+            int64_t lo = bin_lo(b, o->K, nb), hi = o->K > 0 ? bin_lo(b + 1, o->K, nb) - 1 : 0;
+            if (lo == hi)
+                snprintf(range, sizeof range, "%lld", (long long)lo);
+            else
+                snprintf(range, sizeof range, "%lld-%lld", (long long)lo, (long long)hi);
+        }
+        double y = ly + LINE_H * (b + 1);
+        fprintf(f,
+                "<line x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\" stroke=\"%s\" "
+                "stroke-width=\"%.1f\"/>\n",
+                lx, y + 8, lx + 28, y + 8, col, b == nb ? 4.0 : 2.5);
+        fprintf(f, "<text class=\"legend-row\" x=\"%.2f\" y=\"%.2f\">%s: %lld edge%s</text>\n",
+                lx + 36, y + 12, range, (long long)in_bin[b], in_bin[b] == 1 ? "" : "s");
+    }
+    fputs("</g>\n", f);
+
+    /* caption */
+    double cy = body_h + 4;
+    fputs("<g id=\"caption\">\n", f);
+    if (info && info->title) {
+        cy += LINE_H;
+        fprintf(f, "<text x=\"%.2f\" y=\"%.2f\" font-weight=\"bold\">", MARGIN, cy);
+        put_escaped(f, info->title);
+        fputs("</text>\n", f);
+    }
+    if (info && info->subtitle) {
+        cy += LINE_H;
+        fprintf(f, "<text x=\"%.2f\" y=\"%.2f\">", MARGIN, cy);
+        put_escaped(f, info->subtitle);
+        fputs("</text>\n", f);
+    }
+    cy += LINE_H;
+    fprintf(f,
+            "<text id=\"tuple\" x=\"%.2f\" y=\"%.2f\" font-size=\"15\">K = %d, nK = %d, C = %lld "
+            "(Phi = %lld)</text>\n",
+            MARGIN, cy, o->K, o->nK, (long long)o->C, (long long)o->Phi);
+    cy += LINE_H;
+    fprintf(f,
+            "<text id=\"verdict\" x=\"%.2f\" y=\"%.2f\" fill=\"%s\">n = %d, m = %d, bounds "
+            "%d x %d (y up); ",
+            MARGIN, cy, rep->valid ? "#333" : BAD_COLOUR, g->n, g->m, g->width, g->height);
+    if (rep->valid) {
+        fputs("valid", f);
+    } else {
+        fputs("INVALID:", f);
+        for (int k = LCN_V1_OUT_OF_BOUNDS; k <= LCN_V4_EDGE_OVERLAP; k++)
+            if (rep->count[k])
+                fprintf(f, " %s x%lld", validate_kind_name((enum lcn_vkind)k),
+                        (long long)rep->count[k]);
+        fputs(" (nodes involved in red)", f);
+    }
+    fputs("</text>\n</g>\n</svg>\n", f);
+    free(in_bin);
+    free(bad);
+    return ferror(f) ? LCN_EIO : 0;
+}
+
+int render_svg_file(const char *path, const struct lcn_graph *g, const struct lcn_pt *pts,
+                    const struct lcn_report *rep, const struct render_info *info, char *err,
+                    size_t errlen)
+{
+    if (strcmp(path, "-") == 0) {
+        int rc = render_svg(stdout, g, pts, rep, info);
+        if (fflush(stdout) != 0 || rc) {
+            snprintf(err, errlen, "cannot write the picture to stdout");
+            return LCN_EIO;
+        }
+        return 0;
+    }
+    size_t n = strlen(path) + 32;
+    char *tmp = xmalloc(n);
+    snprintf(tmp, n, "%s.tmp.%ld", path, (long)getpid());
+    FILE *f = fopen(tmp, "w");
+    if (!f) {
+        snprintf(err, errlen, "cannot write '%s': %s", tmp, strerror(errno));
+        free(tmp);
+        return LCN_EIO;
+    }
+    int rc = render_svg(f, g, pts, rep, info);
+    if (fclose(f) != 0)
+        rc = LCN_EIO;
+    if (rc == 0 && rename(tmp, path) != 0) {
+        snprintf(err, errlen, "cannot rename '%s' to '%s': %s", tmp, path, strerror(errno));
+        unlink(tmp);
+        free(tmp);
+        return LCN_EIO;
+    }
+    if (rc) {
+        snprintf(err, errlen, "cannot write '%s'", tmp);
+        unlink(tmp);
+    }
+    free(tmp);
+    return rc;
+}
+
+int render_doc(const char *path, const struct graphio_doc *d, const struct render_info *info,
+               struct lcn_obj *obj, int *valid, char *err, size_t errlen)
+{
+    if (d->n_missing) {
+        int32_t v = 0;
+        while (v < d->g.n && d->has_xy[v])
+            v++;
+        snprintf(err, errlen, "%d node%s without coordinates (first: nodes[%d], node %d)",
+                 d->n_missing, d->n_missing == 1 ? "" : "s", d->node_pos[v], v);
+        return LCN_EINVAL;
+    }
+    struct lcn_report rep;
+    /* list enough violations to mark the nodes involved, not all of a hopeless layout */
+    if (validate_layout(&d->g, d->pts, 10000, &rep) != 0) {
+        report_release(&rep);
+        snprintf(err, errlen, "internal error: odd crossing-count sum (a validator bug)");
+        return LCN_ECORRUPT;
+    }
+    if (obj)
+        *obj = rep.obj;
+    if (valid)
+        *valid = rep.valid;
+    int rc = render_svg_file(path, &d->g, d->pts, &rep, info, err, errlen);
+    report_release(&rep);
+    return rc;
+}

@@ -1,0 +1,562 @@
+#define _DEFAULT_SOURCE /* timegm */
+#include "job.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "err.h"
+#include "util.h"
+
+static const char *const state_names[JOB_STATE_COUNT] = {
+    "queued", "running", "succeeded", "failed", "cancelled", "interrupted",
+};
+static const char *const backend_names[] = {"auto", "gpu", "cpu"};
+
+const char *job_state_name(int state)
+{
+    return state >= 0 && state < JOB_STATE_COUNT ? state_names[state] : "unknown";
+}
+
+int job_state_parse(const char *name)
+{
+    for (int i = 0; i < JOB_STATE_COUNT; i++)
+        if (name && !strcmp(name, state_names[i]))
+            return i;
+    return -1;
+}
+
+int job_state_terminal(int state)
+{
+    return state == JOB_SUCCEEDED || state == JOB_FAILED || state == JOB_CANCELLED ||
+           state == JOB_INTERRUPTED;
+}
+
+const char *job_backend_name(int backend)
+{
+    return backend >= 0 && backend < 3 ? backend_names[backend] : "unknown";
+}
+
+void job_id_format(int64_t id, char *buf, size_t len)
+{
+    snprintf(buf, len, "j%016lld", (long long)id);
+}
+
+int job_id_parse(const char *s, int64_t *id)
+{
+    if (!s || s[0] != 'j' || strlen(s) != 17)
+        return LCN_EINVAL;
+    int64_t v = 0;
+    for (int i = 1; i < 17; i++) {
+        if (s[i] < '0' || s[i] > '9')
+            return LCN_EINVAL;
+        v = v * 10 + (s[i] - '0');
+    }
+    *id = v;
+    return 0;
+}
+
+void job_iso_time(int64_t wall_ms, char *buf, size_t len)
+{
+    time_t t = (time_t)(wall_ms / 1000);
+    struct tm tm;
+    gmtime_r(&t, &tm);
+    char base[32];
+    strftime(base, sizeof base, "%Y-%m-%dT%H:%M:%S", &tm);
+    snprintf(buf, len, "%s.%03dZ", base, (int)(wall_ms % 1000));
+}
+
+/* ------------------------------------------------------------ requests */
+
+static int fail(struct job_error *e, int status, const char *code, const char *field,
+                const char *fm, ...)
+{
+    e->status = status;
+    snprintf(e->code, sizeof e->code, "%s", code);
+    snprintf(e->field, sizeof e->field, "%s", field ? field : "");
+    va_list ap;
+    va_start(ap, fm);
+    vsnprintf(e->msg, sizeof e->msg, fm, ap);
+    va_end(ap);
+    if (!strcmp(code, "bad_json"))
+        return LCN_EPARSE;
+    if (!strcmp(code, "limit_exceeded"))
+        return LCN_ETOOBIG;
+    return LCN_EINVAL;
+}
+
+static const char *type_name(const json_t *v)
+{
+    return graphio_type_name(v);
+}
+
+/* Reads an integer member in [lo, hi]. */
+static int get_int(struct job_error *e, const json_t *v, const char *field, int64_t lo, int64_t hi,
+                   int64_t *out)
+{
+    if (!json_is_integer(v))
+        return fail(e, 400, "invalid_field", field, "expected an integer, got %s", type_name(v));
+    json_int_t x = json_integer_value(v);
+    if (x < lo || x > hi)
+        return fail(e, 400, "invalid_field", field, "%lld is outside [%lld, %lld]", (long long)x,
+                    (long long)lo, (long long)hi);
+    *out = x;
+    return 0;
+}
+
+static int parse_solver(struct job_request *req, const json_t *s, struct job_error *e)
+{
+    if (!json_is_object(s))
+        return fail(e, 400, "invalid_field", "solver", "expected an object, got %s", type_name(s));
+    const char *key;
+    json_t *v;
+    json_object_foreach((json_t *)s, key, v)
+    {
+        char field[160];
+        snprintf(field, sizeof field, "solver.%.120s", key);
+        int64_t x;
+        int rc;
+        if (!strcmp(key, "threads")) {
+            rc = get_int(e, v, field, 0, 1024, &x);
+            req->threads = (int32_t)x;
+        } else if (!strcmp(key, "replicas")) {
+            rc = get_int(e, v, field, 0, 65536, &x);
+            req->replicas = (int32_t)x;
+        } else if (!strcmp(key, "proposal_workers")) {
+            rc = get_int(e, v, field, 0, 1024, &x);
+            req->proposal_workers = (int32_t)x;
+        } else if (!strcmp(key, "tuning")) {
+            if (!json_is_string(v))
+                return fail(e, 400, "invalid_field", field, "expected a string, got %s",
+                            type_name(v));
+            if (json_string_length(v) > JOB_TUNING_MAX ||
+                strlen(json_string_value(v)) != json_string_length(v))
+                return fail(e, 400, "invalid_field", field,
+                            "longer than %d bytes or holds a NUL character", JOB_TUNING_MAX);
+            req->tuning = xstrdup(json_string_value(v));
+            rc = 0;
+        } else {
+            return fail(e, 400, "invalid_field", field, "unknown field");
+        }
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
+int job_request_parse(struct job_request *req, const char *body, size_t len,
+                      const struct job_limits *lim, struct job_error *err)
+{
+    struct job_error local;
+    struct job_error *e = err ? err : &local;
+    memset(req, 0, sizeof *req);
+    memset(e, 0, sizeof *e);
+    req->target_k = -1;
+    req->seed = 1;
+    req->budget_s = lim->default_budget_s;
+    req->backend = JOB_BACKEND_AUTO;
+
+    json_error_t je;
+    json_t *root = json_loadb(body, len, JSON_REJECT_DUPLICATES, &je);
+    if (!root)
+        return fail(e, 400, "bad_json", NULL, "line %d column %d: %s", je.line, je.column, je.text);
+    int rc = 0;
+    json_t *graph = NULL;
+    if (!json_is_object(root)) {
+        rc = fail(e, 400, "invalid_field", NULL, "the request must be an object, got %s",
+                  type_name(root));
+        goto out;
+    }
+    const char *key;
+    json_t *v;
+    json_object_foreach(root, key, v)
+    {
+        int64_t x;
+        char field[160];
+        snprintf(field, sizeof field, "%.120s", key);
+        if (!strcmp(key, "graph")) {
+            graph = v;
+        } else if (!strcmp(key, "budget_s")) {
+            if (!json_is_number(v)) {
+                rc =
+                    fail(e, 400, "invalid_field", field, "expected a number, got %s", type_name(v));
+                goto out;
+            }
+            double b = json_number_value(v);
+            if (!(b > 0) || !isfinite(b)) {
+                rc = fail(e, 400, "invalid_field", field, "%g is not a positive number of seconds",
+                          b);
+                goto out;
+            }
+            if (b > lim->max_budget_s) {
+                rc = fail(e, 422, "limit_exceeded", field, "%g s exceeds the limit of %g s", b,
+                          lim->max_budget_s);
+                goto out;
+            }
+            req->budget_s = b;
+        } else if (!strcmp(key, "seed")) {
+            if ((rc = get_int(e, v, field, 0, JOB_SEED_MAX, &x)))
+                goto out;
+            req->seed = (uint64_t)x;
+        } else if (!strcmp(key, "target_k")) {
+            if (json_is_null(v))
+                continue;
+            if ((rc = get_int(e, v, field, 0, INT32_MAX, &x)))
+                goto out;
+            req->target_k = (int32_t)x;
+        } else if (!strcmp(key, "stop_at_target")) {
+            if (!json_is_boolean(v)) {
+                rc = fail(e, 400, "invalid_field", field, "expected a boolean, got %s",
+                          type_name(v));
+                goto out;
+            }
+            req->stop_at_target = json_is_true(v);
+        } else if (!strcmp(key, "backend")) {
+            const char *b = json_string_value(v);
+            if (!b) {
+                rc =
+                    fail(e, 400, "invalid_field", field, "expected a string, got %s", type_name(v));
+                goto out;
+            }
+            int k = -1;
+            for (int i = 0; i < 3; i++)
+                if (!strcmp(b, backend_names[i]))
+                    k = i;
+            if (k < 0) {
+                rc = fail(e, 400, "invalid_field", field, "'%.64s' is not auto, gpu or cpu", b);
+                goto out;
+            }
+            req->backend = k;
+        } else if (!strcmp(key, "solver")) {
+            if ((rc = parse_solver(req, v, e)))
+                goto out;
+        } else if (!strcmp(key, "name")) {
+            if (json_is_null(v))
+                continue;
+            if (!json_is_string(v)) {
+                rc =
+                    fail(e, 400, "invalid_field", field, "expected a string, got %s", type_name(v));
+                goto out;
+            }
+            if (json_string_length(v) > JOB_NAME_MAX ||
+                strlen(json_string_value(v)) != json_string_length(v)) {
+                rc = fail(e, 400, "invalid_field", field,
+                          "longer than %d bytes or holds a NUL character", JOB_NAME_MAX);
+                goto out;
+            }
+            req->name = xstrdup(json_string_value(v));
+        } else {
+            rc = fail(e, 400, "invalid_field", field, "unknown field");
+            goto out;
+        }
+    }
+    if (!graph) {
+        rc = fail(e, 400, "invalid_field", "graph", "missing");
+        goto out;
+    }
+    if (req->stop_at_target && req->target_k < 0) {
+        rc = fail(e, 400, "invalid_field", "stop_at_target", "true without a target_k");
+        goto out;
+    }
+    struct graphio_limits gl = {lim->max_nodes, lim->max_edges};
+    struct graphio_error ge;
+    rc = graphio_read_json(&req->doc, graph, "graph", &gl, &ge);
+    if (rc) {
+        const char *code = graphio_api_code(rc);
+        fail(e, rc == LCN_ETOOBIG ? 422 : 400, code, ge.path, "%s", ge.msg);
+        goto out;
+    }
+out:
+    json_decref(root);
+    if (rc) {
+        job_request_release(req);
+        memset(req, 0, sizeof *req);
+    } else {
+        req->refs = 1;
+    }
+    return rc;
+}
+
+void job_request_release(struct job_request *req)
+{
+    graphio_release(&req->doc);
+    free(req->tuning);
+    free(req->name);
+    req->tuning = req->name = NULL;
+}
+
+/* ------------------------------------------------------------ status */
+
+void job_status_from_request(struct job_status *s, int64_t id, int64_t created_ms,
+                             const struct job_request *req)
+{
+    memset(s, 0, sizeof *s);
+    s->id = id;
+    if (req->name)
+        snprintf(s->name, sizeof s->name, "%s", req->name);
+    s->state = JOB_QUEUED;
+    s->created_ms = created_ms;
+    s->budget_s = req->budget_s;
+    s->seed = req->seed;
+    s->target_k = req->target_k;
+    s->stop_at_target = req->stop_at_target;
+    s->backend_requested = req->backend;
+    s->n = req->doc.g.n;
+    s->m = req->doc.g.m;
+    s->width = req->doc.g.width;
+    s->height = req->doc.g.height;
+    s->time_to_target_s = -1;
+    s->start_latency_s = -1;
+}
+
+static json_t *time_or_null(int64_t ms)
+{
+    if (!ms)
+        return json_null();
+    char buf[40];
+    job_iso_time(ms, buf, sizeof buf);
+    return json_string(buf);
+}
+
+static json_t *str_or_null(const char *s)
+{
+    return *s ? json_string(s) : json_null();
+}
+
+/* Seconds rounded to microseconds, so the JSON stays short and stable. */
+static json_t *secs(double v)
+{
+    return json_real(round(v * 1e6) / 1e6);
+}
+
+static json_t *obj_json(const struct lcn_obj *o)
+{
+    return json_pack("{s:I, s:I, s:I, s:I}", "K", (json_int_t)o->K, "nK", (json_int_t)o->nK, "Phi",
+                     (json_int_t)o->Phi, "C", (json_int_t)o->C);
+}
+
+json_t *job_status_json(const struct job_status *s, int with_telemetry)
+{
+    char id[24];
+    job_id_format(s->id, id, sizeof id);
+    json_t *j = json_object();
+    json_object_set_new(j, "id", json_string(id));
+    json_object_set_new(j, "name", str_or_null(s->name));
+    json_object_set_new(j, "state", json_string(job_state_name(s->state)));
+    json_object_set_new(j, "created_at", time_or_null(s->created_ms));
+    json_object_set_new(j, "started_at", time_or_null(s->started_ms));
+    json_object_set_new(j, "finished_at", time_or_null(s->finished_ms));
+    json_object_set_new(j, "budget_s", secs(s->budget_s));
+    json_object_set_new(j, "elapsed_s", secs(s->elapsed_s));
+    json_object_set_new(j, "seed", json_integer((json_int_t)s->seed));
+    json_object_set_new(j, "target_k", s->target_k >= 0 ? json_integer(s->target_k) : json_null());
+    json_object_set_new(j, "stop_at_target", json_boolean(s->stop_at_target));
+    json_object_set_new(j, "backend_requested",
+                        json_string(job_backend_name(s->backend_requested)));
+    json_object_set_new(j, "backend", str_or_null(s->backend));
+    json_object_set_new(j, "evaluator", str_or_null(s->evaluator));
+    json_object_set_new(j, "graph",
+                        json_pack("{s:i, s:i, s:i, s:i}", "n", s->n, "m", s->m, "width", s->width,
+                                  "height", s->height));
+    json_object_set_new(j, "best", s->has_best ? obj_json(&s->best) : json_null());
+    json_object_set_new(j, "time_to_target_s",
+                        s->time_to_target_s >= 0 ? secs(s->time_to_target_s) : json_null());
+    json_object_set_new(j, "stop_reason", str_or_null(s->stop_reason));
+    json_object_set_new(
+        j, "error",
+        *s->error_code ? json_pack("{s:s, s:s}", "code", s->error_code, "message", s->error_msg)
+                       : json_null());
+    json_object_set_new(j, "progress_seq", json_integer(s->progress_seq));
+    json_object_set_new(j, "start_latency_s",
+                        s->start_latency_s >= 0 ? secs(s->start_latency_s) : json_null());
+    json_object_set_new(j, "resumes", json_integer(s->resumes));
+    json_object_set_new(j, "cancel_requested", json_boolean(s->cancel_requested));
+    if (with_telemetry) {
+        const struct engine_telemetry *t = &s->tel;
+        json_object_set_new(
+            j, "telemetry",
+            !s->has_telemetry
+                ? json_null()
+                : json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, "
+                            "s:o}",
+                            "attempted", (json_int_t)t->attempted, "valid", (json_int_t)t->valid,
+                            "evaluated", (json_int_t)t->evaluated, "selected",
+                            (json_int_t)t->selected, "accepted", (json_int_t)t->accepted,
+                            "rejected", (json_int_t)t->rejected, "committed",
+                            (json_int_t)t->committed, "best_updates", (json_int_t)t->best_updates,
+                            "exchanges_attempted", (json_int_t)t->exchanges_attempted,
+                            "exchanges_accepted", (json_int_t)t->exchanges_accepted, "restarts",
+                            (json_int_t)t->restarts, "pair_tests", (json_int_t)t->pair_tests,
+                            "recounts", (json_int_t)t->recounts, "elapsed_s", secs(t->elapsed_s)));
+    }
+    return j;
+}
+
+static int copy_str(char *dst, size_t len, const json_t *v)
+{
+    if (json_is_null(v)) {
+        dst[0] = 0;
+        return 0;
+    }
+    if (!json_is_string(v) || json_string_length(v) >= len)
+        return LCN_EPARSE;
+    snprintf(dst, len, "%s", json_string_value(v));
+    return 0;
+}
+
+static int parse_time(int64_t *ms, const json_t *v)
+{
+    if (json_is_null(v)) {
+        *ms = 0;
+        return 0;
+    }
+    const char *s = json_string_value(v);
+    struct tm tm = {0};
+    int msec = 0;
+    if (!s || sscanf(s, "%d-%d-%dT%d:%d:%d.%dZ", &tm.tm_year, &tm.tm_mon, &tm.tm_mday, &tm.tm_hour,
+                     &tm.tm_min, &tm.tm_sec, &msec) != 7)
+        return LCN_EPARSE;
+    tm.tm_year -= 1900;
+    tm.tm_mon -= 1;
+    *ms = (int64_t)timegm(&tm) * 1000 + msec;
+    return 0;
+}
+
+static int parse_obj(struct lcn_obj *o, const json_t *v)
+{
+    json_int_t K, nK, Phi, C;
+    if (json_unpack((json_t *)v, "{s:I, s:I, s:I, s:I}", "K", &K, "nK", &nK, "Phi", &Phi, "C", &C))
+        return LCN_EPARSE;
+    o->K = (int32_t)K;
+    o->nK = (int32_t)nK;
+    o->Phi = Phi;
+    o->C = C;
+    return 0;
+}
+
+int job_status_parse(struct job_status *s, const json_t *j)
+{
+    memset(s, 0, sizeof *s);
+    if (!json_is_object(j))
+        return LCN_EPARSE;
+    int rc = 0;
+    const char *id = json_string_value(json_object_get(j, "id"));
+    if (!id || job_id_parse(id, &s->id))
+        return LCN_EPARSE;
+    rc |= copy_str(s->name, sizeof s->name, json_object_get(j, "name"));
+    s->state = job_state_parse(json_string_value(json_object_get(j, "state")));
+    if (s->state < 0)
+        return LCN_EPARSE;
+    rc |= parse_time(&s->created_ms, json_object_get(j, "created_at"));
+    rc |= parse_time(&s->started_ms, json_object_get(j, "started_at"));
+    rc |= parse_time(&s->finished_ms, json_object_get(j, "finished_at"));
+    s->budget_s = json_number_value(json_object_get(j, "budget_s"));
+    s->elapsed_s = json_number_value(json_object_get(j, "elapsed_s"));
+    s->seed = (uint64_t)json_integer_value(json_object_get(j, "seed"));
+    const json_t *tk = json_object_get(j, "target_k");
+    s->target_k = json_is_integer(tk) ? (int32_t)json_integer_value(tk) : -1;
+    s->stop_at_target = json_is_true(json_object_get(j, "stop_at_target"));
+    const char *br = json_string_value(json_object_get(j, "backend_requested"));
+    s->backend_requested = JOB_BACKEND_AUTO;
+    for (int i = 0; br && i < 3; i++)
+        if (!strcmp(br, backend_names[i]))
+            s->backend_requested = i;
+    rc |= copy_str(s->backend, sizeof s->backend, json_object_get(j, "backend"));
+    rc |= copy_str(s->evaluator, sizeof s->evaluator, json_object_get(j, "evaluator"));
+    json_int_t n = 0, m = 0, w = 0, h = 0;
+    if (json_unpack(json_object_get(j, "graph"), "{s:I, s:I, s:I, s:I}", "n", &n, "m", &m, "width",
+                    &w, "height", &h))
+        rc |= LCN_EPARSE;
+    s->n = (int32_t)n;
+    s->m = (int32_t)m;
+    s->width = (int32_t)w;
+    s->height = (int32_t)h;
+    const json_t *best = json_object_get(j, "best");
+    if (best && !json_is_null(best)) {
+        rc |= parse_obj(&s->best, best);
+        s->has_best = 1;
+    }
+    const json_t *ttt = json_object_get(j, "time_to_target_s");
+    s->time_to_target_s = json_is_number(ttt) ? json_number_value(ttt) : -1;
+    rc |= copy_str(s->stop_reason, sizeof s->stop_reason, json_object_get(j, "stop_reason"));
+    const json_t *err = json_object_get(j, "error");
+    if (err && !json_is_null(err)) {
+        rc |= copy_str(s->error_code, sizeof s->error_code, json_object_get(err, "code"));
+        rc |= copy_str(s->error_msg, sizeof s->error_msg, json_object_get(err, "message"));
+    }
+    s->progress_seq = json_integer_value(json_object_get(j, "progress_seq"));
+    const json_t *sl = json_object_get(j, "start_latency_s");
+    s->start_latency_s = json_is_number(sl) ? json_number_value(sl) : -1;
+    s->resumes = (int32_t)json_integer_value(json_object_get(j, "resumes"));
+    s->cancel_requested = json_is_true(json_object_get(j, "cancel_requested"));
+    const json_t *t = json_object_get(j, "telemetry");
+    if (t && !json_is_null(t)) {
+        json_int_t a[13];
+        double el = 0;
+        if (json_unpack((json_t *)t,
+                        "{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:F}",
+                        "attempted", &a[0], "valid", &a[1], "evaluated", &a[2], "selected", &a[3],
+                        "accepted", &a[4], "rejected", &a[5], "committed", &a[6], "best_updates",
+                        &a[7], "exchanges_attempted", &a[8], "exchanges_accepted", &a[9],
+                        "restarts", &a[10], "pair_tests", &a[11], "recounts", &a[12], "elapsed_s",
+                        &el))
+            return LCN_EPARSE;
+        struct engine_telemetry *tl = &s->tel;
+        tl->attempted = (uint64_t)a[0];
+        tl->valid = (uint64_t)a[1];
+        tl->evaluated = (uint64_t)a[2];
+        tl->selected = (uint64_t)a[3];
+        tl->accepted = (uint64_t)a[4];
+        tl->rejected = (uint64_t)a[5];
+        tl->committed = (uint64_t)a[6];
+        tl->best_updates = (uint64_t)a[7];
+        tl->exchanges_attempted = (uint64_t)a[8];
+        tl->exchanges_accepted = (uint64_t)a[9];
+        tl->restarts = (uint64_t)a[10];
+        tl->pair_tests = (uint64_t)a[11];
+        tl->recounts = (uint64_t)a[12];
+        tl->elapsed_s = el;
+        s->has_telemetry = 1;
+    }
+    return rc ? LCN_EPARSE : 0;
+}
+
+/* ------------------------------------------------------------ events */
+
+static char *dump(json_t *j)
+{
+    char *s = json_dumps(j, JSON_COMPACT | JSON_REAL_PRECISION(12));
+    json_decref(j);
+    if (!s)
+        abort(); /* only out of memory makes dumping a fresh object fail */
+    return s;
+}
+
+char *job_event_state(int64_t seq, double elapsed_s, int state, const char *error_code,
+                      const char *error_msg)
+{
+    json_t *j = json_pack("{s:I, s:s, s:o, s:s}", "seq", (json_int_t)seq, "type", "state",
+                          "elapsed_s", secs(elapsed_s), "state", job_state_name(state));
+    if (error_code && *error_code)
+        json_object_set_new(
+            j, "error",
+            json_pack("{s:s, s:s}", "code", error_code, "message", error_msg ? error_msg : ""));
+    return dump(j);
+}
+
+char *job_event_improve(int64_t seq, double elapsed_s, const char *stage,
+                        const struct lcn_obj *best)
+{
+    return dump(json_pack("{s:I, s:s, s:o, s:s, s:o}", "seq", (json_int_t)seq, "type", "improve",
+                          "elapsed_s", secs(elapsed_s), "stage", stage ? stage : "", "best",
+                          obj_json(best)));
+}
+
+char *job_event_checkpoint(int64_t seq, double elapsed_s, const struct lcn_obj *best)
+{
+    return dump(json_pack("{s:I, s:s, s:o, s:o}", "seq", (json_int_t)seq, "type", "checkpoint",
+                          "elapsed_s", secs(elapsed_s), "best", obj_json(best)));
+}

@@ -1,0 +1,140 @@
+/*
+ * job.h - the job wire format: POST /jobs request parsing (strict, with
+ * field paths), the job status object and progress events (docs/API.md).
+ *
+ * The status object is also what the daemon persists in its store, so
+ * job_status_json and job_status_parse are exact inverses (a unit test
+ * round-trips them).
+ */
+#ifndef LCN_PROTO_JOB_H
+#define LCN_PROTO_JOB_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include "engine.h"
+#include "graphio.h"
+#include "objective.h"
+
+enum job_backend { JOB_BACKEND_AUTO = 0, JOB_BACKEND_GPU, JOB_BACKEND_CPU };
+
+enum job_state {
+    JOB_QUEUED = 0,
+    JOB_RUNNING,
+    JOB_SUCCEEDED,
+    JOB_FAILED,
+    JOB_CANCELLED,
+    JOB_INTERRUPTED,
+    JOB_STATE_COUNT
+};
+
+#define JOB_NAME_MAX   128
+#define JOB_TUNING_MAX 1024
+/* seed is an integer in [0, 2^53], so every seed is exact in any JSON reader */
+#define JOB_SEED_MAX 9007199254740992LL
+
+/* Admission limits the parser applies (from the daemon's configuration). */
+struct job_limits {
+    int32_t max_nodes, max_edges;
+    double max_budget_s;
+    double default_budget_s;
+};
+
+/* A rejected request: HTTP status, API code, JSON path and reason. */
+struct job_error {
+    int status;      /* 400, 422 */
+    char code[32];   /* "bad_json", "invalid_field", "limit_exceeded" */
+    char field[256]; /* "graph.edges[12].source"; "" when not about one field */
+    char msg[256];   /* lower case, no full stop */
+};
+
+struct job_request {
+    struct graphio_doc doc; /* the graph, with the submitted layout and document */
+    double budget_s;
+    uint64_t seed;
+    int32_t target_k; /* -1: none */
+    int stop_at_target;
+    int backend;                                 /* enum job_backend */
+    int32_t threads, replicas, proposal_workers; /* 0: engine default */
+    char *tuning;                                /* NULL: none */
+    char *name;                                  /* NULL: none */
+    int refs; /* the owner's reference count; the parser sets 1 */
+};
+
+/*
+ * Parses and validates a POST /jobs body of len bytes. Order of checks:
+ * JSON syntax (400 bad_json, with line and column), the top level is an
+ * object, unknown fields, then each field (400 invalid_field or 422
+ * limit_exceeded, with its path), then the graph (graphio rules, paths
+ * under "graph."). Returns 0 with req filled, or a negative LCN_E* code
+ * with *err filled and req zeroed.
+ */
+int job_request_parse(struct job_request *req, const char *body, size_t len,
+                      const struct job_limits *lim, struct job_error *err);
+void job_request_release(struct job_request *req);
+
+/* The status of a job: what GET /jobs/<id> shows and the store keeps. */
+struct job_status {
+    int64_t id;
+    char name[JOB_NAME_MAX + 1];                 /* "" = null */
+    int state;                                   /* enum job_state */
+    int64_t created_ms, started_ms, finished_ms; /* wall clock ms; 0 = null */
+    double budget_s;
+    double elapsed_s; /* engine time used so far, summed over resumes */
+    uint64_t seed;
+    int32_t target_k; /* -1 = null */
+    int stop_at_target;
+    int backend_requested;
+    char backend[8];    /* "" = null (not started) */
+    char evaluator[32]; /* "" = null */
+    int32_t n, m, width, height;
+    int has_best;
+    struct lcn_obj best;
+    double time_to_target_s; /* < 0 = null */
+    char stop_reason[16];    /* "" = null */
+    char error_code[32];     /* "" = no error */
+    char error_msg[256];
+    int64_t progress_seq; /* last durable progress event */
+    int has_telemetry;
+    struct engine_telemetry tel;
+    double start_latency_s; /* POST received -> engine started, this process; < 0 = null */
+    int32_t resumes;        /* runs resumed after a daemon restart */
+    int cancel_requested;
+};
+
+/* Fills a status for a freshly accepted request. */
+void job_status_from_request(struct job_status *s, int64_t id, int64_t created_ms,
+                             const struct job_request *req);
+
+/* The status as the API shows it (with or without "telemetry"). */
+json_t *job_status_json(const struct job_status *s, int with_telemetry);
+
+/* Reads a status written by job_status_json(s, 1). Returns 0 or
+ * LCN_EPARSE. */
+int job_status_parse(struct job_status *s, const json_t *j);
+
+/* "j" followed by 16 decimal digits. */
+void job_id_format(int64_t id, char *buf, size_t len);
+/* Returns 0 with *id set, or LCN_EINVAL when s is not a job id. */
+int job_id_parse(const char *s, int64_t *id);
+
+const char *job_state_name(int state);
+/* Returns the state, or -1 for an unknown name. */
+int job_state_parse(const char *name);
+/* 1 for succeeded, failed, cancelled and interrupted. */
+int job_state_terminal(int state);
+const char *job_backend_name(int backend);
+
+/* ISO 8601 UTC with milliseconds ("2026-11-29T16:00:00.123Z"). */
+void job_iso_time(int64_t wall_ms, char *buf, size_t len);
+
+/* Progress events, as JSON text (malloc'd). error_code may be NULL. */
+char *job_event_state(int64_t seq, double elapsed_s, int state, const char *error_code,
+                      const char *error_msg);
+char *job_event_improve(int64_t seq, double elapsed_s, const char *stage,
+                        const struct lcn_obj *best);
+char *job_event_checkpoint(int64_t seq, double elapsed_s, const struct lcn_obj *best);
+
+#endif

@@ -1,0 +1,132 @@
+/*
+ * config.h - lcnd's configuration: one options table drives the config
+ * file parser, the command-line flags, `lcnd serve --help` and the
+ * documented sample config/lcnd.conf.
+ *
+ * Precedence, lowest first: the embedded defaults (the table), the config
+ * file (--config FILE), the command-line flags. Every value, defaults
+ * included, goes through the same parser and range check, so a default that
+ * violates its own range is caught by the unit test that loads the defaults.
+ *
+ * Ownership: a struct lcnd_config owns its strings; config_release frees
+ * them. The table is static and read-only.
+ */
+#ifndef LCN_SERVER_CONFIG_H
+#define LCN_SERVER_CONFIG_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+enum config_backend { CONFIG_BACKEND_AUTO = 0, CONFIG_BACKEND_GPU, CONFIG_BACKEND_CPU };
+enum config_log_level { LOG_LEVEL_ERROR = 0, LOG_LEVEL_WARN, LOG_LEVEL_INFO, LOG_LEVEL_DEBUG };
+enum config_sync { CONFIG_SYNC_NORMAL = 0, CONFIG_SYNC_FULL };
+
+struct lcnd_config {
+    /* network and access */
+    char *listen;    /* HOST:PORT */
+    char *port_file; /* "" = none */
+    char *token_file;
+    int allow_insecure_listen;
+    int64_t max_connections;
+    int64_t connection_timeout_s;
+    int64_t max_streams;
+    double sse_heartbeat_s;
+    /* admission */
+    int64_t max_body_bytes;
+    int64_t max_nodes;
+    int64_t max_edges;
+    double max_budget_s;
+    double default_budget_s;
+    int64_t max_queued;
+    int64_t retry_after_s;
+    /* execution */
+    int backend; /* enum config_backend */
+    int64_t cpu_workers;
+    int64_t cpu_threads;
+    int64_t gpu_slots;
+    double checkpoint_interval_s;
+    double telemetry_interval_s;
+    /* store */
+    char *state_dir;
+    int store_sync; /* enum config_sync */
+    int resume_interrupted;
+    int64_t retain_jobs;
+    double retain_days;
+    /* lifecycle and logging */
+    double shutdown_timeout_s;
+    char *log_file; /* "" = stderr */
+    int log_level;  /* enum config_log_level */
+};
+
+enum config_type { CONFIG_STRING, CONFIG_INT, CONFIG_DOUBLE, CONFIG_BOOL, CONFIG_ENUM };
+
+struct config_option {
+    const char *name; /* snake_case in the file, --kebab-case on the command line */
+    enum config_type type;
+    double min, max;     /* CONFIG_INT and CONFIG_DOUBLE: inclusive range */
+    const char *def;     /* default, in the file syntax */
+    size_t offset;       /* offsetof(struct lcnd_config, field) */
+    const char *choices; /* CONFIG_ENUM: "a|b|c"; the value stored is the index */
+    const char *help;    /* one sentence, lower case, no full stop */
+};
+
+/* The options table and its length. */
+extern const struct config_option config_options[];
+extern const size_t config_option_count;
+
+/* Finds an option by its file name or flag name ("max_nodes" or "max-nodes");
+ * NULL when there is none. */
+const struct config_option *config_find(const char *name);
+
+/* Fills c with the embedded defaults. Returns 0 (a failure is a bug in the
+ * table and aborts through LCN_ASSERT). */
+void config_defaults(struct lcnd_config *c);
+
+void config_release(struct lcnd_config *c);
+
+/*
+ * Parses value (file syntax) for option o and stores it in c. Returns 0, or
+ * LCN_EINVAL / LCN_ERANGE with a message in err ("max_nodes: 0 is below the
+ * minimum 1").
+ */
+int config_set(struct lcnd_config *c, const struct config_option *o, const char *value, char *err,
+               size_t errlen);
+
+/*
+ * Reads a config file: `name = value` lines, blank lines and lines whose
+ * first non-blank character is '#'; a '#' preceded by a blank starts a
+ * trailing comment. Unknown names, duplicates and bad values are errors
+ * ("lcnd.conf:12: unknown option 'max_node'"). Returns 0, LCN_EIO when the
+ * file cannot be read, or LCN_EINVAL / LCN_ERANGE with err filled.
+ */
+int config_load_file(struct lcnd_config *c, const char *path, char *err, size_t errlen);
+
+/*
+ * Parses the command line of `lcnd serve` (argv[0] is the subcommand
+ * name): --config FILE is read first, then every --name VALUE or
+ * --name=VALUE flag; a bool flag given without a value means true. Sets
+ * *help when --help was given and *print_config when --print-config was
+ * given. Returns 0 or a negative LCN_E* code with err filled.
+ */
+int config_parse_args(struct lcnd_config *c, int argc, char **argv, int *help, int *print_config,
+                      char *err, size_t errlen);
+
+/* Formats the current value of option o (file syntax) into buf. */
+void config_format_value(const struct lcnd_config *c, const struct config_option *o, char *buf,
+                         size_t len);
+
+/*
+ * Writes c in the config file syntax: for every option its help, range and
+ * default as comments, then `name = value`. With the defaults this is
+ * exactly config/lcnd.conf (a unit test compares them).
+ */
+void config_write(FILE *f, const struct lcnd_config *c);
+
+/* Writes the `lcnd serve --help` text (usage and one entry per option). */
+void config_write_help(FILE *f, const char *prog);
+
+/* Name of enum value v of option o ("auto"), or "?" when out of range. */
+const char *config_choice_name(const struct config_option *o, int v);
+
+#endif

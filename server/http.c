@@ -1,0 +1,864 @@
+#include "http.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <microhttpd.h>
+
+#include "err.h"
+#include "log.h"
+#include "util.h"
+
+#define MAX_PARAMS  4
+#define MAX_HEADERS 6
+
+struct http_server {
+    uv_loop_t *loop;
+    struct MHD_Daemon *d;
+    struct http_config cfg;
+    char *token;
+    size_t token_len;
+    uv_poll_t poll;
+    uv_timer_t timer;
+    int in_run, rerun;
+    int quiesced, stopping;
+    struct http_req *susp; /* suspended requests (doubly linked) */
+    size_t n_susp;
+    uint64_t codes[600];
+    void (*on_closed)(void *);
+    void *closed_arg;
+    int64_t stop_deadline_ns;
+    int handles_open;
+};
+
+struct hdr {
+    char *name, *value;
+};
+
+struct http_req {
+    struct http_server *s;
+    struct MHD_Connection *conn;
+    char method[16];
+    char *path;
+    const struct http_route *route;
+    char *params[MAX_PARAMS];
+    int64_t received_ns;
+    /* body */
+    char *body;
+    size_t len, cap;
+    int too_large;
+    /* early answer decided on the first call */
+    int early_status;
+    /* answer */
+    int dispatched;
+    int has_resp;
+    int resp_status;
+    char *resp_type;
+    char *resp_body;
+    size_t resp_len;
+    struct hdr hdrs[MAX_HEADERS];
+    int n_hdrs;
+    int queued;
+    /* deferral */
+    int want_suspend;
+    int suspended;
+    struct http_req *sprev, *snext;
+    void (*cancel_fn)(void *, struct http_req *);
+    void *cancel_arg;
+    /* stream */
+    http_stream_read rd;
+    http_stream_close cl;
+    void *stream_arg;
+    int is_stream;
+    int stream_end; /* forced end (shutdown) */
+};
+
+/* ---------------------------------------------------------------- listen */
+
+static void fmt(char *err, size_t errlen, const char *f, ...)
+{
+    if (!err || !errlen)
+        return;
+    va_list ap;
+    va_start(ap, f);
+    vsnprintf(err, errlen, f, ap);
+    va_end(ap);
+}
+
+static int addr_is_loopback(const struct sockaddr *sa)
+{
+    if (sa->sa_family == AF_INET) {
+        const struct sockaddr_in *in = (const struct sockaddr_in *)sa;
+        return (ntohl(in->sin_addr.s_addr) >> 24) == 127;
+    }
+    if (sa->sa_family == AF_INET6) {
+        const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *)sa;
+        if (IN6_IS_ADDR_LOOPBACK(&in6->sin6_addr))
+            return 1;
+        if (IN6_IS_ADDR_V4MAPPED(&in6->sin6_addr))
+            return in6->sin6_addr.s6_addr[12] == 127;
+    }
+    return 0;
+}
+
+int http_listen(const char *hostport, int *fd, char *bound, size_t boundlen, int *loopback,
+                char *err, size_t errlen)
+{
+    char host[256], port[16];
+    const char *colon;
+    *fd = -1;
+    if (hostport[0] == '[') {
+        const char *close = strchr(hostport, ']');
+        if (!close || close[1] != ':' || (size_t)(close - hostport - 1) >= sizeof host) {
+            fmt(err, errlen, "listen: '%s' is not [ADDR]:PORT", hostport);
+            return LCN_EINVAL;
+        }
+        memcpy(host, hostport + 1, (size_t)(close - hostport - 1));
+        host[close - hostport - 1] = 0;
+        colon = close + 1;
+    } else {
+        colon = strrchr(hostport, ':');
+        if (!colon || (size_t)(colon - hostport) >= sizeof host || colon == hostport) {
+            fmt(err, errlen, "listen: '%s' is not HOST:PORT", hostport);
+            return LCN_EINVAL;
+        }
+        memcpy(host, hostport, (size_t)(colon - hostport));
+        host[colon - hostport] = 0;
+    }
+    char *end;
+    long p = strtol(colon + 1, &end, 10);
+    if (!colon[1] || *end || p < 0 || p > 65535) {
+        fmt(err, errlen, "listen: bad port in '%s'", hostport);
+        return LCN_EINVAL;
+    }
+    snprintf(port, sizeof port, "%ld", p);
+    struct addrinfo hints = {0}, *res = NULL;
+    hints.ai_family = AF_UNSPEC;
+    hints.ai_socktype = SOCK_STREAM;
+    hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
+    int gai = getaddrinfo(host, port, &hints, &res);
+    if (gai) {
+        fmt(err, errlen, "listen: %s: %s", host, gai_strerror(gai));
+        return LCN_EINVAL;
+    }
+    int rc = LCN_EIO, s = -1;
+    char why[128] = "no address";
+    for (struct addrinfo *ai = res; ai; ai = ai->ai_next) {
+        s = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+        if (s < 0) {
+            snprintf(why, sizeof why, "%s", strerror(errno));
+            continue;
+        }
+        int one = 1;
+        setsockopt(s, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+        if (bind(s, ai->ai_addr, ai->ai_addrlen) == 0 && listen(s, 511) == 0) {
+            *loopback = addr_is_loopback(ai->ai_addr);
+            rc = 0;
+            break;
+        }
+        snprintf(why, sizeof why, "%s", strerror(errno));
+        close(s);
+        s = -1;
+    }
+    freeaddrinfo(res);
+    if (rc) {
+        fmt(err, errlen, "listen on %s: %s", hostport, why);
+        return rc;
+    }
+    struct sockaddr_storage ss;
+    socklen_t sl = sizeof ss;
+    getsockname(s, (struct sockaddr *)&ss, &sl);
+    char ab[INET6_ADDRSTRLEN] = "?";
+    int bport = 0;
+    if (ss.ss_family == AF_INET) {
+        struct sockaddr_in *in = (struct sockaddr_in *)&ss;
+        inet_ntop(AF_INET, &in->sin_addr, ab, sizeof ab);
+        bport = ntohs(in->sin_port);
+        snprintf(bound, boundlen, "%s:%d", ab, bport);
+    } else {
+        struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)&ss;
+        inet_ntop(AF_INET6, &in6->sin6_addr, ab, sizeof ab);
+        bport = ntohs(in6->sin6_port);
+        snprintf(bound, boundlen, "[%s]:%d", ab, bport);
+    }
+    *fd = s;
+    return 0;
+}
+
+/* ---------------------------------------------------------------- driving */
+
+static void on_timer(uv_timer_t *t);
+
+static void arm(struct http_server *s)
+{
+    if (!s->d)
+        return;
+    MHD_UNSIGNED_LONG_LONG to = 0;
+    if (s->rerun) {
+        s->rerun = 0;
+        uv_timer_start(&s->timer, on_timer, 0, 0);
+    } else if (MHD_get_timeout(s->d, &to) == MHD_YES) {
+        uv_timer_start(&s->timer, on_timer, to > 60000 ? 60000 : (uint64_t)to, 0);
+    } else {
+        uv_timer_stop(&s->timer);
+    }
+}
+
+static void drive(struct http_server *s)
+{
+    if (!s->d)
+        return;
+    s->in_run = 1;
+    MHD_run(s->d);
+    s->in_run = 0;
+    arm(s);
+}
+
+static void schedule_run(struct http_server *s)
+{
+    if (s->in_run)
+        s->rerun = 1;
+    else
+        uv_timer_start(&s->timer, on_timer, 0, 0);
+}
+
+static void stop_step(struct http_server *s);
+
+static void on_timer(uv_timer_t *t)
+{
+    struct http_server *s = t->data;
+    drive(s);
+    if (s->stopping)
+        stop_step(s);
+}
+
+static void on_poll(uv_poll_t *p, int status, int events)
+{
+    struct http_server *s = p->data;
+    (void)status;
+    (void)events;
+    drive(s);
+}
+
+/* ---------------------------------------------------------------- requests */
+
+static void susp_add(struct http_req *r)
+{
+    struct http_server *s = r->s;
+    r->suspended = 1;
+    r->sprev = NULL;
+    r->snext = s->susp;
+    if (s->susp)
+        s->susp->sprev = r;
+    s->susp = r;
+    s->n_susp++;
+}
+
+static void susp_del(struct http_req *r)
+{
+    struct http_server *s = r->s;
+    if (!r->suspended)
+        return;
+    if (r->sprev)
+        r->sprev->snext = r->snext;
+    else
+        s->susp = r->snext;
+    if (r->snext)
+        r->snext->sprev = r->sprev;
+    r->suspended = 0;
+    r->sprev = r->snext = NULL;
+    s->n_susp--;
+}
+
+static void resume(struct http_req *r)
+{
+    if (!r->suspended)
+        return;
+    susp_del(r);
+    MHD_resume_connection(r->conn);
+    schedule_run(r->s);
+}
+
+static void req_free(struct http_req *r)
+{
+    susp_del(r);
+    if (r->is_stream && r->cl)
+        r->cl(r->stream_arg);
+    free(r->path);
+    for (int i = 0; i < MAX_PARAMS; i++)
+        free(r->params[i]);
+    free(r->body);
+    free(r->resp_type);
+    free(r->resp_body);
+    for (int i = 0; i < r->n_hdrs; i++) {
+        free(r->hdrs[i].name);
+        free(r->hdrs[i].value);
+    }
+    free(r);
+}
+
+static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
+                         enum MHD_RequestTerminationCode toe)
+{
+    (void)cls;
+    (void)c;
+    (void)toe;
+    struct http_req *r = *con_cls;
+    *con_cls = NULL;
+    if (r)
+        req_free(r);
+}
+
+static ssize_t stream_reader(void *cls, uint64_t pos, char *buf, size_t max)
+{
+    (void)pos;
+    struct http_req *r = cls;
+    if (r->stream_end)
+        return MHD_CONTENT_READER_END_OF_STREAM;
+    ssize_t n = r->rd(r->stream_arg, buf, max);
+    if (n == HTTP_STREAM_END)
+        return MHD_CONTENT_READER_END_OF_STREAM;
+    if (n == HTTP_STREAM_WAIT) {
+        MHD_suspend_connection(r->conn);
+        susp_add(r);
+        return 0;
+    }
+    return n;
+}
+
+static enum MHD_Result queue_resp(struct http_req *r)
+{
+    struct MHD_Response *resp;
+    if (r->is_stream) {
+        resp =
+            MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 16 * 1024, stream_reader, r, NULL);
+    } else {
+        resp = MHD_create_response_from_buffer(r->resp_len, r->resp_body ? r->resp_body : "",
+                                               r->resp_body ? MHD_RESPMEM_MUST_FREE
+                                                            : MHD_RESPMEM_PERSISTENT);
+        if (resp)
+            r->resp_body = NULL; /* MHD frees it now */
+    }
+    if (!resp)
+        return MHD_NO;
+    if (r->resp_type)
+        MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, r->resp_type);
+    for (int i = 0; i < r->n_hdrs; i++)
+        MHD_add_response_header(resp, r->hdrs[i].name, r->hdrs[i].value);
+    enum MHD_Result rc = MHD_queue_response(r->conn, (unsigned)r->resp_status, resp);
+    MHD_destroy_response(resp);
+    r->queued = 1;
+    if (r->resp_status >= 100 && r->resp_status < 600)
+        r->s->codes[r->resp_status]++;
+    return rc;
+}
+
+static int split_path(const char *path, char **seg, int max)
+{
+    int n = 0;
+    const char *p = path;
+    while (*p == '/')
+        p++;
+    while (*p) {
+        if (n == max)
+            return -1;
+        const char *e = strchr(p, '/');
+        size_t len = e ? (size_t)(e - p) : strlen(p);
+        seg[n] = xmalloc(len + 1);
+        memcpy(seg[n], p, len);
+        seg[n][len] = 0;
+        n++;
+        p += len;
+        while (*p == '/')
+            p++;
+    }
+    return n;
+}
+
+/* Matches pattern against the path segments; fills params. Returns 1 on a
+ * match. */
+static int match(const char *pattern, char **seg, int nseg, char **params)
+{
+    char *pseg[16];
+    int np = split_path(pattern, pseg, 16), ok = np == nseg, ip = 0;
+    for (int i = 0; i < np; i++) {
+        if (ok) {
+            if (pseg[i][0] == '{') {
+                if (ip < MAX_PARAMS)
+                    params[ip++] = seg[i];
+            } else if (strcmp(pseg[i], seg[i])) {
+                ok = 0;
+            }
+        }
+        free(pseg[i]);
+    }
+    return ok;
+}
+
+static void route(struct http_req *r)
+{
+    struct http_server *s = r->s;
+    char *seg[16];
+    int nseg = split_path(r->path, seg, 16);
+    char allow[64] = "";
+    const char *m = !strcmp(r->method, "HEAD") ? "GET" : r->method;
+    int path_found = 0;
+    for (size_t i = 0; nseg >= 0 && i < s->cfg.n_routes; i++) {
+        const struct http_route *rt = &s->cfg.routes[i];
+        char *params[MAX_PARAMS] = {0};
+        if (!match(rt->pattern, seg, nseg, params))
+            continue;
+        path_found = 1;
+        if (!strcmp(rt->method, m)) {
+            r->route = rt;
+            for (int k = 0; k < MAX_PARAMS; k++)
+                r->params[k] = params[k] ? xstrdup(params[k]) : NULL;
+            break;
+        }
+        if (!strstr(allow, rt->method)) {
+            if (*allow)
+                strncat(allow, ", ", sizeof allow - strlen(allow) - 1);
+            strncat(allow, rt->method, sizeof allow - strlen(allow) - 1);
+        }
+    }
+    for (int i = 0; i < nseg; i++)
+        free(seg[i]);
+    if (r->route)
+        return;
+    if (path_found) {
+        if (strstr(allow, "GET"))
+            strncat(allow, ", HEAD", sizeof allow - strlen(allow) - 1);
+        http_add_header(r, "Allow", allow);
+        r->early_status = 405;
+    } else {
+        r->early_status = 404;
+    }
+}
+
+static int auth_ok(struct http_req *r)
+{
+    struct http_server *s = r->s;
+    if (!s->token || (r->route && (r->route->flags & HTTP_NO_AUTH)))
+        return 1;
+    const char *h = MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, "Authorization");
+    if (!h || strncasecmp(h, "Bearer ", 7))
+        return 0;
+    h += 7;
+    while (*h == ' ')
+        h++;
+    size_t n = strlen(h);
+    while (n && (h[n - 1] == ' ' || h[n - 1] == '\t'))
+        n--;
+    /* compare in time independent of where the first difference is */
+    unsigned char diff = (unsigned char)(n != s->token_len);
+    for (size_t i = 0; i < s->token_len; i++)
+        diff |= (unsigned char)(s->token[i] ^ (i < n ? h[i] : 0));
+    return diff == 0;
+}
+
+static void early_answer(struct http_req *r)
+{
+    switch (r->early_status) {
+    case 401:
+        http_add_header(r, "WWW-Authenticate", "Bearer");
+        http_respond_error(r, 401, "unauthorized", NULL, "missing or wrong bearer token");
+        break;
+    case 404:
+        http_respond_error(r, 404, "not_found", NULL, "no route for %s", r->path);
+        break;
+    case 405:
+        http_respond_error(r, 405, "method_not_allowed", NULL, "%s is not allowed on %s", r->method,
+                           r->path);
+        break;
+    case 413:
+        http_respond_error(r, 413, "too_large", NULL, "request body is larger than %zu bytes",
+                           r->s->cfg.max_body);
+        break;
+    default:
+        http_respond_error(r, 500, "internal", NULL, "bad early status %d", r->early_status);
+    }
+}
+
+static enum MHD_Result on_access(void *cls, struct MHD_Connection *c, const char *url,
+                                 const char *method, const char *version, const char *upload_data,
+                                 size_t *upload_data_size, void **con_cls)
+{
+    (void)version;
+    struct http_server *s = cls;
+    struct http_req *r = *con_cls;
+    if (!r) {
+        r = xcalloc(1, sizeof *r);
+        r->s = s;
+        r->conn = c;
+        r->received_ns = lcn_now_ns();
+        snprintf(r->method, sizeof r->method, "%s", method);
+        r->path = xstrdup(url);
+        *con_cls = r;
+        route(r);
+        if (!r->early_status && !auth_ok(r))
+            r->early_status = 401;
+        if (!r->early_status) {
+            const char *cl =
+                MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
+            if (cl && strtoull(cl, NULL, 10) > s->cfg.max_body)
+                r->early_status = 413;
+        }
+        if (r->early_status) {
+            early_answer(r);
+            return queue_resp(r);
+        }
+        return MHD_YES;
+    }
+    if (r->has_resp && !r->queued)
+        return queue_resp(r);
+    if (*upload_data_size) {
+        size_t n = *upload_data_size;
+        *upload_data_size = 0;
+        if (r->too_large)
+            return MHD_YES;
+        if (r->len + n > s->cfg.max_body) {
+            r->too_large = 1;
+            free(r->body);
+            r->body = NULL;
+            r->len = r->cap = 0;
+            return MHD_YES;
+        }
+        xgrow((void **)&r->body, 1, &r->cap, r->len + n + 1);
+        memcpy(r->body + r->len, upload_data, n);
+        r->len += n;
+        r->body[r->len] = 0;
+        return MHD_YES;
+    }
+    if (r->too_large) {
+        r->early_status = 413;
+        early_answer(r);
+        return queue_resp(r);
+    }
+    if (!r->dispatched) {
+        r->dispatched = 1;
+        if (!r->body) {
+            r->body = xmalloc(1);
+            r->body[0] = 0;
+        }
+        r->route->fn(r, s->cfg.ctx);
+        if (r->has_resp)
+            return queue_resp(r);
+        if (r->want_suspend) {
+            MHD_suspend_connection(c);
+            susp_add(r);
+            return MHD_YES;
+        }
+        http_respond_error(r, 500, "internal", NULL, "handler for %s %s gave no answer", r->method,
+                           r->path);
+        return queue_resp(r);
+    }
+    /* resumed without an answer (should not happen): wait again */
+    if (!r->has_resp) {
+        MHD_suspend_connection(c);
+        susp_add(r);
+        return MHD_YES;
+    }
+    return queue_resp(r);
+}
+
+static void mhd_logger(void *cls, const char *fm, va_list ap)
+{
+    (void)cls;
+    char buf[512];
+    vsnprintf(buf, sizeof buf, fm, ap);
+    size_t n = strlen(buf);
+    while (n && buf[n - 1] == '\n')
+        buf[--n] = 0;
+    log_warn("http: %s", buf);
+}
+
+int http_start(struct http_server **out, uv_loop_t *loop, const struct http_config *cfg, char *err,
+               size_t errlen)
+{
+    struct http_server *s = xcalloc(1, sizeof *s);
+    s->loop = loop;
+    s->cfg = *cfg;
+    if (cfg->token && *cfg->token) {
+        s->token = xstrdup(cfg->token);
+        s->token_len = strlen(s->token);
+    }
+    s->d = MHD_start_daemon(
+        MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG, 0, NULL, NULL, on_access, s,
+        MHD_OPTION_EXTERNAL_LOGGER, mhd_logger, s, MHD_OPTION_LISTEN_SOCKET,
+        (MHD_socket)cfg->listen_fd, MHD_OPTION_NOTIFY_COMPLETED, on_completed, s,
+        MHD_OPTION_CONNECTION_LIMIT, cfg->max_connections, MHD_OPTION_CONNECTION_TIMEOUT,
+        cfg->connection_timeout_s, MHD_OPTION_END);
+    if (!s->d) {
+        fmt(err, errlen, "cannot start the HTTP server (libmicrohttpd)");
+        free(s->token);
+        free(s);
+        return LCN_EIO;
+    }
+    const union MHD_DaemonInfo *info = MHD_get_daemon_info(s->d, MHD_DAEMON_INFO_EPOLL_FD);
+    if (!info) {
+        fmt(err, errlen, "libmicrohttpd has no epoll descriptor");
+        MHD_stop_daemon(s->d);
+        free(s->token);
+        free(s);
+        return LCN_EIO;
+    }
+    uv_poll_init(loop, &s->poll, info->epoll_fd);
+    s->poll.data = s;
+    uv_poll_start(&s->poll, UV_READABLE, on_poll);
+    uv_timer_init(loop, &s->timer);
+    s->timer.data = s;
+    s->handles_open = 2;
+    arm(s);
+    *out = s;
+    return 0;
+}
+
+void http_quiesce(struct http_server *s)
+{
+    if (s->quiesced || !s->d)
+        return;
+    s->quiesced = 1;
+    MHD_socket fd = MHD_quiesce_daemon(s->d);
+    if (fd != MHD_INVALID_SOCKET)
+        close(fd);
+}
+
+size_t http_suspended_count(const struct http_server *s)
+{
+    return s->n_susp;
+}
+
+static void on_handle_closed(uv_handle_t *h)
+{
+    struct http_server *s = h->data;
+    if (--s->handles_open == 0) {
+        void (*cb)(void *) = s->on_closed;
+        void *arg = s->closed_arg;
+        free(s->token);
+        free(s);
+        if (cb)
+            cb(arg);
+    }
+}
+
+static void stop_step(struct http_server *s)
+{
+    const union MHD_DaemonInfo *info =
+        MHD_get_daemon_info(s->d, MHD_DAEMON_INFO_CURRENT_CONNECTIONS);
+    unsigned conns = info ? info->num_connections : 0;
+    int64_t now = lcn_now_ns();
+    /* give queued answers a moment to leave, then close what is left */
+    if (s->n_susp == 0 && (conns == 0 || now >= s->stop_deadline_ns)) {
+        uv_timer_stop(&s->timer);
+        uv_poll_stop(&s->poll);
+        MHD_stop_daemon(s->d);
+        s->d = NULL;
+        uv_close((uv_handle_t *)&s->poll, on_handle_closed);
+        uv_close((uv_handle_t *)&s->timer, on_handle_closed);
+        return;
+    }
+    if (s->n_susp && now >= s->stop_deadline_ns) {
+        /* a stream owner forgot its stream: end it here */
+        while (s->susp) {
+            struct http_req *r = s->susp;
+            r->stream_end = 1;
+            resume(r);
+        }
+    }
+    uv_timer_start(&s->timer, on_timer, 10, 0);
+}
+
+void http_stop(struct http_server *s, void (*on_closed)(void *), void *arg)
+{
+    s->stopping = 1;
+    s->on_closed = on_closed;
+    s->closed_arg = arg;
+    s->stop_deadline_ns = lcn_now_ns() + 300 * 1000000LL;
+    http_quiesce(s);
+    struct http_req *r = s->susp;
+    while (r) {
+        struct http_req *next = r->snext;
+        if (r->is_stream) {
+            r->stream_end = 1;
+            resume(r);
+        } else if (!r->has_resp) {
+            if (r->cancel_fn)
+                r->cancel_fn(r->cancel_arg, r);
+            r->cancel_fn = NULL;
+            if (!r->has_resp)
+                http_respond_error(r, 503, "shutting_down", NULL, "the daemon is stopping");
+        }
+        r = next;
+    }
+    drive(s);
+    stop_step(s);
+}
+
+uint64_t http_responses(const struct http_server *s, int code)
+{
+    return code >= 100 && code < 600 ? s->codes[code] : 0;
+}
+
+/* ---------------------------------------------------------------- accessors */
+
+const char *http_method(const struct http_req *r)
+{
+    return r->method;
+}
+
+const char *http_path(const struct http_req *r)
+{
+    return r->path;
+}
+
+const char *http_param(const struct http_req *r, int i)
+{
+    return i >= 0 && i < MAX_PARAMS ? r->params[i] : NULL;
+}
+
+const char *http_query(const struct http_req *r, const char *key)
+{
+    return MHD_lookup_connection_value(r->conn, MHD_GET_ARGUMENT_KIND, key);
+}
+
+const char *http_header(const struct http_req *r, const char *name)
+{
+    return MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, name);
+}
+
+const char *http_body(const struct http_req *r, size_t *len)
+{
+    if (len)
+        *len = r->len;
+    return r->body ? r->body : "";
+}
+
+char *http_take_body(struct http_req *r, size_t *len)
+{
+    char *b = r->body;
+    if (!b) {
+        b = xmalloc(1);
+        b[0] = 0;
+    }
+    if (len)
+        *len = r->len;
+    r->body = NULL;
+    r->len = r->cap = 0;
+    return b;
+}
+
+int64_t http_received_ns(const struct http_req *r)
+{
+    return r->received_ns;
+}
+
+struct http_server *http_server_of(const struct http_req *r)
+{
+    return r->s;
+}
+
+/* ---------------------------------------------------------------- answers */
+
+void http_add_header(struct http_req *r, const char *name, const char *value)
+{
+    if (r->n_hdrs >= MAX_HEADERS || r->has_resp)
+        return;
+    r->hdrs[r->n_hdrs].name = xstrdup(name);
+    r->hdrs[r->n_hdrs].value = xstrdup(value);
+    r->n_hdrs++;
+}
+
+void http_respond(struct http_req *r, int status, const char *content_type, char *body, size_t len)
+{
+    if (r->has_resp) {
+        free(body);
+        return;
+    }
+    r->has_resp = 1;
+    r->resp_status = status;
+    r->resp_type = content_type ? xstrdup(content_type) : NULL;
+    r->resp_body = body;
+    r->resp_len = body ? len : 0;
+    r->want_suspend = 0;
+    r->cancel_fn = NULL;
+    resume(r);
+}
+
+void http_respond_json(struct http_req *r, int status, json_t *j)
+{
+    char *s = json_dumps(j, JSON_COMPACT | JSON_ENCODE_ANY | JSON_REAL_PRECISION(12));
+    json_decref(j);
+    if (!s) {
+        http_respond_error(r, 500, "internal", NULL, "cannot serialise the answer");
+        return;
+    }
+    size_t n = strlen(s);
+    char *b = xmalloc(n + 2);
+    memcpy(b, s, n);
+    b[n] = '\n';
+    b[n + 1] = 0;
+    free(s);
+    http_respond(r, status, "application/json", b, n + 1);
+}
+
+void http_respond_error(struct http_req *r, int status, const char *code, const char *field,
+                        const char *fm, ...)
+{
+    char msg[512];
+    va_list ap;
+    va_start(ap, fm);
+    vsnprintf(msg, sizeof msg, fm, ap);
+    va_end(ap);
+    json_t *e = json_pack("{s:s, s:s}", "code", code, "message", msg);
+    if (field && *field)
+        json_object_set_new(e, "field", json_string(field));
+    http_respond_json(r, status, json_pack("{s:o}", "error", e));
+}
+
+void http_suspend(struct http_req *r)
+{
+    if (!r->has_resp)
+        r->want_suspend = 1;
+}
+
+void http_set_cancel(struct http_req *r, void (*fn)(void *arg, struct http_req *r), void *arg)
+{
+    r->cancel_fn = fn;
+    r->cancel_arg = arg;
+}
+
+void http_respond_stream(struct http_req *r, const char *content_type, http_stream_read rd,
+                         http_stream_close cl, void *arg)
+{
+    if (r->has_resp) {
+        if (cl)
+            cl(arg);
+        return;
+    }
+    r->is_stream = 1;
+    r->rd = rd;
+    r->cl = cl;
+    r->stream_arg = arg;
+    http_add_header(r, "Cache-Control", "no-cache");
+    http_add_header(r, "X-Accel-Buffering", "no");
+    r->has_resp = 1;
+    r->resp_status = 200;
+    r->resp_type = xstrdup(content_type);
+    r->want_suspend = 0;
+    resume(r);
+}
+
+void http_stream_wake(struct http_req *r)
+{
+    if (r->is_stream && r->queued)
+        resume(r);
+}

@@ -1,0 +1,153 @@
+/*
+ * http.h - the HTTP layer: libmicrohttpd driven by the libuv loop, a route
+ * table, bearer-token auth, request bodies, deferred answers and streams.
+ *
+ * Concurrency design:
+ *   MHD runs in "external" epoll mode: it owns one epoll descriptor, which
+ *   the loop watches with a uv_poll; when it is readable, or when the
+ *   timeout MHD asks for expires, the loop calls MHD_run. So every MHD
+ *   callback (and so every route handler) runs on the loop thread, and the
+ *   data handlers read (the job table) needs no lock. Nothing here is
+ *   thread-safe: call everything from the loop thread.
+ *
+ * A request's life:
+ *   1. headers arrive: the route is matched (404 / 405 with Allow), auth
+ *      is checked (401), a body larger than max_body (from Content-Length)
+ *      is refused at once (413); routes without HTTP_BODY refuse bodies;
+ *   2. the body is collected (at most max_body bytes; a chunked body that
+ *      grows past it is answered 413);
+ *   3. the handler runs. It answers now (http_respond*), or calls
+ *      http_suspend and answers later from any loop callback (a store
+ *      commit, a thread-pool job); the connection is suspended meanwhile,
+ *      so a slow answer blocks nothing else;
+ *   4. the request object is freed when MHD reports the request complete.
+ * A streamed answer (SSE) pulls bytes from a read callback that MHD calls
+ * when the socket can take more. The callback returns HTTP_STREAM_WAIT when
+ * it has nothing to send: the connection is suspended (no busy polling)
+ * until http_stream_wake. MHD cannot see a peer vanish while a connection
+ * is suspended, so stream owners wake their streams at least every
+ * heartbeat: the write that follows detects the dead peer and the request
+ * completes, which frees it. A peer that stops reading fills its socket
+ * buffer, MHD stops calling the read callback and the connection timeout
+ * closes it; memory per stream stays bounded either way.
+ */
+#ifndef LCN_SERVER_HTTP_H
+#define LCN_SERVER_HTTP_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include <jansson.h>
+#include <uv.h>
+
+struct http_server;
+struct http_req;
+
+typedef void (*http_handler)(struct http_req *r, void *ctx);
+
+enum http_route_flags {
+    HTTP_NO_AUTH = 1 << 0, /* served without a token (/healthz) */
+    HTTP_BODY = 1 << 1,    /* the route takes a request body */
+};
+
+struct http_route {
+    const char *method;  /* "GET", "POST", "DELETE" */
+    const char *pattern; /* "/jobs/{id}/progress": {name} captures one path segment */
+    http_handler fn;
+    unsigned flags;
+};
+
+struct http_config {
+    int listen_fd; /* a bound, listening socket (http_listen); MHD takes it over */
+    size_t max_body;
+    unsigned max_connections;
+    unsigned connection_timeout_s;
+    const char *token; /* NULL or "": no auth */
+    const struct http_route *routes;
+    size_t n_routes;
+    void *ctx; /* passed to handlers */
+};
+
+/*
+ * Binds and listens on "HOST:PORT" ("[V6]:PORT" for IPv6; port 0 = any
+ * free port). Fills *fd, the bound address in bound ("127.0.0.1:41234")
+ * and *loopback (1 when every address it listens on is a loopback one).
+ * Returns 0 or LCN_EINVAL / LCN_EIO with err filled.
+ */
+int http_listen(const char *hostport, int *fd, char *bound, size_t boundlen, int *loopback,
+                char *err, size_t errlen);
+
+/* Starts serving on the loop. Returns 0 or LCN_EIO with err filled. */
+int http_start(struct http_server **out, uv_loop_t *loop, const struct http_config *cfg, char *err,
+               size_t errlen);
+
+/* Stops accepting connections (closes the listening socket); requests on
+ * open connections are still served. */
+void http_quiesce(struct http_server *s);
+
+/* Number of requests currently suspended (deferred answers and idle
+ * streams). */
+size_t http_suspended_count(const struct http_server *s);
+
+/* Answers every still-suspended request with 503 shutting_down (their
+ * cancel hooks run first), stops MHD and closes the loop handles; on_closed
+ * runs once they are closed. The server object is freed then. */
+void http_stop(struct http_server *s, void (*on_closed)(void *), void *arg);
+
+/* Responses sent so far with the given status code (100..599). */
+uint64_t http_responses(const struct http_server *s, int code);
+
+/* ---- request accessors (valid while the request lives) ---- */
+const char *http_method(const struct http_req *r);
+const char *http_path(const struct http_req *r);
+/* The i-th {capture} of the route pattern, or NULL. */
+const char *http_param(const struct http_req *r, int i);
+/* A query argument, or NULL. */
+const char *http_query(const struct http_req *r, const char *key);
+/* A request header (case-insensitive), or NULL. */
+const char *http_header(const struct http_req *r, const char *name);
+/* The collected body (NUL-terminated; *len without the NUL). */
+const char *http_body(const struct http_req *r, size_t *len);
+/* Takes the body away (malloc'd, NUL-terminated); the request keeps none. */
+char *http_take_body(struct http_req *r, size_t *len);
+/* lcn_now_ns() when the request's headers arrived. */
+int64_t http_received_ns(const struct http_req *r);
+struct http_server *http_server_of(const struct http_req *r);
+
+/* ---- answers ---- */
+/* Adds a header to the answer being built (before http_respond*). */
+void http_add_header(struct http_req *r, const char *name, const char *value);
+/* Sends status with body (malloc'd, taken over; may be NULL with len 0). */
+void http_respond(struct http_req *r, int status, const char *content_type, char *body, size_t len);
+/* Sends j (reference stolen) as compact JSON followed by a newline. */
+void http_respond_json(struct http_req *r, int status, json_t *j);
+/* Sends the error body {"error":{"code","message","field"}} (field may be
+ * NULL or ""). */
+void http_respond_error(struct http_req *r, int status, const char *code, const char *field,
+                        const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+
+/* Defers the answer: the handler returns without answering, and some later
+ * loop callback calls http_respond* (which resumes the connection). */
+void http_suspend(struct http_req *r);
+/* Called if the server answers a suspended request by itself (shutdown),
+ * before the request goes away: the owner must forget r. */
+void http_set_cancel(struct http_req *r, void (*fn)(void *arg, struct http_req *r), void *arg);
+
+/* ---- streams ---- */
+#define HTTP_STREAM_WAIT ((ssize_t)0)
+#define HTTP_STREAM_END  ((ssize_t)-1)
+/* Fills buf with up to max bytes; returns the count, HTTP_STREAM_WAIT
+ * (nothing now: the connection is suspended until http_stream_wake) or
+ * HTTP_STREAM_END. */
+typedef ssize_t (*http_stream_read)(void *arg, char *buf, size_t max);
+/* Called once when the streamed request is finished (completed, or the
+ * peer went away); the stream owner frees arg here. */
+typedef void (*http_stream_close)(void *arg);
+/* Starts a streamed 200 answer (chunked). */
+void http_respond_stream(struct http_req *r, const char *content_type, http_stream_read rd,
+                         http_stream_close cl, void *arg);
+/* Resumes a stream that returned HTTP_STREAM_WAIT (no-op otherwise). */
+void http_stream_wake(struct http_req *r);
+
+#endif

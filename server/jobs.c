@@ -1,0 +1,855 @@
+/*
+ * jobs.c - the job table, the queue, the scheduler, and the translation of
+ * worker reports into durable state changes. Loop thread only; see jobs.h
+ * for the pub/cur scheme and lcnd.h for the threads around it.
+ */
+#include "jobs.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "err.h"
+#include "lcnd.h"
+#include "log.h"
+#include "util.h"
+
+/* What an op carries besides the SQL: the status snapshot it makes visible. */
+struct jobop {
+    struct job *job;
+    int has_snap;
+    struct job_status snap;
+};
+
+/* ------------------------------------------------------------ the table */
+
+static size_t lower_bound(const struct jobs *t, int64_t id)
+{
+    size_t lo = 0, hi = t->n;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (t->v[mid]->id < id)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+static void table_add(struct jobs *t, struct job *j)
+{
+    size_t at = lower_bound(t, j->id);
+    xgrow((void **)&t->v, sizeof *t->v, &t->cap, t->n + 1);
+    memmove(t->v + at + 1, t->v + at, (t->n - at) * sizeof *t->v);
+    t->v[at] = j;
+    t->n++;
+}
+
+static void table_del(struct jobs *t, struct job *j)
+{
+    size_t at = lower_bound(t, j->id);
+    if (at < t->n && t->v[at] == j) {
+        memmove(t->v + at, t->v + at + 1, (t->n - at - 1) * sizeof *t->v);
+        t->n--;
+    }
+}
+
+struct job *jobs_find(struct lcnd *d, int64_t id)
+{
+    struct jobs *t = &d->jobs;
+    size_t at = lower_bound(t, id);
+    if (at < t->n && t->v[at]->id == id && t->v[at]->durable)
+        return t->v[at];
+    return NULL;
+}
+
+static void queue_push(struct jobs *t, struct job *j, int front)
+{
+    LCN_ASSERT(!j->in_queue);
+    j->in_queue = 1;
+    if (front) {
+        j->qprev = NULL;
+        j->qnext = t->qhead;
+        if (t->qhead)
+            t->qhead->qprev = j;
+        else
+            t->qtail = j;
+        t->qhead = j;
+    } else {
+        j->qnext = NULL;
+        j->qprev = t->qtail;
+        if (t->qtail)
+            t->qtail->qnext = j;
+        else
+            t->qhead = j;
+        t->qtail = j;
+    }
+}
+
+static void queue_del(struct jobs *t, struct job *j)
+{
+    if (!j->in_queue)
+        return;
+    if (j->qprev)
+        j->qprev->qnext = j->qnext;
+    else
+        t->qhead = j->qnext;
+    if (j->qnext)
+        j->qnext->qprev = j->qprev;
+    else
+        t->qtail = j->qprev;
+    j->qprev = j->qnext = NULL;
+    j->in_queue = 0;
+}
+
+void jobs_req_put(struct job_request *req)
+{
+    if (req && --req->refs == 0) {
+        job_request_release(req);
+        free(req);
+    }
+}
+
+static void job_free(struct job *j)
+{
+    jobs_req_put(j->req);
+    if (j->run)
+        run_free(j->run);
+    free(j->ckpt);
+    free(j->resume_layout);
+    free(j->pub_text);
+    free(j);
+}
+
+static void drop_request(struct job *j)
+{
+    jobs_req_put(j->req);
+    j->req = NULL;
+    free(j->resume_layout);
+    j->resume_layout = NULL;
+}
+
+/* ------------------------------------------------------------ ops */
+
+/* The job's op to add changes to: its unsealed one, or a new one that
+ * op_commit submits. */
+static struct store_op *op_get(struct job *j, int *fresh)
+{
+    if (j->op && !j->op->sealed) {
+        *fresh = 0;
+        return j->op;
+    }
+    struct store_op *op = store_op_new(j->id);
+    struct jobop *jo = xcalloc(1, sizeof *jo);
+    jo->job = j;
+    op->owner = jo;
+    j->improve_ev = 0;
+    *fresh = 1;
+    return op;
+}
+
+static void op_discard(struct store_op *op)
+{
+    free(op->owner);
+    op->owner = NULL;
+    store_op_free(op);
+}
+
+static void op_put(struct lcnd *d, struct job *j, struct store_op *op, int fresh)
+{
+    if (fresh) {
+        j->op = op;
+        storeq_submit(&d->sq, op);
+    }
+}
+
+/* Puts a snapshot of cur into op (the row update and the visible status). */
+static void op_status(struct job *j, struct store_op *op)
+{
+    struct jobop *jo = op->owner;
+    j->cur.progress_seq = j->last_seq;
+    json_t *st = job_status_json(&j->cur, 1);
+    char *text = json_dumps(st, JSON_COMPACT | JSON_REAL_PRECISION(12));
+    json_decref(st);
+    LCN_ASSERT(text);
+    free(op->status);
+    free(op->state);
+    op->status = text;
+    op->state = xstrdup(job_state_name(j->cur.state));
+    op->updated_ms = lcn_wall_ms();
+    jo->has_snap = 1;
+    jo->snap = j->cur;
+}
+
+static void ev_state(struct job *j, struct store_op *op)
+{
+    const char *code = j->cur.error_code[0] ? j->cur.error_code : NULL;
+    int64_t seq = ++j->last_seq;
+    store_op_add_event(
+        op, seq, job_event_state(seq, j->cur.elapsed_s, j->cur.state, code, j->cur.error_msg));
+    j->improve_ev = 0;
+}
+
+static void ev_improve(struct job *j, struct store_op *op, const struct engine_event *ev)
+{
+    if (j->improve_ev && j->improve_ev == op->n_events) {
+        /* the newest pending event is an improvement nobody has seen: replace it */
+        struct store_event *e = &op->events[j->improve_ev - 1];
+        free(e->body);
+        e->body = job_event_improve(e->seq, ev->elapsed_s, ev->stage, &ev->best);
+        return;
+    }
+    int64_t seq = ++j->last_seq;
+    store_op_add_event(op, seq, job_event_improve(seq, ev->elapsed_s, ev->stage, &ev->best));
+    j->improve_ev = op->n_events;
+}
+
+static void ev_checkpoint(struct job *j, struct store_op *op, struct lcn_pt *layout,
+                          const struct lcn_obj *obj, double elapsed, int final)
+{
+    int64_t seq = ++j->last_seq;
+    store_op_add_event(op, seq, job_event_checkpoint(seq, elapsed, obj));
+    j->improve_ev = 0;
+    free(op->layout);
+    op->layout = layout;
+    op->n = j->cur.n;
+    op->obj = *obj;
+    op->elapsed_s = elapsed;
+    op->ckpt_seq = j->last_seq;
+    op->final = final;
+}
+
+static void set_state(struct lcnd *d, struct job *j, int state)
+{
+    if (j->cur.state == JOB_QUEUED && state != JOB_QUEUED)
+        d->jobs.waiting--;
+    if (j->cur.state != JOB_QUEUED && state == JOB_QUEUED)
+        d->jobs.waiting++;
+    j->cur.state = state;
+    if (job_state_terminal(state) && !j->cur.finished_ms)
+        j->cur.finished_ms = lcn_wall_ms();
+}
+
+/* ------------------------------------------------------------ submit, cancel */
+
+static int gpu_fits(struct lcnd *d, const struct job_request *req)
+{
+    char why[200];
+    return d->engine.gpu_fits && d->engine.gpu_fits(d, &req->doc.g, why, (int)sizeof why) == 0;
+}
+
+struct job *jobs_submit(struct lcnd *d, struct job_request *req, char *body, size_t len,
+                        int64_t received_ns)
+{
+    struct jobs *t = &d->jobs;
+    struct job *j = xcalloc(1, sizeof *j);
+    j->id = t->next_id++;
+    j->req = req;
+    j->received_ns = received_ns;
+    int64_t now = lcn_wall_ms();
+    job_status_from_request(&j->cur, j->id, now, req);
+    j->gpu_fits = gpu_fits(d, req);
+    table_add(t, j);
+    t->waiting++;
+    d->jobs_submitted++;
+
+    int fresh;
+    struct store_op *op = op_get(j, &fresh);
+    op->create = 1;
+    op->created_ms = now;
+    op->request = body;
+    op->request_len = len;
+    ev_state(j, op);
+    op_status(j, op);
+    op_put(d, j, op, fresh);
+    lcnd_status_changed(d);
+    return j;
+}
+
+static void finish_state_op(struct lcnd *d, struct job *j)
+{
+    int fresh;
+    struct store_op *op = op_get(j, &fresh);
+    ev_state(j, op);
+    op_status(j, op);
+    op_put(d, j, op, fresh);
+}
+
+void jobs_cancel(struct lcnd *d, struct job *j)
+{
+    if (job_state_terminal(j->cur.state))
+        return;
+    if (j->run) {
+        if (!j->cur.cancel_requested) {
+            j->cur.cancel_requested = 1;
+            j->run->cancel_reason = CANCEL_USER;
+            atomic_store(&j->run->cancel, 1);
+            int fresh;
+            struct store_op *op = op_get(j, &fresh);
+            op_status(j, op);
+            op_put(d, j, op, fresh);
+        }
+        return;
+    }
+    /* queued (or accepted and not yet durable: the cancel rides the same op) */
+    queue_del(&d->jobs, j);
+    j->cur.cancel_requested = 1;
+    set_state(d, j, JOB_CANCELLED);
+    snprintf(j->cur.stop_reason, sizeof j->cur.stop_reason, "cancelled");
+    drop_request(j);
+    finish_state_op(d, j);
+    lcnd_status_changed(d);
+}
+
+static void fail_job(struct job *j, const char *code, const char *msg);
+
+/* ------------------------------------------------------------ scheduling */
+
+int jobs_backend_available(struct lcnd *d, int backend)
+{
+    for (int i = 0; i < d->pool.n; i++) {
+        struct worker *w = &d->pool.w[i];
+        if (!w->healthy)
+            continue;
+        if (backend == JOB_BACKEND_AUTO || (backend == JOB_BACKEND_GPU && w->kind == WORKER_GPU) ||
+            (backend == JOB_BACKEND_CPU && w->kind == WORKER_CPU))
+            return 1;
+    }
+    return 0;
+}
+
+static int has_healthy_gpu(struct lcnd *d)
+{
+    for (int i = 0; i < d->pool.n; i++)
+        if (d->pool.w[i].kind == WORKER_GPU && d->pool.w[i].healthy)
+            return 1;
+    return 0;
+}
+
+static struct worker *free_worker(struct lcnd *d, int kind)
+{
+    for (int i = 0; i < d->pool.n; i++) {
+        struct worker *w = &d->pool.w[i];
+        if (w->kind == kind && w->healthy && !w->busy)
+            return w;
+    }
+    return NULL;
+}
+
+static int32_t default_threads(struct lcnd *d)
+{
+    if (d->cfg.cpu_threads > 0)
+        return (int32_t)d->cfg.cpu_threads;
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    int64_t per = (cores > 0 ? cores : 1) / (d->cfg.cpu_workers > 0 ? d->cfg.cpu_workers : 1);
+    return (int32_t)(per > 0 ? per : 1);
+}
+
+static void start_job(struct lcnd *d, struct job *j, struct worker *w)
+{
+    struct job_request *req = j->req;
+    int32_t n = req->doc.g.n;
+    struct run *run = xcalloc(1, sizeof *run);
+    run->job_id = j->id;
+    run->g = &req->doc.g;
+    struct engine_params *p = &run->params;
+    p->seed = req->seed;
+    p->threads =
+        w->kind == WORKER_CPU ? (req->threads ? req->threads : default_threads(d)) : req->threads;
+    p->replicas = req->replicas;
+    p->proposal_workers = req->proposal_workers;
+    p->target_k = req->target_k;
+    p->stop_at_target = req->stop_at_target;
+    p->telemetry_interval_ns = (int64_t)(d->cfg.telemetry_interval_s * 1e9);
+    p->checkpoint_interval_ns = (int64_t)(d->cfg.checkpoint_interval_s * 1e9);
+    int64_t now = lcn_now_ns();
+    double remaining = j->cur.budget_s - j->elapsed_base;
+    if (remaining < 0)
+        remaining = 0;
+    p->start_ns = now - (int64_t)(j->elapsed_base * 1e9);
+    p->deadline_ns = now + (int64_t)(remaining * 1e9);
+    size_t bytes = sizeof(struct lcn_pt) * (size_t)n;
+    run->init = xmalloc(bytes + 1);
+    if (j->resume_layout) {
+        memcpy(run->init, j->resume_layout, bytes);
+    } else {
+        memcpy(run->init, req->doc.pts, bytes);
+        if (req->doc.n_missing) {
+            run->has_xy = xmalloc((size_t)n + 1);
+            memcpy(run->has_xy, req->doc.has_xy, (size_t)n);
+        }
+    }
+    if (req->tuning)
+        run->tuning = xstrdup(req->tuning);
+
+    j->run = run;
+    j->worker = w;
+    d->jobs.running++;
+    queue_del(&d->jobs, j);
+    set_state(d, j, JOB_RUNNING);
+    if (!j->cur.started_ms)
+        j->cur.started_ms = lcn_wall_ms();
+    snprintf(j->cur.backend, sizeof j->cur.backend, "%s", w->kind == WORKER_GPU ? "gpu" : "cpu");
+    finish_state_op(d, j);
+    worker_start(w, run);
+    log_debug("job %lld: started on %s worker %d (%.3f s of budget left)", (long long)j->id,
+              j->cur.backend, w->index, remaining);
+    lcnd_status_changed(d);
+}
+
+void jobs_schedule(struct lcnd *d)
+{
+    if (d->stopping)
+        return;
+    int gpu = has_healthy_gpu(d);
+    struct job *j = d->jobs.qhead;
+    while (j) {
+        struct job *next = j->qnext;
+        int kind = j->cur.backend_requested == JOB_BACKEND_CPU   ? WORKER_CPU
+                   : j->cur.backend_requested == JOB_BACKEND_GPU ? WORKER_GPU
+                   : gpu && j->gpu_fits                          ? WORKER_GPU
+                                                                 : WORKER_CPU;
+        struct worker *w = free_worker(d, kind);
+        if (w)
+            start_job(d, j, w);
+        j = next;
+    }
+}
+
+void jobs_fail_unrunnable(struct lcnd *d)
+{
+    struct job *j = d->jobs.qhead;
+    while (j) {
+        struct job *next = j->qnext;
+        if (!jobs_backend_available(d, j->cur.backend_requested)) {
+            queue_del(&d->jobs, j);
+            set_state(d, j, JOB_FAILED);
+            fail_job(j, lcn_errcode(LCN_ENOGPU),
+                     "no usable GPU worker after a restart for this backend=gpu job");
+            drop_request(j);
+            finish_state_op(d, j);
+            log_warn("job %lld: failed: its backend has no worker", (long long)j->id);
+        }
+        j = next;
+    }
+}
+
+/* ------------------------------------------------------------ reports */
+
+static void fail_job(struct job *j, const char *code, const char *msg)
+{
+    snprintf(j->cur.error_code, sizeof j->cur.error_code, "%s", code);
+    snprintf(j->cur.error_msg, sizeof j->cur.error_msg, "%.250s", msg);
+    snprintf(j->cur.stop_reason, sizeof j->cur.stop_reason, "error");
+}
+
+static void finished(struct lcnd *d, struct worker *w, struct job *j, struct run *run)
+{
+    int fresh;
+    struct store_op *op = op_get(j, &fresh);
+    int terminal = 1;
+    if (run->rc == 0) {
+        struct engine_result *res = &run->res;
+        j->cur.has_best = 1;
+        j->cur.best = res->best;
+        j->cur.elapsed_s = res->elapsed_s;
+        if (res->time_to_target_s >= 0 && j->cur.time_to_target_s < 0)
+            j->cur.time_to_target_s = res->time_to_target_s;
+        snprintf(j->cur.backend, sizeof j->cur.backend, "%s", res->backend ? res->backend : "");
+        snprintf(j->cur.evaluator, sizeof j->cur.evaluator, "%s",
+                 res->evaluator ? res->evaluator : "");
+        j->cur.has_telemetry = 1;
+        j->cur.tel = res->tel;
+        if (res->tel.evaluated > j->tel_evaluated) {
+            d->evaluations_total += res->tel.evaluated - j->tel_evaluated;
+            j->tel_evaluated = res->tel.evaluated;
+        }
+        int shutdown = res->stop == ENGINE_STOP_CANCELLED && run->cancel_reason == CANCEL_SHUTDOWN;
+        struct lcn_pt *layout = res->layout;
+        res->layout = NULL; /* the op owns it now */
+        ev_checkpoint(j, op, layout, &res->best, res->elapsed_s, !shutdown);
+        if (shutdown) {
+            /* stays "running" in the store: the next start resumes it */
+            terminal = 0;
+        } else if (res->stop == ENGINE_STOP_CANCELLED && run->cancel_reason == CANCEL_USER) {
+            set_state(d, j, JOB_CANCELLED);
+            snprintf(j->cur.stop_reason, sizeof j->cur.stop_reason, "cancelled");
+        } else {
+            set_state(d, j, JOB_SUCCEEDED);
+            snprintf(j->cur.stop_reason, sizeof j->cur.stop_reason, "%s",
+                     run->cancel_reason == CANCEL_DEADLINE ? "deadline"
+                                                           : engine_stop_name(res->stop));
+        }
+    } else if (run->rc == LCN_EGPU_STICKY) {
+        w->healthy = 0;
+        d->gpu_unhealthy = 1;
+        set_state(d, j, JOB_FAILED);
+        char msg[400];
+        snprintf(msg, sizeof msg, "gpu %d: unrecoverable error, the daemon restarts: %s", w->device,
+                 run->diag);
+        fail_job(j, lcn_errcode(run->rc), msg);
+    } else {
+        set_state(d, j, JOB_FAILED);
+        fail_job(j, lcn_errcode(run->rc), run->diag[0] ? run->diag : lcn_strerror(run->rc));
+    }
+    if (terminal)
+        ev_state(j, op);
+    op_status(j, op);
+    op_put(d, j, op, fresh);
+
+    if (run->rc)
+        log_warn("job %lld: failed: %s: %s", (long long)j->id, lcn_errcode(run->rc), run->diag);
+    else
+        log_info("job %lld: %s after %.3f s, stop %s", (long long)j->id,
+                 terminal ? job_state_name(j->cur.state) : "stopped for shutdown",
+                 run->res.elapsed_s, engine_stop_name(run->res.stop));
+
+    int sticky = run->rc == LCN_EGPU_STICKY;
+    j->run = NULL;
+    j->worker = NULL;
+    d->jobs.running--;
+    run_free(run);
+    if (terminal)
+        drop_request(j);
+    lcnd_status_changed(d);
+    if (sticky)
+        lcnd_stop(d, 3, "sticky GPU error");
+}
+
+void jobs_on_report(void *ctx, struct worker *w, struct worker_report *rep)
+{
+    struct lcnd *d = ctx;
+    struct run *run = rep->run;
+    struct job *j = NULL;
+    size_t at = lower_bound(&d->jobs, run->job_id);
+    if (at < d->jobs.n && d->jobs.v[at]->id == run->job_id)
+        j = d->jobs.v[at];
+    LCN_ASSERT(j && j->run == run);
+
+    int fresh, touched = 0;
+    struct store_op *op = op_get(j, &fresh);
+    if (rep->has_improve) {
+        ev_improve(j, op, &rep->improve);
+        if (!j->cur.has_best || obj_cmp(&rep->improve.best, &j->cur.best) < 0) {
+            j->cur.has_best = 1;
+            j->cur.best = rep->improve.best;
+        }
+        if (rep->improve.elapsed_s > j->cur.elapsed_s)
+            j->cur.elapsed_s = rep->improve.elapsed_s;
+        if (j->cur.target_k >= 0 && j->cur.time_to_target_s < 0 &&
+            rep->improve.best.K <= j->cur.target_k)
+            j->cur.time_to_target_s = rep->improve.elapsed_s;
+        touched = 1;
+    }
+    if (rep->has_telemetry) {
+        j->cur.has_telemetry = 1;
+        j->cur.tel = rep->tel;
+        if (rep->tel.elapsed_s > j->cur.elapsed_s)
+            j->cur.elapsed_s = rep->tel.elapsed_s;
+        if (rep->tel.evaluated > j->tel_evaluated) {
+            d->evaluations_total += rep->tel.evaluated - j->tel_evaluated;
+            j->tel_evaluated = rep->tel.evaluated;
+        }
+        touched = 1;
+    }
+    if (rep->ckpt) {
+        if (rep->ckpt_elapsed_s > j->cur.elapsed_s)
+            j->cur.elapsed_s = rep->ckpt_elapsed_s;
+        ev_checkpoint(j, op, rep->ckpt, &rep->ckpt_obj, rep->ckpt_elapsed_s, 0);
+        rep->ckpt = NULL;
+        touched = 1;
+    }
+    if (rep->started && j->cur.start_latency_s < 0 && j->received_ns)
+        j->cur.start_latency_s = (double)(rep->started_ns - j->received_ns) / 1e9;
+    if (rep->started)
+        touched = 1;
+    if (touched)
+        op_status(j, op);
+    if (touched || !fresh)
+        op_put(d, j, op, fresh);
+    else
+        op_discard(op);
+
+    if (rep->finished) {
+        finished(d, w, j, run);
+        jobs_schedule(d);
+        jobs_retention(d);
+        if (d->stopping)
+            lcnd_shutdown_step(d);
+    }
+}
+
+/* ------------------------------------------------------------ commits */
+
+void jobs_on_store_done(void *ctx, struct store_op *op)
+{
+    struct lcnd *d = ctx;
+    struct jobop *jo = op->owner;
+    if (!jo)
+        return;
+    struct job *j = jo->job;
+    if (j->op == op)
+        j->op = NULL;
+    int was_durable = j->durable;
+    if (op->create)
+        j->durable = 1;
+    if (jo->has_snap) {
+        if (was_durable)
+            d->jobs.by_state[j->pub.state]--;
+        j->pub = jo->snap;
+        d->jobs.by_state[j->pub.state]++;
+        free(j->pub_text);
+        j->pub_text = NULL;
+    }
+    if (op->layout) {
+        free(j->ckpt);
+        j->ckpt = op->layout;
+        op->layout = NULL;
+        j->ckpt_obj = op->obj;
+        j->ckpt_elapsed_s = op->elapsed_s;
+        j->ckpt_final = op->final;
+        j->has_ckpt = 1;
+    }
+    if (job_state_terminal(j->pub.state)) {
+        /* finished jobs serve their solution from the store */
+        free(j->ckpt);
+        j->ckpt = NULL;
+    }
+    free(jo);
+    op->owner = NULL;
+    if (op->remove) {
+        d->jobs.by_state[j->pub.state]--;
+        api_job_removed(d, j);
+        table_del(&d->jobs, j);
+        job_free(j);
+        return;
+    }
+    if (op->create && !was_durable && j->cur.state == JOB_QUEUED && j->req && !j->in_queue) {
+        queue_push(&d->jobs, j, 0);
+        jobs_schedule(d);
+    }
+    api_job_changed(d, j);
+    if (d->stopping)
+        lcnd_shutdown_step(d);
+}
+
+/* ------------------------------------------------------------ shutdown */
+
+void jobs_stop_all(struct lcnd *d)
+{
+    for (size_t i = 0; i < d->jobs.n; i++) {
+        struct job *j = d->jobs.v[i];
+        if (j->run && !atomic_load(&j->run->cancel)) {
+            j->run->cancel_reason = CANCEL_SHUTDOWN;
+            atomic_store(&j->run->cancel, 1);
+        }
+    }
+}
+
+void jobs_enforce_deadlines(struct lcnd *d)
+{
+    int64_t now = lcn_now_ns();
+    for (size_t i = 0; i < d->jobs.n; i++) {
+        struct run *run = d->jobs.v[i]->run;
+        if (run && !atomic_load(&run->cancel) &&
+            now > run->params.deadline_ns + DEADLINE_GRACE_NS) {
+            log_warn("job %lld: engine overran its deadline by %.3f s; stopping it",
+                     (long long)run->job_id, (double)(now - run->params.deadline_ns) / 1e9);
+            run->cancel_reason = CANCEL_DEADLINE;
+            atomic_store(&run->cancel, 1);
+        }
+    }
+}
+
+/* ------------------------------------------------------------ retention */
+
+void jobs_retention(struct lcnd *d)
+{
+    struct jobs *t = &d->jobs;
+    int64_t terminal = 0;
+    for (size_t i = 0; i < t->n; i++)
+        terminal +=
+            t->v[i]->durable && !t->v[i]->removing && job_state_terminal(t->v[i]->cur.state);
+    int64_t excess = terminal - d->cfg.retain_jobs;
+    int64_t cutoff = d->cfg.retain_days > 0
+                         ? lcn_wall_ms() - (int64_t)(d->cfg.retain_days * 86400.0 * 1000.0)
+                         : INT64_MIN;
+    for (size_t i = 0; i < t->n; i++) {
+        struct job *j = t->v[i];
+        if (!j->durable || j->removing || !job_state_terminal(j->cur.state))
+            continue;
+        int old = j->cur.finished_ms && j->cur.finished_ms < cutoff;
+        if (excess <= 0 && !old)
+            continue;
+        excess--;
+        j->removing = 1;
+        int fresh;
+        struct store_op *op = op_get(j, &fresh);
+        op->remove = 1;
+        op_put(d, j, op, fresh);
+        log_debug("job %lld: deleted by retention", (long long)j->id);
+    }
+}
+
+/* ------------------------------------------------------------ recovery */
+
+struct recover_ctx {
+    struct lcnd *d;
+    int rc;
+    char *err;
+    size_t errlen;
+};
+
+static int recover_row(void *ctx, int64_t id, const char *state, const char *status)
+{
+    struct recover_ctx *rc = ctx;
+    struct lcnd *d = rc->d;
+    json_error_t je;
+    json_t *js = json_loads(status, 0, &je);
+    struct job *j = xcalloc(1, sizeof *j);
+    j->id = id;
+    if (!js || job_status_parse(&j->cur, js) || j->cur.id != id) {
+        log_error("job %lld: unreadable status in the store (state %s); marked failed",
+                  (long long)id, state);
+        memset(&j->cur, 0, sizeof j->cur);
+        j->cur.id = id;
+        j->cur.state = JOB_FAILED;
+        j->cur.time_to_target_s = -1;
+        j->cur.start_latency_s = -1;
+        j->cur.target_k = -1;
+        fail_job(j, "corrupt_state", "the stored status could not be read");
+    }
+    json_decref(js);
+    j->durable = 1;
+    j->pub = j->cur;
+    int64_t last = store_last_seq(d->store, id);
+    j->last_seq = LCN_MAX(j->cur.progress_seq, last > 0 ? last : 0);
+    d->jobs.by_state[j->pub.state]++;
+    table_add(&d->jobs, j);
+    if (id >= d->jobs.next_id)
+        d->jobs.next_id = id + 1;
+    return 0;
+}
+
+static int load_request(struct lcnd *d, struct job *j, char *why, size_t len)
+{
+    char *body = NULL;
+    size_t blen = 0;
+    int rc = store_load_request(d->store, j->id, &body, &blen);
+    if (rc) {
+        snprintf(why, len, "request not found in the store");
+        return rc;
+    }
+    struct job_request *req = xcalloc(1, sizeof *req);
+    struct job_error e;
+    rc = job_request_parse(req, body, blen, &d->jobs.recover_limits, &e);
+    free(body);
+    if (rc) {
+        snprintf(why, len, "stored request does not parse: %.100s: %.150s", e.field, e.msg);
+        free(req);
+        return rc;
+    }
+    j->req = req;
+    return 0;
+}
+
+int jobs_recover(struct lcnd *d, char *err, size_t errlen)
+{
+    struct jobs *t = &d->jobs;
+    t->next_id = 1;
+    t->recover_limits.max_nodes = LCN_MAX_NODES;
+    t->recover_limits.max_edges = LCN_MAX_EDGES;
+    t->recover_limits.max_budget_s = 1e12;
+    t->recover_limits.default_budget_s = d->cfg.default_budget_s;
+    struct recover_ctx rc = {d, 0, err, errlen};
+    if (store_load_jobs(d->store, recover_row, &rc)) {
+        snprintf(err, errlen, "cannot read the jobs table");
+        return LCN_ESTORE;
+    }
+    int resumed = 0, interrupted = 0, queued = 0;
+    for (size_t i = 0; i < t->n; i++) {
+        struct job *j = t->v[i];
+        if (j->cur.state != JOB_QUEUED && j->cur.state != JOB_RUNNING)
+            continue;
+        char why[300] = "";
+        int was_running = j->cur.state == JOB_RUNNING;
+        if (load_request(d, j, why, sizeof why)) {
+            set_state(d, j, JOB_FAILED);
+            fail_job(j, "corrupt_state", why);
+            finish_state_op(d, j);
+            continue;
+        }
+        j->gpu_fits = gpu_fits(d, j->req);
+        if (!was_running) {
+            t->waiting++;
+            queued++;
+            continue;
+        }
+        /* found running: the daemon stopped (or died) under it */
+        struct store_checkpoint ck;
+        int have = store_load_checkpoint(d->store, j->id, &ck) == 0;
+        double done = j->cur.elapsed_s;
+        if (have && ck.elapsed_s > done)
+            done = ck.elapsed_s;
+        j->cur.elapsed_s = done;
+        j->cur.cancel_requested = 0;
+        j->cur.state = JOB_INTERRUPTED;
+        int fresh;
+        struct store_op *op = op_get(j, &fresh);
+        ev_state(j, op);
+        if (d->cfg.resume_interrupted && !j->pub.cancel_requested) {
+            j->cur.resumes++;
+            j->cur.state = JOB_QUEUED;
+            t->waiting++;
+            ev_state(j, op);
+            if (have && ck.n == j->req->doc.g.n) {
+                j->resume_layout = ck.layout;
+                ck.layout = NULL;
+                j->ckpt = xmalloc(sizeof *j->ckpt * (size_t)(ck.n + 1));
+                memcpy(j->ckpt, j->resume_layout, sizeof *j->ckpt * (size_t)ck.n);
+                j->ckpt_obj = ck.obj;
+                j->ckpt_elapsed_s = ck.elapsed_s;
+                j->has_ckpt = 1;
+            }
+            j->elapsed_base = done;
+            j->resumed_now = 1;
+            resumed++;
+        } else {
+            j->cur.finished_ms = lcn_wall_ms();
+            if (j->pub.cancel_requested) {
+                j->cur.state = JOB_CANCELLED;
+                snprintf(j->cur.stop_reason, sizeof j->cur.stop_reason, "cancelled");
+            } else {
+                snprintf(j->cur.stop_reason, sizeof j->cur.stop_reason, "interrupted");
+            }
+            ev_state(j, op);
+            drop_request(j);
+            interrupted++;
+        }
+        if (have)
+            store_checkpoint_release(&ck);
+        op_status(j, op);
+        op_put(d, j, op, fresh);
+    }
+    /* resumed jobs go first, in id order, then the jobs that never ran */
+    for (int pass = 0; pass < 2; pass++)
+        for (size_t i = 0; i < t->n; i++) {
+            struct job *j = t->v[i];
+            if (j->cur.state == JOB_QUEUED && j->req && j->resumed_now == (pass == 0))
+                queue_push(t, j, 0);
+        }
+    if (resumed || interrupted || queued)
+        log_info("recovered %zu jobs: %d queued, %d resumed, %d interrupted", t->n, queued, resumed,
+                 interrupted);
+    return 0;
+}
+
+void jobs_release(struct lcnd *d)
+{
+    struct jobs *t = &d->jobs;
+    for (size_t i = 0; i < t->n; i++)
+        job_free(t->v[i]);
+    free(t->v);
+    memset(t, 0, sizeof *t);
+}

@@ -1,0 +1,39 @@
+/*
+ * log.h - the daemon's log: one line per message, to standard error or a
+ * file that SIGHUP reopens (for logrotate).
+ *
+ * Threading: log_msg may be called from any thread. Each line is formatted
+ * into a local buffer and written with one write(2) on an O_APPEND file
+ * descriptor, so lines never interleave. log_reopen opens the file again
+ * and dup2()s it over the descriptor in use, which is atomic for writers on
+ * other threads; it is called from the loop thread only.
+ */
+#ifndef LCN_SERVER_LOG_H
+#define LCN_SERVER_LOG_H
+
+#include "config.h"
+
+/* Starts logging to path (NULL or "" = standard error) at the given level.
+ * Returns 0, or LCN_EIO when the file cannot be opened. */
+int log_open(const char *path, int level);
+
+/* Reopens the log file (no-op for standard error). Returns 0 or LCN_EIO;
+ * on failure the old descriptor stays in use. */
+int log_reopen(void);
+
+/* Closes the file (standard error is kept). */
+void log_close(void);
+
+/* Writes "2026-11-29T16:00:00.123Z level message\n" when level is enabled. */
+void log_msg(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+#define log_error(...) log_msg(LOG_LEVEL_ERROR, __VA_ARGS__)
+#define log_warn(...)  log_msg(LOG_LEVEL_WARN, __VA_ARGS__)
+#define log_info(...)  log_msg(LOG_LEVEL_INFO, __VA_ARGS__)
+#define log_debug(...) log_msg(LOG_LEVEL_DEBUG, __VA_ARGS__)
+
+/* Formats a wall-clock time in ms since the epoch as an ISO 8601 UTC string
+ * with milliseconds ("2026-11-29T16:00:00.123Z") into buf (>= 25 bytes). */
+void log_iso_time(int64_t wall_ms, char *buf, size_t len);
+
+#endif

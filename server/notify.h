@@ -1,0 +1,28 @@
+/*
+ * notify.h - the systemd notification protocol (sd_notify), implemented
+ * directly: one datagram per message to the AF_UNIX socket named by
+ * $NOTIFY_SOCKET (a path, or an abstract name starting with '@').
+ *
+ * Without NOTIFY_SOCKET every call is a no-op returning 0. The watchdog
+ * interval comes from $WATCHDOG_USEC, honoured only when $WATCHDOG_PID is
+ * unset or names this process. Used from the loop thread only.
+ */
+#ifndef LCN_SERVER_NOTIFY_H
+#define LCN_SERVER_NOTIFY_H
+
+#include <stdint.h>
+
+/* Reads the environment. Returns 1 when notifications will be sent, 0 when
+ * NOTIFY_SOCKET is unset, or LCN_EINVAL when it is malformed. */
+int notify_init(void);
+
+/* Sends one message ("READY=1", "STATUS=...", ...). Returns 0 (also when
+ * disabled) or LCN_EIO. */
+int notify_send(const char *msg);
+
+/* Watchdog interval in microseconds, 0 when systemd did not ask for one. */
+uint64_t notify_watchdog_usec(void);
+
+void notify_release(void);
+
+#endif

@@ -1,0 +1,578 @@
+/*
+ * serve.c - `lcnd serve`: start-up, signals, timers, systemd notification
+ * and the shutdown sequence.
+ *
+ * Start-up order (READY=1 is sent only at the end, after the device probe
+ * and once the socket is bound and served):
+ *   config -> log -> token -> state dir + lock -> bind (refuse a
+ *   non-loopback address without a token) -> store -> engine probe ->
+ *   recovery of stored jobs -> workers -> HTTP -> port file -> READY.
+ *
+ * Shutdown (SIGTERM/SIGINT, or a fatal GPU error) is a small state machine
+ * on the loop, advanced by lcnd_shutdown_step whenever a run ends or a
+ * commit lands:
+ *   0 stopping: the listening socket is closed, new work is refused (503),
+ *     every running engine is asked to stop; each reports its final best
+ *     layout, which is stored as a checkpoint while the job stays
+ *     "running" in the store (the next start resumes it);
+ *   1 once no run is left and the store queue is empty (or the shutdown
+ *     timeout fired): streams end, parked requests get 503, MHD stops;
+ *   2 when the HTTP handles are closed: workers are joined, the store
+ *     thread is stopped, the remaining handles are closed and the loop
+ *     ends. The exit status is 0 for a signal, non-zero for a fatal error.
+ * A second SIGTERM/SIGINT skips the wait of phase 0.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "engines.h"
+#include "err.h"
+#include "lcnd.h"
+#include "log.h"
+#include "notify.h"
+#include "util.h"
+#ifdef LCN_HAVE_CUDA
+#include "gpu.h"
+#endif
+
+#define STORE_STUCK_NS (30LL * 1000000000LL)
+
+int lcnd_store_healthy(struct lcnd *d)
+{
+    return d->store && d->sq.healthy && storeq_inflight_age_ns(&d->sq) < STORE_STUCK_NS;
+}
+
+/* ------------------------------------------------------------ notifications */
+
+static void on_status_timer(uv_timer_t *t)
+{
+    struct lcnd *d = t->data;
+    char msg[160];
+    int64_t depth = 0;
+    for (struct job *j = d->jobs.qhead; j; j = j->qnext)
+        depth++;
+    snprintf(msg, sizeof msg, "STATUS=%s: %lld queued, %lld running",
+             d->stopping ? "stopping" : "serving", (long long)depth, (long long)d->jobs.running);
+    notify_send(msg);
+}
+
+void lcnd_status_changed(struct lcnd *d)
+{
+    if (!d->ready || uv_is_active((uv_handle_t *)&d->t_status))
+        return;
+    uv_timer_start(&d->t_status, on_status_timer, 100, 0);
+}
+
+static int health_ok(struct lcnd *d)
+{
+    return lcnd_store_healthy(d) && store_ping(d->store) == 0 && !d->gpu_unhealthy;
+}
+
+static void on_watchdog(uv_timer_t *t)
+{
+    struct lcnd *d = t->data;
+    if (health_ok(d))
+        notify_send("WATCHDOG=1");
+    else
+        log_warn("health check failed: watchdog not petted");
+}
+
+static void on_heartbeat(uv_timer_t *t)
+{
+    api_heartbeat(t->data);
+    jobs_enforce_deadlines(t->data);
+}
+
+static void on_retention(uv_timer_t *t)
+{
+    jobs_retention(t->data);
+}
+
+/* ------------------------------------------------------------ shutdown */
+
+static void on_closed_handle(uv_handle_t *h)
+{
+    struct lcnd *d = h->data;
+    d->handles_open--;
+}
+
+static void close_handle(struct lcnd *d, uv_handle_t *h)
+{
+    if (uv_is_closing(h))
+        return;
+    h->data = d;
+    d->handles_open++;
+    uv_close(h, on_closed_handle);
+}
+
+static void on_http_closed(void *arg)
+{
+    struct lcnd *d = arg;
+    d->http = NULL;
+    d->stop_phase = 2;
+    int detached = worker_pool_release(&d->pool, d->stop_deadline_ns);
+    d->workers_started = 0;
+    storeq_close(&d->sq);
+    if (detached) {
+        /* an engine ignored its cancel flag: its last checkpoint is durable;
+         * leave without freeing what it may still read */
+        log_error("%d engine(s) did not stop in time; exiting without waiting", detached);
+        store_close(d->store);
+        d->store = NULL;
+        log_close();
+        _exit(d->exit_code);
+    }
+    close_handle(d, (uv_handle_t *)&d->sig_term);
+    close_handle(d, (uv_handle_t *)&d->sig_int);
+    close_handle(d, (uv_handle_t *)&d->sig_hup);
+    close_handle(d, (uv_handle_t *)&d->t_watchdog);
+    close_handle(d, (uv_handle_t *)&d->t_status);
+    close_handle(d, (uv_handle_t *)&d->t_retention);
+    close_handle(d, (uv_handle_t *)&d->t_heartbeat);
+    close_handle(d, (uv_handle_t *)&d->t_shutdown);
+}
+
+static int forced;
+
+void lcnd_shutdown_step(struct lcnd *d)
+{
+    if (!d->stopping || d->stop_phase != 0)
+        return;
+    if (!forced && (d->jobs.running > 0 || !storeq_idle(&d->sq)))
+        return;
+    if (d->jobs.running > 0)
+        log_warn("shutdown timeout: %lld job(s) still running", (long long)d->jobs.running);
+    d->stop_phase = 1;
+    uv_timer_stop(&d->t_shutdown);
+    api_shutdown(d);
+    http_stop(d->http, on_http_closed, d);
+}
+
+static void on_shutdown_timer(uv_timer_t *t)
+{
+    struct lcnd *d = t->data;
+    forced = 1;
+    lcnd_shutdown_step(d);
+}
+
+void lcnd_stop(struct lcnd *d, int exit_code, const char *why)
+{
+    if (exit_code > d->exit_code)
+        d->exit_code = exit_code;
+    if (d->stopping)
+        return;
+    log_info("stopping: %s", why);
+    d->stopping = 1;
+    notify_send("STOPPING=1");
+    d->stop_deadline_ns = lcn_now_ns() + (int64_t)(d->cfg.shutdown_timeout_s * 1e9);
+    uv_timer_stop(&d->t_retention);
+    uv_timer_stop(&d->t_watchdog);
+    http_quiesce(d->http);
+    jobs_stop_all(d);
+    uv_timer_start(&d->t_shutdown, on_shutdown_timer,
+                   (uint64_t)(d->cfg.shutdown_timeout_s * 1000.0), 0);
+    lcnd_shutdown_step(d);
+}
+
+static void on_signal(uv_signal_t *s, int signum)
+{
+    struct lcnd *d = s->data;
+    if (signum == SIGHUP) {
+        if (log_reopen() == 0)
+            log_info("log reopened");
+        return;
+    }
+    if (d->stopping) {
+        log_info("second %s: not waiting for running jobs",
+                 signum == SIGINT ? "SIGINT" : "SIGTERM");
+        forced = 1;
+        lcnd_shutdown_step(d);
+        return;
+    }
+    lcnd_stop(d, 0, signum == SIGINT ? "SIGINT" : "SIGTERM");
+}
+
+/* ------------------------------------------------------------ start-up */
+
+static int read_token(const char *path, char **out, char *err, size_t errlen)
+{
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        snprintf(err, errlen, "token_file %s: %s", path, strerror(errno));
+        return LCN_EIO;
+    }
+    char buf[4096];
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = 0;
+    char *s = buf;
+    while (*s == ' ' || *s == '\t' || *s == '\n' || *s == '\r')
+        s++;
+    size_t len = strlen(s);
+    while (len &&
+           (s[len - 1] == ' ' || s[len - 1] == '\t' || s[len - 1] == '\n' || s[len - 1] == '\r'))
+        s[--len] = 0;
+    if (len < 16 || strpbrk(s, " \t\r\n")) {
+        snprintf(err, errlen, "token_file %s: the token must be one word of at least 16 bytes",
+                 path);
+        return LCN_EINVAL;
+    }
+    *out = xstrdup(s);
+    return 0;
+}
+
+static int mkdir_p(const char *path)
+{
+    char *p = xstrdup(path);
+    for (char *s = p + 1; *s; s++) {
+        if (*s != '/')
+            continue;
+        *s = 0;
+        if (mkdir(p, 0700) && errno != EEXIST) {
+            free(p);
+            return -1;
+        }
+        *s = '/';
+    }
+    int rc = mkdir(p, 0700);
+    free(p);
+    return rc && errno != EEXIST ? -1 : 0;
+}
+
+static int write_port_file(const char *path, const char *bound)
+{
+    char tmp[4200];
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    FILE *f = fopen(tmp, "w");
+    if (!f)
+        return -1;
+    fprintf(f, "%s\n", bound);
+    if (fclose(f))
+        return -1;
+    return rename(tmp, path);
+}
+
+/* Workers call the backend dispatcher (engines.h) with their own kind. */
+static int dispatch(void *ctx, const struct worker *w, const struct lcn_graph *g,
+                    const struct engine_params *p, struct engine_result *out)
+{
+    struct lcnd *d = ctx;
+    if (w->kind == WORKER_GPU && d->engine.fake_gpu) {
+        /* test hook: a "GPU" that runs the CPU engine briefly, then reports
+         * a sticky device error */
+        struct engine_params q = *p;
+        int64_t cut = lcn_now_ns() + d->engine.fake_gpu_ns;
+        if (q.deadline_ns > cut)
+            q.deadline_ns = cut;
+        int rc = engine_cpu_run(g, &q, out);
+        if (rc == 0)
+            engine_result_release(out);
+        return LCN_EGPU_STICKY;
+    }
+    return engines_run(w->kind == WORKER_GPU ? ENGINE_BACKEND_GPU : ENGINE_BACKEND_CPU, g, p, out);
+}
+
+#ifdef LCN_HAVE_CUDA
+static uint64_t gpu_memory(struct lcnd *d)
+{
+    (void)d;
+    struct gpu_ctx *c = engines_gpu_ctx();
+    if (!c)
+        return 0;
+    struct gpu_counters k;
+    gpu_ctx_counters(c, &k);
+    return k.reserved_bytes;
+}
+
+static int gpu_fits_real(struct lcnd *d, const struct lcn_graph *g, char *why, int len)
+{
+    (void)d;
+    struct gpu_ctx *c = engines_gpu_ctx();
+    return c ? gpu_fits(c, g, why, len) : LCN_ENOGPU;
+}
+#endif
+
+static int gpu_fits_any(struct lcnd *d, const struct lcn_graph *g, char *why, int len)
+{
+    (void)d;
+    (void)g;
+    (void)why;
+    (void)len;
+    return 0;
+}
+
+/* Probes the devices: how many GPU workers to start, and why none. */
+static int engine_setup(struct lcnd *d, char *err, size_t errlen)
+{
+    d->engine.run = dispatch;
+    d->engine.ctx = d;
+    d->engine.n_gpu = 0;
+    snprintf(d->engine.gpu_why, sizeof d->engine.gpu_why, "this build has no GPU engine");
+    const char *fake = getenv("LCND_TEST_FAKE_GPU");
+    if (fake && !strncmp(fake, "sticky", 6) && (!fake[6] || fake[6] == ':')) {
+        d->engine.fake_gpu = 1;
+        d->engine.fake_gpu_ns = (fake[6] ? atoll(fake + 7) : 300) * 1000000LL;
+        d->engine.n_gpu = 1;
+        d->engine.gpu_device = 0;
+        d->engine.gpu_why[0] = 0;
+        d->engine.gpu_fits = gpu_fits_any;
+        log_warn("test hook LCND_TEST_FAKE_GPU=sticky: one fake GPU worker that fails every job");
+        return 0;
+    }
+    if (d->cfg.backend == CONFIG_BACKEND_CPU || d->cfg.gpu_slots == 0) {
+        snprintf(d->engine.gpu_why, sizeof d->engine.gpu_why, "disabled by configuration");
+        return 0;
+    }
+#ifdef LCN_HAVE_CUDA
+    char why[256] = "";
+    struct gpu_config gc;
+    gpu_config_default(&gc);
+    int rc = engines_gpu_open(&gc, why, (int)sizeof why);
+    if (rc == 0 && engines_gpu_available()) {
+        struct gpu_ctx *c = engines_gpu_ctx();
+        int slots = (int)gpu_ctx_slots(c);
+        d->engine.n_gpu = d->cfg.gpu_slots < 0 ? slots : (int)LCN_MIN(d->cfg.gpu_slots, slots);
+        d->engine.gpu_device = gc.device;
+        d->engine.gpu_why[0] = 0;
+        d->engine.gpu_memory_bytes = gpu_memory;
+        d->engine.gpu_fits = gpu_fits_real;
+        const struct gpu_device_info *info = gpu_ctx_device(c);
+        log_info("gpu %d: %s, %d workspace slots, %d used", gc.device, info ? info->name : "?",
+                 slots, d->engine.n_gpu);
+    } else {
+        snprintf(d->engine.gpu_why, sizeof d->engine.gpu_why, "%s",
+                 why[0] ? why : "no usable CUDA device");
+    }
+#endif
+    if (d->cfg.backend == CONFIG_BACKEND_GPU && d->engine.n_gpu == 0) {
+        snprintf(err, errlen, "backend gpu: no usable GPU (%s)", d->engine.gpu_why);
+        return LCN_ENOGPU;
+    }
+    if (d->engine.n_gpu == 0 && d->cfg.backend == CONFIG_BACKEND_AUTO)
+        log_info("no GPU worker: %s; running the CPU engine", d->engine.gpu_why);
+    return 0;
+}
+
+static int start(struct lcnd *d, char *err, size_t errlen)
+{
+    int rc;
+    if (*d->cfg.token_file && (rc = read_token(d->cfg.token_file, &d->token, err, errlen)))
+        return rc;
+    if (mkdir_p(d->cfg.state_dir)) {
+        snprintf(err, errlen, "state_dir %s: %s", d->cfg.state_dir, strerror(errno));
+        return LCN_EIO;
+    }
+    char path[4200];
+    snprintf(path, sizeof path, "%s/lcnd.lock", d->cfg.state_dir);
+    int lock = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    if (lock < 0 || flock(lock, LOCK_EX | LOCK_NB)) {
+        snprintf(err, errlen, "state_dir %s is in use by another lcnd", d->cfg.state_dir);
+        if (lock >= 0)
+            close(lock);
+        return LCN_EBUSY;
+    }
+    /* the lock lives as long as the process (the descriptor is never closed) */
+    int loopback = 0;
+    if ((rc = http_listen(d->cfg.listen, &d->listen_fd, d->bound, sizeof d->bound, &loopback, err,
+                          errlen)))
+        return rc;
+    if (!loopback && !d->token && !d->cfg.allow_insecure_listen) {
+        snprintf(err, errlen,
+                 "refusing to listen on non-loopback %s without a token_file "
+                 "(set allow_insecure_listen to override)",
+                 d->bound);
+        close(d->listen_fd);
+        return LCN_EINVAL;
+    }
+    snprintf(path, sizeof path, "%s/jobs.db", d->cfg.state_dir);
+    if ((rc = store_open(
+             path, d->cfg.store_sync == CONFIG_SYNC_FULL ? STORE_SYNC_FULL : STORE_SYNC_NORMAL,
+             &d->store, err, errlen)))
+        return rc;
+    if ((rc = engine_setup(d, err, errlen)))
+        return rc;
+    if ((rc = storeq_init(&d->sq, d->loop, d->store, jobs_on_store_done, d))) {
+        snprintf(err, errlen, "cannot start the store thread");
+        return rc;
+    }
+    if ((rc = jobs_recover(d, err, errlen)))
+        return rc;
+    /* what recovery changed (resumed, interrupted) is durable before anyone
+     * can ask */
+    while (!storeq_idle(&d->sq) && d->sq.healthy)
+        uv_run(d->loop, UV_RUN_ONCE);
+    if (!d->sq.healthy) {
+        snprintf(err, errlen, "the job store does not commit");
+        return LCN_ESTORE;
+    }
+    int n_gpu = d->engine.n_gpu;
+    int n_cpu = d->cfg.backend == CONFIG_BACKEND_GPU ? 0 : (int)d->cfg.cpu_workers;
+    int devices[64];
+    for (int i = 0; i < 64; i++)
+        devices[i] = d->engine.gpu_device;
+    if (n_gpu > 64)
+        n_gpu = 64;
+    if (n_gpu + n_cpu == 0) {
+        snprintf(err, errlen, "no worker to run jobs (cpu_workers 0 and no usable GPU)");
+        return LCN_EINVAL;
+    }
+    if ((rc = worker_pool_init(&d->pool, d->loop, devices, n_gpu, n_cpu, d->engine.run,
+                               d->engine.ctx, jobs_on_report, d))) {
+        snprintf(err, errlen, "cannot start the worker threads");
+        return rc;
+    }
+    d->workers_started = 1;
+    /* recovered jobs no worker here can run fail now, durably, before
+     * anyone can ask */
+    jobs_fail_unrunnable(d);
+    while (!storeq_idle(&d->sq) && d->sq.healthy)
+        uv_run(d->loop, UV_RUN_ONCE);
+    struct http_config hc = {
+        .listen_fd = d->listen_fd,
+        .max_body = (size_t)d->cfg.max_body_bytes,
+        .max_connections = (unsigned)d->cfg.max_connections,
+        .connection_timeout_s = (unsigned)d->cfg.connection_timeout_s,
+        .token = d->token,
+        .routes = api_routes,
+        .n_routes = api_route_count,
+        .ctx = d,
+    };
+    if ((rc = http_start(&d->http, d->loop, &hc, err, errlen)))
+        return rc;
+    if (*d->cfg.port_file && write_port_file(d->cfg.port_file, d->bound)) {
+        snprintf(err, errlen, "port_file %s: %s", d->cfg.port_file, strerror(errno));
+        return LCN_EIO;
+    }
+    return 0;
+}
+
+int lcnd_serve_main(int argc, char **argv)
+{
+    struct lcnd *d = xcalloc(1, sizeof *d);
+    config_defaults(&d->cfg);
+    int help = 0, print = 0, rc;
+    char err[512] = "";
+    if ((rc = config_parse_args(&d->cfg, argc, argv, &help, &print, err, sizeof err))) {
+        fprintf(stderr, "lcnd serve: %s\n", err);
+        config_release(&d->cfg);
+        free(d);
+        return 2;
+    }
+    if (help || print) {
+        if (help)
+            config_write_help(stdout, "lcnd");
+        else
+            config_write(stdout, &d->cfg);
+        config_release(&d->cfg);
+        free(d);
+        return 0;
+    }
+    if (log_open(d->cfg.log_file, d->cfg.log_level)) {
+        fprintf(stderr, "lcnd serve: log_file %s: %s\n", d->cfg.log_file, strerror(errno));
+        config_release(&d->cfg);
+        free(d);
+        return 1;
+    }
+    signal(SIGPIPE, SIG_IGN);
+    if (notify_init() < 0)
+        log_warn("NOTIFY_SOCKET is malformed; systemd notifications are off");
+    d->listen_fd = -1;
+    d->loop = xcalloc(1, sizeof *d->loop);
+    uv_loop_init(d->loop);
+    uv_timer_init(d->loop, &d->t_watchdog);
+    uv_timer_init(d->loop, &d->t_status);
+    uv_timer_init(d->loop, &d->t_retention);
+    uv_timer_init(d->loop, &d->t_heartbeat);
+    uv_timer_init(d->loop, &d->t_shutdown);
+    d->t_watchdog.data = d->t_status.data = d->t_retention.data = d->t_heartbeat.data =
+        d->t_shutdown.data = d;
+    uv_signal_init(d->loop, &d->sig_term);
+    uv_signal_init(d->loop, &d->sig_int);
+    uv_signal_init(d->loop, &d->sig_hup);
+    d->sig_term.data = d->sig_int.data = d->sig_hup.data = d;
+
+    if ((rc = start(d, err, sizeof err))) {
+        log_error("cannot start: %s", err);
+        fprintf(stderr, "lcnd serve: %s\n", err);
+        /* tear down what was started */
+        d->stopping = 1;
+        if (d->http) {
+            http_stop(d->http, NULL, NULL);
+            d->http = NULL;
+        } else if (d->listen_fd >= 0) {
+            close(d->listen_fd);
+        }
+        if (d->workers_started)
+            worker_pool_release(&d->pool, lcn_now_ns() + 1000000000LL);
+        if (d->sq.started)
+            storeq_close(&d->sq);
+        uv_close((uv_handle_t *)&d->t_watchdog, NULL);
+        uv_close((uv_handle_t *)&d->t_status, NULL);
+        uv_close((uv_handle_t *)&d->t_retention, NULL);
+        uv_close((uv_handle_t *)&d->t_heartbeat, NULL);
+        uv_close((uv_handle_t *)&d->t_shutdown, NULL);
+        uv_close((uv_handle_t *)&d->sig_term, NULL);
+        uv_close((uv_handle_t *)&d->sig_int, NULL);
+        uv_close((uv_handle_t *)&d->sig_hup, NULL);
+        uv_run(d->loop, UV_RUN_DEFAULT);
+        uv_loop_close(d->loop);
+        free(d->loop);
+        jobs_release(d);
+        store_close(d->store);
+        free(d->token);
+        config_release(&d->cfg);
+        notify_release();
+        log_close();
+        free(d);
+        return rc == LCN_EINVAL ? 2 : 1;
+    }
+
+    uv_signal_start(&d->sig_term, on_signal, SIGTERM);
+    uv_signal_start(&d->sig_int, on_signal, SIGINT);
+    uv_signal_start(&d->sig_hup, on_signal, SIGHUP);
+    uint64_t hb = (uint64_t)(d->cfg.sse_heartbeat_s * 500.0);
+    uv_timer_start(&d->t_heartbeat, on_heartbeat, hb ? hb : 1, hb ? hb : 1);
+    uv_timer_start(&d->t_retention, on_retention, 60000, 60000);
+    uint64_t wd = notify_watchdog_usec();
+    if (wd) {
+        uint64_t ms = wd / 2000 ? wd / 2000 : 1;
+        uv_timer_start(&d->t_watchdog, on_watchdog, ms, ms);
+    }
+    jobs_retention(d);
+    jobs_schedule(d);
+    d->ready = 1;
+    int ncpu = 0, ngpu = 0;
+    for (int i = 0; i < d->pool.n; i++) {
+        ncpu += d->pool.w[i].kind == WORKER_CPU;
+        ngpu += d->pool.w[i].kind == WORKER_GPU;
+    }
+    log_info("lcnd %s listening on %s (state %s, %d cpu + %d gpu workers)", LCND_VERSION, d->bound,
+             d->cfg.state_dir, ncpu, ngpu);
+    notify_send("READY=1");
+    on_status_timer(&d->t_status);
+
+    uv_run(d->loop, UV_RUN_DEFAULT);
+
+    rc = d->exit_code;
+#ifdef LCN_HAVE_CUDA
+    engines_gpu_close();
+#endif
+    log_info("stopped (exit status %d)", rc);
+    uv_loop_close(d->loop);
+    free(d->loop);
+    jobs_release(d);
+    store_close(d->store);
+    free(d->token);
+    config_release(&d->cfg);
+    notify_release();
+    log_close();
+    free(d);
+    return rc;
+}

@@ -1,0 +1,459 @@
+#include "store.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <sqlite3.h>
+
+#include "err.h"
+#include "util.h"
+
+#define STORE_SCHEMA_VERSION "1"
+
+enum {
+    Q_INSERT_JOB,
+    Q_INSERT_REQUEST,
+    Q_UPDATE_JOB,
+    Q_INSERT_EVENT,
+    Q_UPSERT_CKPT,
+    Q_DELETE_JOB,
+    Q_DELETE_REQUEST,
+    Q_DELETE_EVENTS,
+    Q_DELETE_CKPT,
+    Q_COUNT_W,
+};
+
+enum {
+    R_REQUEST,
+    R_CKPT,
+    R_EVENTS,
+    R_LAST_SEQ,
+    R_PING,
+    Q_COUNT_R,
+};
+
+static const char *const wsql[Q_COUNT_W] = {
+    [Q_INSERT_JOB] = "INSERT INTO jobs(id, state, created_ms, updated_ms, status) "
+                     "VALUES (?1, ?2, ?3, ?3, ?4)",
+    [Q_INSERT_REQUEST] = "INSERT INTO requests(job, body) VALUES (?1, ?2)",
+    [Q_UPDATE_JOB] = "UPDATE jobs SET state = ?2, status = ?3, updated_ms = ?4 WHERE id = ?1",
+    [Q_INSERT_EVENT] = "INSERT OR REPLACE INTO events(job, seq, body) VALUES (?1, ?2, ?3)",
+    [Q_UPSERT_CKPT] = "INSERT OR REPLACE INTO checkpoints(job, seq, elapsed_s, K, nK, Phi, C, "
+                      "final, n, layout) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+    [Q_DELETE_JOB] = "DELETE FROM jobs WHERE id = ?1",
+    [Q_DELETE_REQUEST] = "DELETE FROM requests WHERE job = ?1",
+    [Q_DELETE_EVENTS] = "DELETE FROM events WHERE job = ?1",
+    [Q_DELETE_CKPT] = "DELETE FROM checkpoints WHERE job = ?1",
+};
+
+static const char *const rsql[Q_COUNT_R] = {
+    [R_REQUEST] = "SELECT body FROM requests WHERE job = ?1",
+    [R_CKPT] = "SELECT seq, elapsed_s, K, nK, Phi, C, final, n, layout FROM checkpoints "
+               "WHERE job = ?1",
+    [R_EVENTS] = "SELECT seq, body FROM events WHERE job = ?1 AND seq > ?2 ORDER BY seq LIMIT ?3",
+    [R_LAST_SEQ] = "SELECT coalesce(max(seq), 0) FROM events WHERE job = ?1",
+    [R_PING] = "SELECT count(*) FROM meta",
+};
+
+static const char *const schema =
+    "CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);"
+    "CREATE TABLE IF NOT EXISTS jobs(id INTEGER PRIMARY KEY, state TEXT NOT NULL,"
+    " created_ms INTEGER NOT NULL, updated_ms INTEGER NOT NULL, status TEXT NOT NULL);"
+    "CREATE TABLE IF NOT EXISTS requests(job INTEGER PRIMARY KEY, body BLOB NOT NULL);"
+    "CREATE TABLE IF NOT EXISTS events(job INTEGER NOT NULL, seq INTEGER NOT NULL,"
+    " body TEXT NOT NULL, PRIMARY KEY(job, seq)) WITHOUT ROWID;"
+    "CREATE TABLE IF NOT EXISTS checkpoints(job INTEGER PRIMARY KEY, seq INTEGER NOT NULL,"
+    " elapsed_s REAL NOT NULL, K INTEGER NOT NULL, nK INTEGER NOT NULL, Phi INTEGER NOT NULL,"
+    " C INTEGER NOT NULL, final INTEGER NOT NULL, n INTEGER NOT NULL, layout BLOB NOT NULL);"
+    "INSERT OR IGNORE INTO meta(key, value) VALUES ('schema_version', '" STORE_SCHEMA_VERSION "');";
+
+/* w: writes (store thread); r: short reads (loop); b: blob reads (thread pool) */
+struct store {
+    sqlite3 *w, *r, *b;
+    sqlite3_stmt *ws[Q_COUNT_W];
+    sqlite3_stmt *rs[Q_COUNT_R];
+    sqlite3_stmt *bs[Q_COUNT_R];
+};
+
+static void fmt(char *err, size_t errlen, const char *f, ...)
+{
+    if (!err || !errlen)
+        return;
+    va_list ap;
+    va_start(ap, f);
+    vsnprintf(err, errlen, f, ap);
+    va_end(ap);
+}
+
+struct store_op *store_op_new(int64_t job)
+{
+    struct store_op *op = xcalloc(1, sizeof *op);
+    op->job = job;
+    return op;
+}
+
+void store_op_add_event(struct store_op *op, int64_t seq, char *body)
+{
+    size_t cap = (size_t)op->cap_events;
+    xgrow((void **)&op->events, sizeof *op->events, &cap, (size_t)op->n_events + 1);
+    op->cap_events = (int32_t)cap;
+    op->events[op->n_events].seq = seq;
+    op->events[op->n_events].body = body;
+    op->n_events++;
+}
+
+void store_op_free(struct store_op *op)
+{
+    if (!op)
+        return;
+    free(op->request);
+    free(op->state);
+    free(op->status);
+    for (int32_t i = 0; i < op->n_events; i++)
+        free(op->events[i].body);
+    free(op->events);
+    free(op->layout);
+    free(op);
+}
+
+static int open_conn(const char *path, int flags, sqlite3 **db, char *err, size_t errlen)
+{
+    int rc = sqlite3_open_v2(path, db, flags, NULL);
+    if (rc != SQLITE_OK) {
+        fmt(err, errlen, "%s: %s", path, *db ? sqlite3_errmsg(*db) : sqlite3_errstr(rc));
+        sqlite3_close(*db);
+        *db = NULL;
+        return LCN_ESTORE;
+    }
+    /* a reader may briefly wait for a checkpoint of the WAL */
+    sqlite3_busy_timeout(*db, 5000);
+    return 0;
+}
+
+static int exec(sqlite3 *db, const char *sql, char *err, size_t errlen)
+{
+    char *msg = NULL;
+    if (sqlite3_exec(db, sql, NULL, NULL, &msg) != SQLITE_OK) {
+        fmt(err, errlen, "%s", msg ? msg : sqlite3_errmsg(db));
+        sqlite3_free(msg);
+        return LCN_ESTORE;
+    }
+    return 0;
+}
+
+int store_open(const char *path, int sync, struct store **out, char *err, size_t errlen)
+{
+    struct store *st = xcalloc(1, sizeof *st);
+    *out = NULL;
+    int rc = open_conn(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX,
+                       &st->w, err, errlen);
+    if (rc)
+        goto fail;
+    rc = exec(st->w, "PRAGMA journal_mode=WAL", err, errlen);
+    if (!rc)
+        rc = exec(st->w,
+                  sync == STORE_SYNC_FULL ? "PRAGMA synchronous=FULL" : "PRAGMA synchronous=NORMAL",
+                  err, errlen);
+    if (!rc)
+        rc = exec(st->w, schema, err, errlen);
+    if (rc)
+        goto fail;
+    rc = open_conn(path, SQLITE_OPEN_READONLY | SQLITE_OPEN_FULLMUTEX, &st->r, err, errlen);
+    if (!rc)
+        rc = open_conn(path, SQLITE_OPEN_READONLY | SQLITE_OPEN_FULLMUTEX, &st->b, err, errlen);
+    if (rc)
+        goto fail;
+    for (int i = 0; i < Q_COUNT_W; i++) {
+        if (sqlite3_prepare_v2(st->w, wsql[i], -1, &st->ws[i], NULL) != SQLITE_OK) {
+            fmt(err, errlen, "prepare: %s", sqlite3_errmsg(st->w));
+            rc = LCN_ESTORE;
+            goto fail;
+        }
+    }
+    for (int i = 0; i < Q_COUNT_R; i++) {
+        if (sqlite3_prepare_v2(st->r, rsql[i], -1, &st->rs[i], NULL) != SQLITE_OK ||
+            sqlite3_prepare_v2(st->b, rsql[i], -1, &st->bs[i], NULL) != SQLITE_OK) {
+            fmt(err, errlen, "prepare: %s", sqlite3_errmsg(st->r));
+            rc = LCN_ESTORE;
+            goto fail;
+        }
+    }
+    /* refuse a database written by a newer schema */
+    sqlite3_stmt *v = NULL;
+    if (sqlite3_prepare_v2(st->w, "SELECT value FROM meta WHERE key = 'schema_version'", -1, &v,
+                           NULL) == SQLITE_OK &&
+        sqlite3_step(v) == SQLITE_ROW) {
+        const char *ver = (const char *)sqlite3_column_text(v, 0);
+        if (!ver || strcmp(ver, STORE_SCHEMA_VERSION)) {
+            fmt(err, errlen, "%s: schema version %s, this lcnd reads %s", path, ver ? ver : "?",
+                STORE_SCHEMA_VERSION);
+            rc = LCN_ESTORE;
+        }
+    }
+    sqlite3_finalize(v);
+    if (rc)
+        goto fail;
+    *out = st;
+    return 0;
+fail:
+    store_close(st);
+    return rc ? rc : LCN_ESTORE;
+}
+
+void store_close(struct store *st)
+{
+    if (!st)
+        return;
+    for (int i = 0; i < Q_COUNT_W; i++)
+        sqlite3_finalize(st->ws[i]);
+    for (int i = 0; i < Q_COUNT_R; i++) {
+        sqlite3_finalize(st->rs[i]);
+        sqlite3_finalize(st->bs[i]);
+    }
+    sqlite3_close(st->b);
+    sqlite3_close(st->r);
+    sqlite3_close(st->w);
+    free(st);
+}
+
+static void *layout_blob(const struct lcn_pt *p, int32_t n)
+{
+    unsigned char *b = xmalloc((size_t)n * 8 + 1);
+    for (int32_t i = 0; i < n; i++) {
+        uint32_t x = (uint32_t)p[i].x, y = (uint32_t)p[i].y;
+        for (int k = 0; k < 4; k++) {
+            b[8 * (size_t)i + (size_t)k] = (unsigned char)(x >> (8 * k));
+            b[8 * (size_t)i + 4 + (size_t)k] = (unsigned char)(y >> (8 * k));
+        }
+    }
+    return b;
+}
+
+static void blob_layout(const unsigned char *b, int32_t n, struct lcn_pt *p)
+{
+    for (int32_t i = 0; i < n; i++) {
+        uint32_t x = 0, y = 0;
+        for (int k = 0; k < 4; k++) {
+            x |= (uint32_t)b[8 * (size_t)i + (size_t)k] << (8 * k);
+            y |= (uint32_t)b[8 * (size_t)i + 4 + (size_t)k] << (8 * k);
+        }
+        p[i].x = (int32_t)x;
+        p[i].y = (int32_t)y;
+    }
+}
+
+static int step_done(sqlite3_stmt *s)
+{
+    int rc = sqlite3_step(s);
+    sqlite3_reset(s);
+    sqlite3_clear_bindings(s);
+    return rc == SQLITE_DONE ? 0 : LCN_ESTORE;
+}
+
+static int apply_one(struct store *st, struct store_op *op)
+{
+    sqlite3_stmt *s;
+    if (op->create) {
+        s = st->ws[Q_INSERT_JOB];
+        sqlite3_bind_int64(s, 1, op->job);
+        sqlite3_bind_text(s, 2, op->state ? op->state : "queued", -1, SQLITE_STATIC);
+        sqlite3_bind_int64(s, 3, op->created_ms);
+        sqlite3_bind_text(s, 4, op->status ? op->status : "{}", -1, SQLITE_STATIC);
+        if (step_done(s))
+            return LCN_ESTORE;
+        s = st->ws[Q_INSERT_REQUEST];
+        sqlite3_bind_int64(s, 1, op->job);
+        sqlite3_bind_blob64(s, 2, op->request ? op->request : "", op->request_len, SQLITE_STATIC);
+        if (step_done(s))
+            return LCN_ESTORE;
+    } else if (op->status) {
+        s = st->ws[Q_UPDATE_JOB];
+        sqlite3_bind_int64(s, 1, op->job);
+        sqlite3_bind_text(s, 2, op->state ? op->state : "", -1, SQLITE_STATIC);
+        sqlite3_bind_text(s, 3, op->status, -1, SQLITE_STATIC);
+        sqlite3_bind_int64(s, 4, op->updated_ms);
+        if (step_done(s))
+            return LCN_ESTORE;
+    }
+    for (int32_t i = 0; i < op->n_events; i++) {
+        s = st->ws[Q_INSERT_EVENT];
+        sqlite3_bind_int64(s, 1, op->job);
+        sqlite3_bind_int64(s, 2, op->events[i].seq);
+        sqlite3_bind_text(s, 3, op->events[i].body, -1, SQLITE_STATIC);
+        if (step_done(s))
+            return LCN_ESTORE;
+    }
+    if (op->layout) {
+        void *blob = layout_blob(op->layout, op->n);
+        s = st->ws[Q_UPSERT_CKPT];
+        sqlite3_bind_int64(s, 1, op->job);
+        sqlite3_bind_int64(s, 2, op->ckpt_seq);
+        sqlite3_bind_double(s, 3, op->elapsed_s);
+        sqlite3_bind_int64(s, 4, op->obj.K);
+        sqlite3_bind_int64(s, 5, op->obj.nK);
+        sqlite3_bind_int64(s, 6, op->obj.Phi);
+        sqlite3_bind_int64(s, 7, op->obj.C);
+        sqlite3_bind_int(s, 8, op->final);
+        sqlite3_bind_int(s, 9, op->n);
+        sqlite3_bind_blob64(s, 10, blob, (sqlite3_uint64)op->n * 8, SQLITE_STATIC);
+        int rc = step_done(s);
+        free(blob);
+        if (rc)
+            return rc;
+    }
+    if (op->remove) {
+        static const int del[] = {Q_DELETE_JOB, Q_DELETE_REQUEST, Q_DELETE_EVENTS, Q_DELETE_CKPT};
+        for (size_t i = 0; i < LCN_ARRAY_LEN(del); i++) {
+            s = st->ws[del[i]];
+            sqlite3_bind_int64(s, 1, op->job);
+            if (step_done(s))
+                return LCN_ESTORE;
+        }
+    }
+    return 0;
+}
+
+int store_apply(struct store *st, struct store_op *ops, char *err, size_t errlen)
+{
+    int rc = exec(st->w, "BEGIN IMMEDIATE", err, errlen);
+    if (rc) {
+        for (struct store_op *op = ops; op; op = op->next)
+            op->rc = rc;
+        return rc;
+    }
+    for (struct store_op *op = ops; op; op = op->next) {
+        op->rc = apply_one(st, op);
+        if (op->rc) {
+            fmt(err, errlen, "job %lld: %s", (long long)op->job, sqlite3_errmsg(st->w));
+            rc = op->rc;
+            break;
+        }
+    }
+    if (!rc)
+        rc = exec(st->w, "COMMIT", err, errlen);
+    if (rc) {
+        exec(st->w, "ROLLBACK", NULL, 0);
+        for (struct store_op *op = ops; op; op = op->next)
+            op->rc = LCN_ESTORE;
+    }
+    return rc;
+}
+
+int store_load_jobs(struct store *st, store_job_cb cb, void *ctx)
+{
+    sqlite3_stmt *s = NULL;
+    if (sqlite3_prepare_v2(st->r, "SELECT id, state, status FROM jobs ORDER BY id", -1, &s, NULL) !=
+        SQLITE_OK)
+        return LCN_ESTORE;
+    int rc;
+    while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+        if (cb(ctx, sqlite3_column_int64(s, 0), (const char *)sqlite3_column_text(s, 1),
+               (const char *)sqlite3_column_text(s, 2)))
+            break;
+    }
+    int ok = rc == SQLITE_ROW || rc == SQLITE_DONE;
+    sqlite3_finalize(s);
+    return ok ? 0 : LCN_ESTORE;
+}
+
+int store_load_request(struct store *st, int64_t job, char **body, size_t *len)
+{
+    sqlite3_mutex_enter(sqlite3_db_mutex(st->b));
+    sqlite3_stmt *s = st->bs[R_REQUEST];
+    sqlite3_bind_int64(s, 1, job);
+    int rc = sqlite3_step(s), ret;
+    if (rc == SQLITE_ROW) {
+        size_t n = (size_t)sqlite3_column_bytes(s, 0);
+        const void *b = sqlite3_column_blob(s, 0);
+        *body = xmalloc(n + 1);
+        if (n)
+            memcpy(*body, b, n);
+        (*body)[n] = 0;
+        *len = n;
+        ret = 0;
+    } else {
+        ret = rc == SQLITE_DONE ? LCN_ENOTFOUND : LCN_ESTORE;
+    }
+    sqlite3_reset(s);
+    sqlite3_mutex_leave(sqlite3_db_mutex(st->b));
+    return ret;
+}
+
+int store_load_checkpoint(struct store *st, int64_t job, struct store_checkpoint *ck)
+{
+    memset(ck, 0, sizeof *ck);
+    sqlite3_mutex_enter(sqlite3_db_mutex(st->b));
+    sqlite3_stmt *s = st->bs[R_CKPT];
+    sqlite3_bind_int64(s, 1, job);
+    int rc = sqlite3_step(s), ret;
+    if (rc == SQLITE_ROW) {
+        ck->seq = sqlite3_column_int64(s, 0);
+        ck->elapsed_s = sqlite3_column_double(s, 1);
+        ck->obj.K = (int32_t)sqlite3_column_int64(s, 2);
+        ck->obj.nK = (int32_t)sqlite3_column_int64(s, 3);
+        ck->obj.Phi = sqlite3_column_int64(s, 4);
+        ck->obj.C = sqlite3_column_int64(s, 5);
+        ck->final = sqlite3_column_int(s, 6);
+        ck->n = sqlite3_column_int(s, 7);
+        int bytes = sqlite3_column_bytes(s, 8);
+        if (ck->n < 0 || (int64_t)bytes != (int64_t)ck->n * 8) {
+            ret = LCN_ESTORE;
+        } else {
+            ck->layout = xmalloc(sizeof *ck->layout * (size_t)(ck->n + 1));
+            blob_layout(sqlite3_column_blob(s, 8), ck->n, ck->layout);
+            ret = 0;
+        }
+    } else {
+        ret = rc == SQLITE_DONE ? LCN_ENOTFOUND : LCN_ESTORE;
+    }
+    sqlite3_reset(s);
+    sqlite3_mutex_leave(sqlite3_db_mutex(st->b));
+    return ret;
+}
+
+void store_checkpoint_release(struct store_checkpoint *ck)
+{
+    free(ck->layout);
+    ck->layout = NULL;
+}
+
+int store_load_events(struct store *st, int64_t job, int64_t after, int limit, store_event_cb cb,
+                      void *ctx)
+{
+    sqlite3_mutex_enter(sqlite3_db_mutex(st->r));
+    sqlite3_stmt *s = st->rs[R_EVENTS];
+    sqlite3_bind_int64(s, 1, job);
+    sqlite3_bind_int64(s, 2, after);
+    sqlite3_bind_int(s, 3, limit);
+    int rc, count = 0;
+    while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+        cb(ctx, sqlite3_column_int64(s, 0), (const char *)sqlite3_column_text(s, 1));
+        count++;
+    }
+    sqlite3_reset(s);
+    sqlite3_mutex_leave(sqlite3_db_mutex(st->r));
+    return rc == SQLITE_DONE ? count : LCN_ESTORE;
+}
+
+int64_t store_last_seq(struct store *st, int64_t job)
+{
+    sqlite3_mutex_enter(sqlite3_db_mutex(st->r));
+    sqlite3_stmt *s = st->rs[R_LAST_SEQ];
+    sqlite3_bind_int64(s, 1, job);
+    int64_t v = sqlite3_step(s) == SQLITE_ROW ? sqlite3_column_int64(s, 0) : LCN_ESTORE;
+    sqlite3_reset(s);
+    sqlite3_mutex_leave(sqlite3_db_mutex(st->r));
+    return v;
+}
+
+int store_ping(struct store *st)
+{
+    sqlite3_mutex_enter(sqlite3_db_mutex(st->r));
+    sqlite3_stmt *s = st->rs[R_PING];
+    int rc = sqlite3_step(s);
+    sqlite3_reset(s);
+    sqlite3_mutex_leave(sqlite3_db_mutex(st->r));
+    return rc == SQLITE_ROW ? 0 : LCN_ESTORE;
+}

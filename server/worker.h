@@ -1,0 +1,148 @@
+/*
+ * worker.h - the threads that run engines: one worker per GPU plus a pool
+ * of CPU workers, each running one job at a time.
+ *
+ * Concurrency design:
+ *   - The loop thread owns assignment. worker_start hands a struct run to
+ *     an idle worker under the worker's mutex and signals its condition
+ *     variable; the run's inputs (graph, params, initial layout) are
+ *     immutable from then on. The only field the loop writes during the run
+ *     is the atomic cancel flag (DELETE, shutdown).
+ *   - The worker thread calls the engine. The engine's callbacks run on
+ *     that thread; they copy what they get into the worker's report slot
+ *     under the mutex, keeping only the *latest* improvement, telemetry and
+ *     checkpoint layout (older ones are overwritten, the count of
+ *     improvements is kept), and then uv_async_send the pool's one async
+ *     handle. uv_async coalesces wake-ups, and so does the report slot: the
+ *     loop sees the newest state, never a backlog, however fast the engine
+ *     reports.
+ *   - Checkpoint layouts and the final result are revalidated on the worker
+ *     thread by the independent oracle (validate.h) before they are
+ *     reported; a tuple that differs from the engine's claim fails the job
+ *     (LCN_ECORRUPT) and nothing of it is published.
+ *   - On the loop, the async callback swaps every worker's report slot out
+ *     under its mutex and hands it to the pool's on_report callback
+ *     (jobs.c), outside the lock. When the run has finished, the worker is
+ *     idle again from the loop's point of view once on_report returns.
+ *   - worker_pool_release asks the threads to quit and joins them; a
+ *     worker still inside an engine is detached after the timeout instead
+ *     (see worker_pool_release).
+ */
+#ifndef LCN_SERVER_WORKER_H
+#define LCN_SERVER_WORKER_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include <uv.h>
+
+#include "engine.h"
+#include "graph.h"
+
+enum worker_kind { WORKER_CPU = 0, WORKER_GPU = 1 };
+
+/* One engine run. Inputs are set by the loop before worker_start and are
+ * read-only afterwards; outputs are written by the worker before it
+ * reports `finished`. */
+struct run {
+    int64_t job_id;
+    const struct lcn_graph *g;   /* borrowed; outlives the run */
+    struct engine_params params; /* callbacks and cancel are filled by the worker */
+    struct lcn_pt *init;         /* owned: initial layout (n points) or NULL */
+    uint8_t *has_xy;             /* owned or NULL */
+    char *tuning;                /* owned or NULL */
+    atomic_int cancel;
+    int cancel_reason; /* loop only: why cancel was set (jobs.c's enum) */
+    int64_t assigned_ns;
+
+    /* outputs, valid once the report says finished */
+    int rc;                   /* engine return code, or LCN_ECORRUPT from revalidation */
+    struct engine_result res; /* valid when rc == 0; layout validated */
+    char diag[256];           /* failure detail, lower case */
+    int64_t engine_start_ns;  /* lcn_now_ns() right before the engine was called */
+};
+
+/* Frees what a run owns (the result's layout included). Runs belong to the
+ * job table (jobs.c); workers only borrow them. */
+void run_free(struct run *r);
+
+/* The latest state of a worker's run, swapped out by the loop. */
+struct worker_report {
+    struct run *run;
+    int started;
+    int64_t started_ns;
+    int has_improve;
+    struct engine_event improve; /* the latest improvement */
+    uint64_t improves;           /* improvements since the last report */
+    int has_telemetry;
+    struct engine_telemetry tel;
+    struct lcn_pt *ckpt; /* latest validated layout, owned, or NULL */
+    struct lcn_obj ckpt_obj;
+    double ckpt_elapsed_s;
+    int finished;
+};
+
+void worker_report_release(struct worker_report *rep);
+
+struct worker_pool;
+
+struct worker {
+    struct worker_pool *pool;
+    int index;
+    int kind;   /* enum worker_kind */
+    int device; /* GPU ordinal, -1 for CPU workers */
+    pthread_t th;
+    int thread_started;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    /* under mu */
+    struct run *run; /* assigned, until the loop collects the finished report */
+    int todo;        /* run assigned and not yet picked up by the thread */
+    int quit;
+    struct worker_report rep;
+    int in_engine;
+    /* loop only */
+    int busy;
+    int healthy;
+};
+
+/* Runs the engine for worker w: the daemon passes a dispatcher to the CPU
+ * or GPU engine; tests pass a fake. Same contract as engine_cpu_run. */
+typedef int (*worker_engine_fn)(void *ctx, const struct worker *w, const struct lcn_graph *g,
+                                const struct engine_params *p, struct engine_result *out);
+/* Called on the loop with a report to consume; it may take rep->ckpt (set
+ * it to NULL) and must release the run when rep->finished. */
+typedef void (*worker_report_fn)(void *ctx, struct worker *w, struct worker_report *rep);
+
+struct worker_pool {
+    struct worker *w;
+    int n;
+    uv_async_t async;
+    worker_engine_fn engine;
+    void *engine_ctx;
+    worker_report_fn on_report;
+    void *ctx;
+};
+
+/* Starts n_gpu GPU workers (devices gpu_devices[0..n_gpu)) and n_cpu CPU
+ * workers. Returns 0 or LCN_EIO. */
+int worker_pool_init(struct worker_pool *p, uv_loop_t *loop, const int *gpu_devices, int n_gpu,
+                     int n_cpu, worker_engine_fn engine, void *engine_ctx,
+                     worker_report_fn on_report, void *ctx);
+
+/* Hands run to idle worker w (loop thread). */
+void worker_start(struct worker *w, struct run *run);
+
+/* Number of workers currently inside an engine call (any thread). */
+int worker_pool_in_engine(struct worker_pool *p);
+
+/*
+ * Stops the threads: idle ones quit at once; a worker still running is
+ * waited for until timeout_ns (lcn_now_ns() deadline) and then detached,
+ * leaving its run to the process exit. Closes the async handle. Returns
+ * the number of detached workers.
+ */
+int worker_pool_release(struct worker_pool *p, int64_t deadline_ns);
+
+#endif

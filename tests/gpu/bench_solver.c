@@ -1,0 +1,213 @@
+/*
+ * bench_solver - solver outcome benchmark of the GPU engine (outcome layer
+ * of the evidence: ARCHITECTURE.md section 6).
+ *
+ * For each graph, the paired seeds run at the same time, one thread per
+ * seed, each on its own workspace slot and stream of one device context,
+ * each with an equal share of the device's replicas (--replicas-total /
+ * seeds): the seeds of one graph share the GPU the way concurrent daemon
+ * jobs do. Every run gets the same wall-clock budget and the instance's
+ * target K; its final layout is revalidated by the oracle inside the engine
+ * and again here, and written with a summary JSON (tuple, time to target
+ * or null = censored, telemetry, replicas, stop reason).
+ *
+ * usage: bench_solver --out DIR --budget-s S --seeds 1,2,3 [--targets FILE]
+ *                     [--replicas-total R] [--tuning k=v,...] GRAPH.json...
+ * FILE: lines "name K" (name = file name without .json).
+ */
+#include <jansson.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine.h"
+#include "err.h"
+#include "gpu.h"
+#include "graphio.h"
+#include "util.h"
+#include "validate.h"
+
+struct run {
+    struct gpu_ctx *ctx;
+    const struct graphio_doc *doc;
+    const char *name, *outdir, *tuning;
+    uint64_t seed;
+    double budget;
+    int target, replicas, rc;
+    struct engine_result res;
+};
+
+static void *run_main(void *arg)
+{
+    struct run *r = arg;
+    struct engine_params p;
+    engine_params_default(&p);
+    p.seed = r->seed;
+    p.target_k = r->target;
+    p.replicas = r->replicas;
+    p.tuning = r->tuning;
+    p.init = r->doc->pts;
+    p.has_xy = r->doc->has_xy;
+    p.start_ns = lcn_now_ns();
+    p.deadline_ns = p.start_ns + (int64_t)(r->budget * 1e9);
+    r->rc = gpu_engine_run(r->ctx, &r->doc->g, &p, NULL, &r->res);
+    return NULL;
+}
+
+static int load_target(const char *file, const char *name)
+{
+    FILE *f = file ? fopen(file, "r") : NULL;
+    char line[512], nm[256];
+    int k, found = -1;
+    while (f && fgets(line, sizeof(line), f))
+        if (line[0] != '#' && sscanf(line, "%255s %d", nm, &k) == 2 && !strcmp(nm, name))
+            found = k;
+    if (f)
+        fclose(f);
+    return found;
+}
+
+int main(int argc, char **argv)
+{
+    const char *out = NULL, *seeds = "1,2,3,4,5", *targets = NULL, *tuning = NULL;
+    double budget = 60;
+    int total = 0, first_graph = argc;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--out") && i + 1 < argc)
+            out = argv[++i];
+        else if (!strcmp(argv[i], "--budget-s") && i + 1 < argc)
+            budget = atof(argv[++i]);
+        else if (!strcmp(argv[i], "--seeds") && i + 1 < argc)
+            seeds = argv[++i];
+        else if (!strcmp(argv[i], "--targets") && i + 1 < argc)
+            targets = argv[++i];
+        else if (!strcmp(argv[i], "--replicas-total") && i + 1 < argc)
+            total = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--tuning") && i + 1 < argc)
+            tuning = argv[++i];
+        else if (argv[i][0] == '-') {
+            fprintf(stderr, "usage: bench_solver --out DIR --budget-s S --seeds 1,2,.. [--targets FILE] "
+                            "[--replicas-total R] [--tuning k=v,..] GRAPH.json...\n");
+            return 2;
+        } else {
+            first_graph = i;
+            break;
+        }
+    }
+    if (!out || first_graph >= argc || budget <= 0) {
+        fprintf(stderr, "bench_solver: --out, --budget-s and at least one graph are required\n");
+        return 2;
+    }
+    uint64_t sv[64];
+    int ns = 0;
+    char *sl = xstrdup(seeds), *save = NULL;
+    for (char *t = strtok_r(sl, ",", &save); t && ns < 64; t = strtok_r(NULL, ",", &save))
+        sv[ns++] = strtoull(t, NULL, 10);
+    free(sl);
+    if (gpu_device_count() <= 0) {
+        fprintf(stderr, "bench_solver: no CUDA device\n");
+        return 77;
+    }
+    struct gpu_config cfg;
+    gpu_config_default(&cfg);
+    cfg.slots = ns;
+    cfg.max_nodes = 12000;
+    cfg.max_edges = 24000;
+    cfg.max_replicas = 2048;
+    struct gpu_ctx *ctx;
+    char err[256];
+    if (gpu_ctx_new(&cfg, &ctx, err, sizeof(err))) {
+        fprintf(stderr, "bench_solver: %s\n", err);
+        return 1;
+    }
+    int fails = 0;
+    for (int gi = first_graph; gi < argc; gi++) {
+        struct graphio_doc doc;
+        struct graphio_error ge;
+        if (graphio_read_file(&doc, argv[gi], NULL, &ge)) {
+            char m[300];
+            graphio_error_format(&ge, m, sizeof(m));
+            fprintf(stderr, "bench_solver: %s: %s\n", argv[gi], m);
+            return 1;
+        }
+        const char *base = strrchr(argv[gi], '/');
+        char name[256];
+        snprintf(name, sizeof(name), "%s", base ? base + 1 : argv[gi]);
+        char *dot = strstr(name, ".json");
+        if (dot)
+            *dot = 0;
+        int target = load_target(targets, name);
+        struct run *runs = xcalloc((size_t)ns, sizeof(*runs));
+        pthread_t *th = xmalloc(sizeof(pthread_t) * (size_t)ns);
+        for (int s = 0; s < ns; s++) {
+            runs[s].ctx = ctx;
+            runs[s].doc = &doc;
+            runs[s].name = name;
+            runs[s].outdir = out;
+            runs[s].tuning = tuning;
+            runs[s].seed = sv[s];
+            runs[s].budget = budget;
+            runs[s].target = target;
+            runs[s].replicas = total > 0 ? total / ns : 0;
+            pthread_create(&th[s], NULL, run_main, &runs[s]);
+        }
+        for (int s = 0; s < ns; s++)
+            pthread_join(th[s], NULL);
+        printf("%-14s", name);
+        for (int s = 0; s < ns; s++) {
+            struct run *r = &runs[s];
+            char path[512];
+            if (r->rc) {
+                printf("  seed %llu FAILED (%s)", (unsigned long long)r->seed, lcn_strerror(r->rc));
+                fails++;
+                continue;
+            }
+            struct lcn_report rep;
+            validate_layout(&doc.g, r->res.layout, 4, &rep);
+            int ok = rep.valid && obj_cmp(&rep.obj, &r->res.best) == 0;
+            report_release(&rep);
+            fails += !ok;
+            snprintf(path, sizeof(path), "%s/%s-s%llu.layout.json", out, name, (unsigned long long)r->seed);
+            json_t *lay = graphio_layout_json(&doc, r->res.layout, NULL);
+            graphio_write_file(lay, path, 0, NULL);
+            json_decref(lay);
+            snprintf(path, sizeof(path), "%s/%s-s%llu.json", out, name, (unsigned long long)r->seed);
+            FILE *f = fopen(path, "w");
+            const struct engine_telemetry *t = &r->res.tel;
+            fprintf(f, "{\"graph\": \"%s\", \"seed\": %llu, \"backend\": \"%s\", \"evaluator\": \"%s\", "
+                       "\"budget_s\": %.3f, \"elapsed_s\": %.4f, \"replicas\": %d, \"proposal_workers\": %d, "
+                       "\"concurrent_runs\": %d, \"oracle_valid\": %s, \"stop\": \"%s\", "
+                       "\"best\": {\"K\": %d, \"nK\": %d, \"Phi\": %lld, \"C\": %lld}, \"target_k\": %d, ",
+                    name, (unsigned long long)r->seed, r->res.backend, r->res.evaluator, budget,
+                    r->res.elapsed_s, r->res.replicas, r->res.proposal_workers, ns, ok ? "true" : "false",
+                    engine_stop_name(r->res.stop), r->res.best.K, r->res.best.nK,
+                    (long long)r->res.best.Phi, (long long)r->res.best.C, target);
+            if (r->res.time_to_target_s >= 0)
+                fprintf(f, "\"time_to_target_s\": %.4f, ", r->res.time_to_target_s);
+            else
+                fprintf(f, "\"time_to_target_s\": null, ");
+            fprintf(f, "\"telemetry\": {\"attempted\": %llu, \"valid\": %llu, \"evaluated\": %llu, "
+                       "\"selected\": %llu, \"accepted\": %llu, \"rejected\": %llu, \"committed\": %llu, "
+                       "\"best_updates\": %llu, \"exchanges_attempted\": %llu, \"exchanges_accepted\": %llu, "
+                       "\"pair_tests\": %llu}}\n",
+                    (unsigned long long)t->attempted, (unsigned long long)t->valid,
+                    (unsigned long long)t->evaluated, (unsigned long long)t->selected,
+                    (unsigned long long)t->accepted, (unsigned long long)t->rejected,
+                    (unsigned long long)t->committed, (unsigned long long)t->best_updates,
+                    (unsigned long long)t->exchanges_attempted, (unsigned long long)t->exchanges_accepted,
+                    (unsigned long long)t->pair_tests);
+            fclose(f);
+            printf("  (%d,%d,%lld,%lld)%s", r->res.best.K, r->res.best.nK, (long long)r->res.best.Phi,
+                   (long long)r->res.best.C, ok ? "" : "!INVALID");
+            engine_result_release(&r->res);
+        }
+        printf("\n");
+        fflush(stdout);
+        free(runs);
+        free(th);
+        graphio_release(&doc);
+    }
+    gpu_ctx_free(ctx);
+    return fails ? 1 : 0;
+}

@@ -1,0 +1,508 @@
+/* The HTTP layer (http.c): MHD driven by a libuv loop, routing, auth, body
+ * limits, deferred answers, streams and shutdown, exercised by libcurl
+ * clients on other threads while the test thread runs the loop. */
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <curl/curl.h>
+#include <uv.h>
+
+#include "err.h"
+#include "http.h"
+#include "util.h"
+
+#define TOKEN "0123456789abcdef-token"
+
+struct srv {
+    uv_loop_t loop;
+    struct http_server *http;
+    char bound[128];
+    int closed;
+    /* deferred answers and streams */
+    struct http_req *pending[64];
+    int n_pending;
+    struct http_req *stream;
+    int stream_step;
+    int stream_closed;
+    uv_timer_t tick;
+};
+
+static void h_ping(struct http_req *r, void *ctx)
+{
+    (void)ctx;
+    http_respond_json(r, 200, json_pack("{s:s}", "pong", http_method(r)));
+}
+
+static void h_echo(struct http_req *r, void *ctx)
+{
+    (void)ctx;
+    size_t len;
+    char *b = http_take_body(r, &len);
+    http_respond(r, 200, "text/plain", b, len);
+}
+
+static void h_param(struct http_req *r, void *ctx)
+{
+    (void)ctx;
+    const char *q = http_query(r, "q");
+    http_respond_json(r, 200, json_pack("{s:s, s:s}", "id", http_param(r, 0), "q", q ? q : ""));
+}
+
+static void h_later(struct http_req *r, void *ctx)
+{
+    struct srv *s = ctx;
+    s->pending[s->n_pending++] = r;
+    http_suspend(r);
+}
+
+static int cancelled;
+static void on_cancel(void *arg, struct http_req *r)
+{
+    (void)arg;
+    (void)r;
+    cancelled++;
+}
+
+static void h_never(struct http_req *r, void *ctx)
+{
+    (void)ctx;
+    http_set_cancel(r, on_cancel, NULL);
+    http_suspend(r);
+}
+
+static ssize_t stream_read(void *arg, char *buf, size_t max)
+{
+    struct srv *s = arg;
+    (void)max;
+    if (s->stream_step >= 6)
+        return HTTP_STREAM_END;
+    if (s->stream_step % 2 == 1) {
+        return HTTP_STREAM_WAIT; /* the tick timer moves the step on */
+    }
+    buf[0] = (char)('a' + s->stream_step / 2);
+    s->stream_step++;
+    return 1;
+}
+
+static void stream_close(void *arg)
+{
+    struct srv *s = arg;
+    s->stream_closed++;
+    s->stream = NULL;
+}
+
+static void h_stream(struct http_req *r, void *ctx)
+{
+    struct srv *s = ctx;
+    s->stream = r;
+    s->stream_step = 0;
+    http_respond_stream(r, "text/plain", stream_read, stream_close, s);
+}
+
+static const struct http_route routes[] = {
+    {"GET", "/ping", h_ping, 0},
+    {"GET", "/open", h_ping, HTTP_NO_AUTH},
+    {"POST", "/echo", h_echo, HTTP_BODY},
+    {"GET", "/things/{id}", h_param, 0},
+    {"DELETE", "/things/{id}", h_param, 0},
+    {"GET", "/later", h_later, 0},
+    {"GET", "/never", h_never, 0},
+    {"GET", "/stream", h_stream, 0},
+};
+
+static void on_tick(uv_timer_t *t)
+{
+    struct srv *s = t->data;
+    for (int i = 0; i < s->n_pending; i++)
+        http_respond_json(s->pending[i], 202, json_pack("{s:b}", "later", 1));
+    s->n_pending = 0;
+    if (s->stream && s->stream_step % 2 == 1) {
+        s->stream_step++;
+        http_stream_wake(s->stream);
+    }
+}
+
+static void srv_start(struct srv *s, const char *token)
+{
+    memset(s, 0, sizeof *s);
+    uv_loop_init(&s->loop);
+    int fd, loopback;
+    char err[256];
+    assert_int_equal(
+        http_listen("127.0.0.1:0", &fd, s->bound, sizeof s->bound, &loopback, err, sizeof err), 0);
+    assert_int_equal(loopback, 1);
+    struct http_config hc = {fd, 1024, 64, 10, token, routes, LCN_ARRAY_LEN(routes), s};
+    assert_int_equal(http_start(&s->http, &s->loop, &hc, err, sizeof err), 0);
+    uv_timer_init(&s->loop, &s->tick);
+    s->tick.data = s;
+    uv_timer_start(&s->tick, on_tick, 20, 20);
+}
+
+static void on_closed(void *arg)
+{
+    ((struct srv *)arg)->closed = 1;
+}
+
+static void srv_stop(struct srv *s)
+{
+    http_stop(s->http, on_closed, s);
+    uv_close((uv_handle_t *)&s->tick, NULL);
+    uv_run(&s->loop, UV_RUN_DEFAULT);
+    assert_int_equal(s->closed, 1);
+    assert_int_equal(uv_loop_close(&s->loop), 0);
+}
+
+/* ---- client side (runs on its own thread) ---- */
+
+struct call {
+    const char *bound;
+    const char *method;
+    const char *path;
+    const char *auth;
+    const char *body;
+    size_t body_len;
+    int chunked;
+    long status;
+    char out[4096];
+    size_t out_len;
+    char allow[128];
+    int done;
+};
+
+static size_t on_data(char *p, size_t sz, size_t n, void *ud)
+{
+    struct call *c = ud;
+    size_t k = sz * n;
+    size_t room = sizeof c->out - 1 - c->out_len;
+    size_t take = k < room ? k : room;
+    memcpy(c->out + c->out_len, p, take);
+    c->out_len += take;
+    c->out[c->out_len] = 0;
+    return k;
+}
+
+static size_t on_header(char *p, size_t sz, size_t n, void *ud)
+{
+    struct call *c = ud;
+    size_t k = sz * n;
+    if (k > 7 && !strncasecmp(p, "Allow: ", 7)) {
+        size_t l = k - 7;
+        while (l && (p[7 + l - 1] == '\r' || p[7 + l - 1] == '\n'))
+            l--;
+        if (l >= sizeof c->allow)
+            l = sizeof c->allow - 1;
+        memcpy(c->allow, p + 7, l);
+        c->allow[l] = 0;
+    }
+    return k;
+}
+
+static void perform(struct call *c)
+{
+    CURL *h = curl_easy_init();
+    char url[512];
+    snprintf(url, sizeof url, "http://%s%s", c->bound, c->path);
+    curl_easy_setopt(h, CURLOPT_URL, url);
+    curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, c->method);
+    if (!strcmp(c->method, "HEAD"))
+        curl_easy_setopt(h, CURLOPT_NOBODY, 1L);
+    curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_data);
+    curl_easy_setopt(h, CURLOPT_WRITEDATA, c);
+    curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, on_header);
+    curl_easy_setopt(h, CURLOPT_HEADERDATA, c);
+    curl_easy_setopt(h, CURLOPT_TIMEOUT, 20L);
+    curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+    struct curl_slist *hd = NULL;
+    char a[200];
+    if (c->auth) {
+        snprintf(a, sizeof a, "Authorization: Bearer %s", c->auth);
+        hd = curl_slist_append(hd, a);
+    }
+    if (c->body) {
+        curl_easy_setopt(h, CURLOPT_POSTFIELDS, c->body);
+        curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE, (long)c->body_len);
+        if (c->chunked)
+            hd = curl_slist_append(hd, "Transfer-Encoding: chunked");
+    }
+    hd = curl_slist_append(hd, "Expect:");
+    curl_easy_setopt(h, CURLOPT_HTTPHEADER, hd);
+    CURLcode rc = curl_easy_perform(h);
+    if (rc == CURLE_OK)
+        curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &c->status);
+    else
+        c->status = -(long)rc;
+    curl_slist_free_all(hd);
+    curl_easy_cleanup(h);
+}
+
+struct batch {
+    struct call *calls;
+    int n;
+    int done;
+};
+
+static void *client_main(void *arg)
+{
+    struct batch *b = arg;
+    for (int i = 0; i < b->n; i++)
+        perform(&b->calls[i]);
+    __atomic_store_n(&b->done, 1, __ATOMIC_RELEASE);
+    return NULL;
+}
+
+/* Runs the calls on nthreads client threads while the loop serves them. */
+static void run_calls(struct srv *s, struct call *calls, int n, int nthreads)
+{
+    pthread_t th[64];
+    struct batch b[64];
+    int per = (n + nthreads - 1) / nthreads;
+    int used = 0;
+    for (int t = 0; t < nthreads && t * per < n; t++, used++) {
+        b[t].calls = calls + t * per;
+        b[t].n = (t + 1) * per <= n ? per : n - t * per;
+        b[t].done = 0;
+        pthread_create(&th[t], NULL, client_main, &b[t]);
+    }
+    for (;;) {
+        int all = 1;
+        for (int t = 0; t < used; t++)
+            all &= __atomic_load_n(&b[t].done, __ATOMIC_ACQUIRE);
+        if (all)
+            break;
+        uv_run(&s->loop, UV_RUN_ONCE);
+    }
+    for (int t = 0; t < used; t++)
+        pthread_join(th[t], NULL);
+}
+
+static struct call mk(const char *bound, const char *method, const char *path)
+{
+    struct call c;
+    memset(&c, 0, sizeof c);
+    c.bound = bound;
+    c.method = method;
+    c.path = path;
+    return c;
+}
+
+static void test_routing(void **state)
+{
+    (void)state;
+    struct srv s;
+    srv_start(&s, NULL);
+    struct call c[7];
+    c[0] = mk(s.bound, "GET", "/ping");
+    c[1] = mk(s.bound, "GET", "/nope");
+    c[2] = mk(s.bound, "PUT", "/things/42");
+    c[3] = mk(s.bound, "GET", "/things/42?q=hello%20world");
+    c[4] = mk(s.bound, "DELETE", "/things/7");
+    c[5] = mk(s.bound, "GET", "/things/42/more");
+    c[6] = mk(s.bound, "HEAD", "/ping");
+    run_calls(&s, c, 7, 1);
+    assert_int_equal(c[0].status, 200);
+    assert_string_equal(c[0].out, "{\"pong\":\"GET\"}\n");
+    assert_int_equal(c[1].status, 404);
+    assert_non_null(strstr(c[1].out, "\"code\":\"not_found\""));
+    assert_int_equal(c[2].status, 405);
+    assert_string_equal(c[2].allow, "GET, DELETE, HEAD");
+    assert_non_null(strstr(c[2].out, "\"code\":\"method_not_allowed\""));
+    assert_int_equal(c[3].status, 200);
+    assert_string_equal(c[3].out, "{\"id\":\"42\",\"q\":\"hello world\"}\n");
+    assert_int_equal(c[4].status, 200);
+    assert_int_equal(c[5].status, 404);
+    assert_int_equal(c[6].status, 200);
+    assert_int_equal(http_responses(s.http, 200), 4);
+    assert_int_equal(http_responses(s.http, 404), 2);
+    assert_int_equal(http_responses(s.http, 405), 1);
+    srv_stop(&s);
+}
+
+static void test_auth(void **state)
+{
+    (void)state;
+    struct srv s;
+    srv_start(&s, TOKEN);
+    struct call c[5];
+    c[0] = mk(s.bound, "GET", "/ping");
+    c[1] = mk(s.bound, "GET", "/ping");
+    c[1].auth = TOKEN;
+    c[2] = mk(s.bound, "GET", "/ping");
+    c[2].auth = TOKEN "x";
+    c[3] = mk(s.bound, "GET", "/open");
+    c[4] = mk(s.bound, "GET", "/ping");
+    c[4].auth = "0123456789abcdef-tokeN";
+    run_calls(&s, c, 5, 1);
+    assert_int_equal(c[0].status, 401);
+    assert_non_null(strstr(c[0].out, "\"code\":\"unauthorized\""));
+    assert_int_equal(c[1].status, 200);
+    assert_int_equal(c[2].status, 401);
+    assert_int_equal(c[3].status, 200);
+    assert_int_equal(c[4].status, 401);
+    srv_stop(&s);
+}
+
+static void test_body_limits(void **state)
+{
+    (void)state;
+    struct srv s;
+    srv_start(&s, NULL);
+    char *big = xmalloc(5000);
+    memset(big, 'x', 5000);
+    struct call c[4];
+    c[0] = mk(s.bound, "POST", "/echo");
+    c[0].body = "hello";
+    c[0].body_len = 5;
+    c[1] = mk(s.bound, "POST", "/echo");
+    c[1].body = big;
+    c[1].body_len = 1024; /* exactly the limit */
+    c[2] = mk(s.bound, "POST", "/echo");
+    c[2].body = big;
+    c[2].body_len = 1025;
+    c[3] = mk(s.bound, "POST", "/echo");
+    c[3].body = big;
+    c[3].body_len = 5000;
+    c[3].chunked = 1;
+    run_calls(&s, c, 4, 1);
+    assert_int_equal(c[0].status, 200);
+    assert_string_equal(c[0].out, "hello");
+    assert_int_equal(c[1].status, 200);
+    assert_int_equal(c[1].out_len, 1024);
+    assert_int_equal(c[2].status, 413);
+    assert_non_null(strstr(c[2].out, "\"code\":\"too_large\""));
+    assert_int_equal(c[3].status, 413);
+    free(big);
+    srv_stop(&s);
+}
+
+static void test_deferred_and_stream(void **state)
+{
+    (void)state;
+    struct srv s;
+    srv_start(&s, NULL);
+    struct call c[2];
+    c[0] = mk(s.bound, "GET", "/later");
+    c[1] = mk(s.bound, "GET", "/stream");
+    run_calls(&s, c, 2, 2);
+    assert_int_equal(c[0].status, 202);
+    assert_string_equal(c[0].out, "{\"later\":true}\n");
+    assert_int_equal(c[1].status, 200);
+    assert_string_equal(c[1].out, "abc");
+    assert_int_equal(s.stream_closed, 1);
+    assert_int_equal(http_suspended_count(s.http), 0);
+    srv_stop(&s);
+}
+
+/* 32 clients x 10 requests, half of them deferred: no error, no mix-up. */
+static void test_concurrency(void **state)
+{
+    (void)state;
+    struct srv s;
+    srv_start(&s, NULL);
+    enum { N = 320 };
+    struct call *c = xcalloc(N, sizeof *c);
+    char(*paths)[32] = xcalloc(N, 32);
+    for (int i = 0; i < N; i++) {
+        if (i % 2)
+            snprintf(paths[i], 32, "/things/%d", i);
+        else
+            snprintf(paths[i], 32, "/later");
+        c[i] = mk(s.bound, "GET", paths[i]);
+    }
+    run_calls(&s, c, N, 32);
+    for (int i = 0; i < N; i++) {
+        if (i % 2) {
+            char want[64];
+            snprintf(want, sizeof want, "{\"id\":\"%d\",\"q\":\"\"}\n", i);
+            assert_int_equal(c[i].status, 200);
+            assert_string_equal(c[i].out, want);
+        } else {
+            assert_int_equal(c[i].status, 202);
+        }
+    }
+    free(c);
+    free(paths);
+    srv_stop(&s);
+}
+
+struct stopper {
+    struct srv *s;
+    struct call c;
+    int done;
+};
+
+static void *never_main(void *arg)
+{
+    struct stopper *st = arg;
+    perform(&st->c);
+    __atomic_store_n(&st->done, 1, __ATOMIC_RELEASE);
+    return NULL;
+}
+
+/* Stopping with a request suspended forever answers it 503 and runs its
+ * cancel hook. */
+static void test_stop_with_suspended(void **state)
+{
+    (void)state;
+    struct srv s;
+    srv_start(&s, NULL);
+    struct stopper st = {&s, mk(s.bound, "GET", "/never"), 0};
+    pthread_t th;
+    pthread_create(&th, NULL, never_main, &st);
+    while (http_suspended_count(s.http) == 0)
+        uv_run(&s.loop, UV_RUN_ONCE);
+    cancelled = 0;
+    http_stop(s.http, on_closed, &s);
+    uv_close((uv_handle_t *)&s.tick, NULL);
+    while (!__atomic_load_n(&st.done, __ATOMIC_ACQUIRE) || !s.closed)
+        uv_run(&s.loop, UV_RUN_ONCE);
+    pthread_join(th, NULL);
+    uv_run(&s.loop, UV_RUN_DEFAULT);
+    assert_int_equal(st.c.status, 503);
+    assert_non_null(strstr(st.c.out, "shutting_down"));
+    assert_int_equal(cancelled, 1);
+    assert_int_equal(uv_loop_close(&s.loop), 0);
+}
+
+static void test_listen_errors(void **state)
+{
+    (void)state;
+    int fd, lb;
+    char bound[128], err[256];
+    assert_int_equal(http_listen("nocolon", &fd, bound, sizeof bound, &lb, err, sizeof err),
+                     LCN_EINVAL);
+    assert_int_equal(http_listen("127.0.0.1:99999", &fd, bound, sizeof bound, &lb, err, sizeof err),
+                     LCN_EINVAL);
+    assert_int_equal(http_listen("[::1:80", &fd, bound, sizeof bound, &lb, err, sizeof err),
+                     LCN_EINVAL);
+    if (http_listen("[::1]:0", &fd, bound, sizeof bound, &lb, err, sizeof err) == 0) {
+        assert_int_equal(lb, 1);
+        assert_true(!strncmp(bound, "[::1]:", 6));
+        close(fd);
+    }
+    assert_int_equal(http_listen("0.0.0.0:0", &fd, bound, sizeof bound, &lb, err, sizeof err), 0);
+    assert_int_equal(lb, 0);
+    close(fd);
+}
+
+int main(void)
+{
+    curl_global_init(CURL_GLOBAL_ALL);
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_routing),       cmocka_unit_test(test_auth),
+        cmocka_unit_test(test_body_limits),   cmocka_unit_test(test_deferred_and_stream),
+        cmocka_unit_test(test_concurrency),   cmocka_unit_test(test_stop_with_suspended),
+        cmocka_unit_test(test_listen_errors),
+    };
+    int rc = cmocka_run_group_tests(tests, NULL, NULL);
+    curl_global_cleanup();
+    return rc;
+}

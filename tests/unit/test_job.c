@@ -1,0 +1,280 @@
+/* proto/job.c: POST /jobs parsing (every rejection with its status, code
+ * and field path), the status object round trip, ids and events. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "err.h"
+#include "job.h"
+#include "util.h"
+
+static const struct job_limits lim = {10, 20, 100.0, 7.5};
+
+#define G                                                                                          \
+    "{\"nodes\":[{\"id\":0,\"x\":0,\"y\":0},{\"id\":1,\"x\":2,\"y\":2},{\"id\":2}],"               \
+    "\"edges\":[{\"source\":0,\"target\":1},{\"source\":1,\"target\":2}],"                         \
+    "\"width\":5,\"height\":5}"
+
+static void ok(const char *body, struct job_request *req)
+{
+    struct job_error e;
+    int rc = job_request_parse(req, body, strlen(body), &lim, &e);
+    if (rc)
+        fprintf(stderr, "unexpected error %d %s %s: %s\n", e.status, e.code, e.field, e.msg);
+    assert_int_equal(rc, 0);
+    assert_int_equal(req->refs, 1);
+}
+
+static void bad(const char *body, int status, const char *code, const char *field,
+                const char *msg_part)
+{
+    struct job_request req;
+    struct job_error e;
+    int rc = job_request_parse(&req, body, strlen(body), &lim, &e);
+    if (rc == 0 || e.status != status || strcmp(e.code, code) || strcmp(e.field, field) ||
+        (msg_part && !strstr(e.msg, msg_part)))
+        fprintf(stderr, "body %s\n got rc %d %d %s field '%s': %s\n", body, rc, e.status, e.code,
+                e.field, e.msg);
+    assert_int_not_equal(rc, 0);
+    assert_int_equal(e.status, status);
+    assert_string_equal(e.code, code);
+    assert_string_equal(e.field, field);
+    if (msg_part)
+        assert_non_null(strstr(e.msg, msg_part));
+    /* a failed parse leaves nothing to release */
+    assert_null(req.doc.root);
+    assert_null(req.name);
+}
+
+static void test_defaults_and_fields(void **state)
+{
+    (void)state;
+    struct job_request r;
+    ok("{\"graph\":" G "}", &r);
+    assert_true(r.budget_s == 7.5);
+    assert_int_equal(r.seed, 1);
+    assert_int_equal(r.target_k, -1);
+    assert_int_equal(r.stop_at_target, 0);
+    assert_int_equal(r.backend, JOB_BACKEND_AUTO);
+    assert_null(r.name);
+    assert_int_equal(r.doc.g.n, 3);
+    assert_int_equal(r.doc.g.m, 2);
+    assert_int_equal(r.doc.n_missing, 1);
+    job_request_release(&r);
+
+    ok("{\"graph\":" G ",\"budget_s\":2,\"seed\":9007199254740992,\"target_k\":3,"
+       "\"stop_at_target\":true,\"backend\":\"cpu\",\"name\":\"n1\","
+       "\"solver\":{\"threads\":2,\"replicas\":8,\"proposal_workers\":4,\"tuning\":\"a=1\"}}",
+       &r);
+    assert_true(r.budget_s == 2.0);
+    assert_int_equal(r.seed, 9007199254740992ULL);
+    assert_int_equal(r.target_k, 3);
+    assert_int_equal(r.stop_at_target, 1);
+    assert_int_equal(r.backend, JOB_BACKEND_CPU);
+    assert_string_equal(r.name, "n1");
+    assert_int_equal(r.threads, 2);
+    assert_int_equal(r.replicas, 8);
+    assert_int_equal(r.proposal_workers, 4);
+    assert_string_equal(r.tuning, "a=1");
+    job_request_release(&r);
+
+    ok("{\"graph\":" G ",\"budget_s\":0.25,\"target_k\":null,\"name\":null}", &r);
+    assert_true(r.budget_s == 0.25);
+    assert_int_equal(r.target_k, -1);
+    job_request_release(&r);
+}
+
+static void test_rejections(void **state)
+{
+    (void)state;
+    bad("", 400, "bad_json", "", "line 1");
+    bad("{\"graph\":", 400, "bad_json", "", NULL);
+    bad("{\"graph\":" G ",\"graph\":" G "}", 400, "bad_json", "", "duplicate");
+    bad("[]", 400, "invalid_field", "", "must be an object");
+    bad("{}", 400, "invalid_field", "graph", "missing");
+    bad("{\"graph\":" G ",\"bogus\":1}", 400, "invalid_field", "bogus", "unknown field");
+    bad("{\"graph\":" G ",\"budget_s\":\"1\"}", 400, "invalid_field", "budget_s", "got string");
+    bad("{\"graph\":" G ",\"budget_s\":-1}", 400, "invalid_field", "budget_s", "positive");
+    bad("{\"graph\":" G ",\"budget_s\":0}", 400, "invalid_field", "budget_s", "positive");
+    bad("{\"graph\":" G ",\"budget_s\":100.5}", 422, "limit_exceeded", "budget_s", "limit");
+    bad("{\"graph\":" G ",\"seed\":-1}", 400, "invalid_field", "seed", NULL);
+    bad("{\"graph\":" G ",\"seed\":9007199254740993}", 400, "invalid_field", "seed", NULL);
+    bad("{\"graph\":" G ",\"seed\":1.0}", 400, "invalid_field", "seed", "got real");
+    bad("{\"graph\":" G ",\"target_k\":-1}", 400, "invalid_field", "target_k", NULL);
+    bad("{\"graph\":" G ",\"stop_at_target\":1}", 400, "invalid_field", "stop_at_target", NULL);
+    bad("{\"graph\":" G ",\"stop_at_target\":true}", 400, "invalid_field", "stop_at_target",
+        "without a target_k");
+    bad("{\"graph\":" G ",\"backend\":\"GPU\"}", 400, "invalid_field", "backend", NULL);
+    bad("{\"graph\":" G ",\"backend\":1}", 400, "invalid_field", "backend", NULL);
+    bad("{\"graph\":" G ",\"solver\":[]}", 400, "invalid_field", "solver", NULL);
+    bad("{\"graph\":" G ",\"solver\":{\"threads\":1025}}", 400, "invalid_field", "solver.threads",
+        NULL);
+    bad("{\"graph\":" G ",\"solver\":{\"chains\":1}}", 400, "invalid_field", "solver.chains",
+        "unknown field");
+    bad("{\"graph\":" G ",\"solver\":{\"tuning\":5}}", 400, "invalid_field", "solver.tuning", NULL);
+    bad("{\"graph\":" G ",\"name\":5}", 400, "invalid_field", "name", NULL);
+    bad("{\"graph\":" G ",\"name\":\"a\\u0000b\"}", 400, "bad_json", "", "u0000");
+    char longname[300];
+    snprintf(longname, sizeof longname, "{\"graph\":%s,\"name\":\"%0129d\"}", G, 0);
+    bad(longname, 400, "invalid_field", "name", NULL);
+    /* the graph's own rules, with paths under graph. */
+    bad("{\"graph\":[]}", 400, "invalid_field", "graph", NULL);
+    bad("{\"graph\":{\"nodes\":[{\"id\":0},{\"id\":1}],\"edges\":[{\"source\":0,\"target\":5}],"
+        "\"width\":5,\"height\":5}}",
+        400, "invalid_field", "graph.edges[0].target", "unknown node 5");
+    bad("{\"graph\":{\"nodes\":[{\"id\":0},{\"id\":1}],\"edges\":[{\"source\":1,\"target\":1}],"
+        "\"width\":5,\"height\":5}}",
+        400, "invalid_field", "graph.edges[0]", "self-loop");
+    bad("{\"graph\":{\"nodes\":[{\"id\":0},{\"id\":1}],\"edges\":[{\"source\":0,\"target\":1},"
+        "{\"source\":1,\"target\":0}],\"width\":5,\"height\":5}}",
+        400, "invalid_field", "graph.edges[1]", "duplicate");
+    bad("{\"graph\":{\"nodes\":[{\"id\":0,\"x\":\"1\",\"y\":1}],\"edges\":[],\"width\":5,"
+        "\"height\":5}}",
+        400, "invalid_field", "graph.nodes[0].x", NULL);
+    /* limits: 10 nodes, 20 edges */
+    char big[2000];
+    size_t o = (size_t)snprintf(big, sizeof big, "{\"graph\":{\"nodes\":[");
+    for (int i = 0; i < 11; i++)
+        o += (size_t)snprintf(big + o, sizeof big - o, "%s{\"id\":%d}", i ? "," : "", i);
+    snprintf(big + o, sizeof big - o, "],\"edges\":[],\"width\":9,\"height\":9}}");
+    bad(big, 422, "limit_exceeded", "graph.nodes", NULL);
+}
+
+static void test_status_roundtrip(void **state)
+{
+    (void)state;
+    struct job_request r;
+    ok("{\"graph\":" G ",\"budget_s\":2.5,\"seed\":77,\"target_k\":4,\"name\":\"x\\\"y\"}", &r);
+    struct job_status s;
+    job_status_from_request(&s, 42, 1796000000123LL, &r);
+    job_request_release(&r);
+    assert_int_equal(s.state, JOB_QUEUED);
+    s.state = JOB_SUCCEEDED;
+    s.started_ms = 1796000000200LL;
+    s.finished_ms = 1796000003999LL;
+    s.elapsed_s = 2.499999;
+    snprintf(s.backend, sizeof s.backend, "cpu");
+    snprintf(s.evaluator, sizeof s.evaluator, "grid-delta");
+    s.has_best = 1;
+    s.best = (struct lcn_obj){3, 2, 1234567890123LL, 99};
+    s.time_to_target_s = 0.5;
+    snprintf(s.stop_reason, sizeof s.stop_reason, "target");
+    s.progress_seq = 17;
+    s.start_latency_s = 0.0025;
+    s.resumes = 2;
+    s.cancel_requested = 1;
+    s.has_telemetry = 1;
+    s.tel.attempted = 1000;
+    s.tel.evaluated = 999;
+    s.tel.pair_tests = 1ULL << 40;
+    s.tel.elapsed_s = 2.25;
+    json_t *j = job_status_json(&s, 1);
+    struct job_status t;
+    assert_int_equal(job_status_parse(&t, j), 0);
+    assert_int_equal(t.id, 42);
+    assert_string_equal(t.name, "x\"y");
+    assert_int_equal(t.state, JOB_SUCCEEDED);
+    assert_int_equal(t.created_ms, s.created_ms);
+    assert_int_equal(t.started_ms, s.started_ms);
+    assert_int_equal(t.finished_ms, s.finished_ms);
+    assert_true(t.budget_s == 2.5);
+    assert_true(t.elapsed_s == 2.499999);
+    assert_int_equal(t.seed, 77);
+    assert_int_equal(t.target_k, 4);
+    assert_string_equal(t.backend, "cpu");
+    assert_string_equal(t.evaluator, "grid-delta");
+    assert_int_equal(t.n, 3);
+    assert_int_equal(t.has_best, 1);
+    assert_int_equal(obj_cmp(&t.best, &s.best), 0);
+    assert_true(t.time_to_target_s == 0.5);
+    assert_string_equal(t.stop_reason, "target");
+    assert_int_equal(t.progress_seq, 17);
+    assert_true(t.start_latency_s == 0.0025);
+    assert_int_equal(t.resumes, 2);
+    assert_int_equal(t.cancel_requested, 1);
+    assert_int_equal(t.has_telemetry, 1);
+    assert_int_equal(t.tel.pair_tests, 1ULL << 40);
+    assert_int_equal(t.tel.evaluated, 999);
+    /* nulls read back as nulls */
+    json_t *k = job_status_json(&t, 1);
+    char *a = json_dumps(j, JSON_COMPACT | JSON_SORT_KEYS);
+    char *b = json_dumps(k, JSON_COMPACT | JSON_SORT_KEYS);
+    assert_string_equal(a, b);
+    free(a);
+    free(b);
+    json_decref(j);
+    json_decref(k);
+
+    struct job_status q;
+    memset(&q, 0, sizeof q);
+    q.id = 1;
+    q.target_k = -1;
+    q.time_to_target_s = -1;
+    q.start_latency_s = -1;
+    j = job_status_json(&q, 0);
+    assert_true(json_is_null(json_object_get(j, "best")));
+    assert_true(json_is_null(json_object_get(j, "started_at")));
+    assert_true(json_is_null(json_object_get(j, "target_k")));
+    assert_null(json_object_get(j, "telemetry"));
+    assert_int_equal(job_status_parse(&t, j), 0);
+    assert_int_equal(t.has_best, 0);
+    assert_int_equal(t.target_k, -1);
+    assert_true(t.time_to_target_s < 0);
+    json_decref(j);
+    j = json_pack("{s:s}", "id", "nope");
+    assert_int_equal(job_status_parse(&t, j), LCN_EPARSE);
+    json_decref(j);
+}
+
+static void test_ids_and_events(void **state)
+{
+    (void)state;
+    char buf[24];
+    job_id_format(1, buf, sizeof buf);
+    assert_string_equal(buf, "j0000000000000001");
+    int64_t id;
+    assert_int_equal(job_id_parse("j0000000000000042", &id), 0);
+    assert_int_equal(id, 42);
+    assert_int_equal(job_id_parse("j000000000000004", &id), LCN_EINVAL);
+    assert_int_equal(job_id_parse("k0000000000000042", &id), LCN_EINVAL);
+    assert_int_equal(job_id_parse("j00000000000000x2", &id), LCN_EINVAL);
+    assert_int_equal(job_id_parse(NULL, &id), LCN_EINVAL);
+    for (int s = 0; s < JOB_STATE_COUNT; s++)
+        assert_int_equal(job_state_parse(job_state_name(s)), s);
+    assert_int_equal(job_state_parse("done"), -1);
+    assert_true(job_state_terminal(JOB_INTERRUPTED));
+    assert_false(job_state_terminal(JOB_RUNNING));
+
+    struct lcn_obj o = {5, 1, 30, 7};
+    char *e = job_event_improve(3, 1.5, "anneal", &o);
+    assert_string_equal(e, "{\"seq\":3,\"type\":\"improve\",\"elapsed_s\":1.5,\"stage\":\"anneal\","
+                           "\"best\":{\"K\":5,\"nK\":1,\"Phi\":30,\"C\":7}}");
+    free(e);
+    e = job_event_state(4, 2.0, JOB_FAILED, "gpu_fatal", "boom");
+    assert_string_equal(e, "{\"seq\":4,\"type\":\"state\",\"elapsed_s\":2.0,\"state\":\"failed\","
+                           "\"error\":{\"code\":\"gpu_fatal\",\"message\":\"boom\"}}");
+    free(e);
+    e = job_event_checkpoint(5, 2.0, &o);
+    assert_non_null(strstr(e, "\"type\":\"checkpoint\""));
+    free(e);
+    char t[40];
+    job_iso_time(1796000000123LL, t, sizeof t);
+    assert_string_equal(t, "2026-11-30T00:53:20.123Z");
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_defaults_and_fields),
+        cmocka_unit_test(test_rejections),
+        cmocka_unit_test(test_status_roundtrip),
+        cmocka_unit_test(test_ids_and_events),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

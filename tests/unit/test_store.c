@@ -1,0 +1,340 @@
+/* The job store (store.c) and its group-commit queue (storeq.c). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <uv.h>
+
+#include "err.h"
+#include "store.h"
+#include "storeq.h"
+#include "util.h"
+
+static char dir[64];
+static char dbpath[128];
+
+static int setup(void **state)
+{
+    (void)state;
+    snprintf(dir, sizeof dir, "/tmp/lcn-test-store-XXXXXX");
+    assert_non_null(mkdtemp(dir));
+    snprintf(dbpath, sizeof dbpath, "%s/jobs.db", dir);
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    char cmd[200];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    return system(cmd) == 0 ? 0 : -1;
+}
+
+static struct store_op *insert_op(int64_t id, const char *status, const char *req)
+{
+    struct store_op *op = store_op_new(id);
+    op->create = 1;
+    op->created_ms = 1000 + id;
+    op->request = xstrdup(req);
+    op->request_len = strlen(req);
+    op->state = xstrdup("queued");
+    op->status = xstrdup(status);
+    store_op_add_event(op, 1, xstrdup("{\"seq\":1}"));
+    return op;
+}
+
+struct rows {
+    int n;
+    int64_t ids[16];
+    char states[16][16];
+    char status[16][64];
+};
+
+static int row_cb(void *ctx, int64_t id, const char *state, const char *status)
+{
+    struct rows *r = ctx;
+    if (r->n == 16)
+        return 1;
+    r->ids[r->n] = id;
+    snprintf(r->states[r->n], 16, "%s", state);
+    snprintf(r->status[r->n], 64, "%s", status);
+    r->n++;
+    return 0;
+}
+
+struct evs {
+    int n;
+    int64_t seq[64];
+    char body[64][32];
+};
+
+static void ev_cb(void *ctx, int64_t seq, const char *body)
+{
+    struct evs *e = ctx;
+    e->seq[e->n] = seq;
+    snprintf(e->body[e->n], 32, "%s", body);
+    e->n++;
+}
+
+static void test_roundtrip(void **state)
+{
+    (void)state;
+    struct store *st;
+    char err[256];
+    assert_int_equal(store_open(dbpath, STORE_SYNC_FULL, &st, err, sizeof err), 0);
+
+    struct store_op *a = insert_op(1, "{\"a\":1}", "{\"graph\":1}");
+    struct store_op *b = insert_op(2, "{\"b\":1}", "{\"graph\":2}");
+    a->next = b;
+    assert_int_equal(store_apply(st, a, err, sizeof err), 0);
+    assert_int_equal(a->rc, 0);
+    store_op_free(a);
+    store_op_free(b);
+
+    /* update, events, checkpoint with negative and large coordinates */
+    struct store_op *u = store_op_new(1);
+    u->state = xstrdup("running");
+    u->status = xstrdup("{\"a\":2}");
+    for (int s = 2; s <= 5; s++) {
+        char buf[32];
+        snprintf(buf, sizeof buf, "{\"seq\":%d}", s);
+        store_op_add_event(u, s, xstrdup(buf));
+    }
+    struct lcn_pt pts[3] = {{0, 0}, {-5, 1073741823}, {-1073741823, 7}};
+    u->layout = xmalloc(sizeof pts);
+    memcpy(u->layout, pts, sizeof pts);
+    u->n = 3;
+    u->obj = (struct lcn_obj){4, 2, 20, 5};
+    u->elapsed_s = 1.25;
+    u->ckpt_seq = 5;
+    assert_int_equal(store_apply(st, u, err, sizeof err), 0);
+    store_op_free(u);
+
+    struct rows r = {0};
+    assert_int_equal(store_load_jobs(st, row_cb, &r), 0);
+    assert_int_equal(r.n, 2);
+    assert_int_equal(r.ids[0], 1);
+    assert_string_equal(r.states[0], "running");
+    assert_string_equal(r.status[0], "{\"a\":2}");
+    assert_string_equal(r.states[1], "queued");
+
+    struct evs e = {0};
+    assert_int_equal(store_load_events(st, 1, 2, 2, ev_cb, &e), 2);
+    assert_int_equal(e.seq[0], 3);
+    assert_int_equal(e.seq[1], 4);
+    assert_string_equal(e.body[0], "{\"seq\":3}");
+    assert_int_equal(store_last_seq(st, 1), 5);
+    assert_int_equal(store_last_seq(st, 2), 1);
+    assert_int_equal(store_last_seq(st, 99), 0);
+
+    char *body;
+    size_t len;
+    assert_int_equal(store_load_request(st, 2, &body, &len), 0);
+    assert_string_equal(body, "{\"graph\":2}");
+    assert_int_equal(len, 11);
+    free(body);
+    assert_int_equal(store_load_request(st, 3, &body, &len), LCN_ENOTFOUND);
+
+    struct store_checkpoint ck;
+    assert_int_equal(store_load_checkpoint(st, 1, &ck), 0);
+    assert_int_equal(ck.n, 3);
+    assert_memory_equal(ck.layout, pts, sizeof pts);
+    assert_int_equal(ck.obj.K, 4);
+    assert_int_equal(ck.obj.Phi, 20);
+    assert_true(ck.elapsed_s == 1.25);
+    assert_int_equal(ck.final, 0);
+    store_checkpoint_release(&ck);
+    assert_int_equal(store_load_checkpoint(st, 2, &ck), LCN_ENOTFOUND);
+    assert_int_equal(store_ping(st), 0);
+    store_close(st);
+
+    /* everything survives a reopen */
+    assert_int_equal(store_open(dbpath, STORE_SYNC_NORMAL, &st, err, sizeof err), 0);
+    memset(&r, 0, sizeof r);
+    assert_int_equal(store_load_jobs(st, row_cb, &r), 0);
+    assert_int_equal(r.n, 2);
+    assert_int_equal(store_load_checkpoint(st, 1, &ck), 0);
+    assert_memory_equal(ck.layout, pts, sizeof pts);
+    store_checkpoint_release(&ck);
+
+    /* delete removes every row of the job */
+    struct store_op *del = store_op_new(1);
+    del->remove = 1;
+    assert_int_equal(store_apply(st, del, err, sizeof err), 0);
+    store_op_free(del);
+    memset(&r, 0, sizeof r);
+    assert_int_equal(store_load_jobs(st, row_cb, &r), 0);
+    assert_int_equal(r.n, 1);
+    assert_int_equal(r.ids[0], 2);
+    assert_int_equal(store_last_seq(st, 1), 0);
+    assert_int_equal(store_load_checkpoint(st, 1, &ck), LCN_ENOTFOUND);
+    assert_int_equal(store_load_request(st, 1, &body, &len), LCN_ENOTFOUND);
+    store_close(st);
+}
+
+/* A failing op rolls the whole batch back. */
+static void test_batch_atomic(void **state)
+{
+    (void)state;
+    struct store *st;
+    char err[256];
+    assert_int_equal(store_open(dbpath, STORE_SYNC_FULL, &st, err, sizeof err), 0);
+    struct store_op *a = insert_op(1, "{}", "{}");
+    assert_int_equal(store_apply(st, a, err, sizeof err), 0);
+    store_op_free(a);
+    struct store_op *b = insert_op(2, "{}", "{}");
+    struct store_op *dup = insert_op(1, "{}", "{}"); /* primary key clash */
+    b->next = dup;
+    assert_int_equal(store_apply(st, b, err, sizeof err), LCN_ESTORE);
+    assert_int_equal(b->rc, LCN_ESTORE);
+    assert_int_equal(dup->rc, LCN_ESTORE);
+    assert_true(strlen(err) > 0);
+    store_op_free(b);
+    store_op_free(dup);
+    struct rows r = {0};
+    assert_int_equal(store_load_jobs(st, row_cb, &r), 0);
+    assert_int_equal(r.n, 1); /* job 2 was rolled back */
+    store_close(st);
+}
+
+static void test_open_errors(void **state)
+{
+    (void)state;
+    struct store *st;
+    char err[256];
+    assert_int_equal(
+        store_open("/nonexistent-dir/x/jobs.db", STORE_SYNC_FULL, &st, err, sizeof err),
+        LCN_ESTORE);
+    assert_null(st);
+    /* a newer schema is refused */
+    assert_int_equal(store_open(dbpath, STORE_SYNC_FULL, &st, err, sizeof err), 0);
+    store_close(st);
+    char cmd[300];
+    snprintf(cmd, sizeof cmd,
+             "python3 -c \"import sqlite3; c=sqlite3.connect('%s'); c.execute(\\\"update meta set "
+             "value='99' where key='schema_version'\\\"); c.commit()\"",
+             dbpath);
+    if (system(cmd) != 0)
+        skip();
+    assert_int_equal(store_open(dbpath, STORE_SYNC_FULL, &st, err, sizeof err), LCN_ESTORE);
+    assert_non_null(strstr(err, "schema version 99"));
+}
+
+/* ---- storeq: ordering, completion on the loop, batching, retry ---- */
+
+struct qctx {
+    int64_t done[256];
+    int n;
+    struct storeq *q;
+};
+
+static void on_done(void *ctx, struct store_op *op)
+{
+    struct qctx *c = ctx;
+    c->done[c->n++] = op->job;
+}
+
+static void test_storeq_order(void **state)
+{
+    (void)state;
+    struct store *st;
+    char err[256];
+    assert_int_equal(store_open(dbpath, STORE_SYNC_NORMAL, &st, err, sizeof err), 0);
+    uv_loop_t loop;
+    uv_loop_init(&loop);
+    struct storeq q;
+    struct qctx c = {{0}, 0, &q};
+    assert_int_equal(storeq_init(&q, &loop, st, on_done, &c), 0);
+    for (int i = 1; i <= 100; i++)
+        storeq_submit(&q, insert_op(i, "{}", "{}"));
+    assert_false(storeq_idle(&q));
+    while (!storeq_idle(&q))
+        uv_run(&loop, UV_RUN_ONCE);
+    assert_int_equal(c.n, 100);
+    for (int i = 0; i < 100; i++)
+        assert_int_equal(c.done[i], i + 1);
+    /* the first op went alone; the rest were grouped into few commits */
+    assert_true(q.batches >= 2);
+    assert_true(q.batches <= 100);
+    assert_int_equal(q.ops_committed, 100);
+    assert_int_equal(q.healthy, 1);
+    storeq_close(&q);
+    uv_run(&loop, UV_RUN_DEFAULT);
+    assert_int_equal(uv_loop_close(&loop), 0);
+    struct rows r = {0};
+    assert_int_equal(store_load_jobs(st, row_cb, &r), 0);
+    assert_int_equal(r.n, 16); /* stopped by the callback */
+    assert_int_equal(r.ids[15], 16);
+    store_close(st);
+}
+
+static void on_tick(uv_timer_t *t)
+{
+    (void)t;
+}
+
+/* A batch that cannot commit is retried, not dropped, and the queue
+ * reports itself unhealthy meanwhile; ops behind it wait their turn. */
+static void test_storeq_retry(void **state)
+{
+    (void)state;
+    struct store *st;
+    char err[256];
+    assert_int_equal(store_open(dbpath, STORE_SYNC_NORMAL, &st, err, sizeof err), 0);
+    struct store_op *first = insert_op(7, "{}", "{}");
+    assert_int_equal(store_apply(st, first, err, sizeof err), 0);
+    store_op_free(first);
+    uv_loop_t loop;
+    uv_loop_init(&loop);
+    struct storeq q;
+    struct qctx c = {{0}, 0, &q};
+    assert_int_equal(storeq_init(&q, &loop, st, on_done, &c), 0);
+    q.retry_ms = 20;
+    storeq_submit(&q, insert_op(7, "{}", "{}")); /* clashes until job 7 is gone */
+    storeq_submit(&q, insert_op(8, "{}", "{}"));
+    uv_timer_t t;
+    uv_timer_init(&loop, &t);
+    uv_timer_start(&t, on_tick, 5, 5);
+    while (q.failures < 2)
+        uv_run(&loop, UV_RUN_ONCE);
+    assert_int_equal(q.healthy, 0);
+    assert_int_equal(c.n, 0);
+    /* make room: delete job 7 behind the queue's back (another connection:
+     * the queue's thread owns the write connection of st) */
+    struct store *st2;
+    assert_int_equal(store_open(dbpath, STORE_SYNC_NORMAL, &st2, err, sizeof err), 0);
+    struct store_op *del = store_op_new(7);
+    del->remove = 1;
+    assert_int_equal(store_apply(st2, del, err, sizeof err), 0);
+    store_op_free(del);
+    store_close(st2);
+    while (!storeq_idle(&q))
+        uv_run(&loop, UV_RUN_ONCE);
+    assert_int_equal(q.healthy, 1);
+    assert_int_equal(c.n, 2);
+    assert_int_equal(c.done[0], 7);
+    assert_int_equal(c.done[1], 8);
+    uv_close((uv_handle_t *)&t, NULL);
+    storeq_close(&q);
+    uv_run(&loop, UV_RUN_DEFAULT);
+    assert_int_equal(uv_loop_close(&loop), 0);
+    store_close(st);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_roundtrip, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_batch_atomic, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_open_errors, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_storeq_order, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_storeq_retry, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
