@@ -576,8 +576,9 @@ static int build_starts(struct run *run, struct lcn_pt *best, struct lcn_obj *be
     const struct engine_params *p = run->p;
     int64_t budget = p->deadline_ns - p->start_ns;
     int64_t start_deadline = p->start_ns + (int64_t)(run->kn.start_share * (double)budget);
-    /* stress first: cheap on any graph and the best start on sparse ones */
-    static const enum layout_kind order[] = {LAYOUT_STRESS, LAYOUT_INPUT, LAYOUT_FORCE,
+    /* the caller's layout first (a resumed job's checkpoint must come first), then
+     * stress: cheap on any graph and the best start on sparse ones */
+    static const enum layout_kind order[] = {LAYOUT_INPUT, LAYOUT_STRESS, LAYOUT_FORCE,
                                              LAYOUT_CIRCLE, LAYOUT_RANDOM};
     static const char *const stage[] = {"start:input", "start:force", "start:stress",
                                         "start:random", "start:circle"};
@@ -597,9 +598,10 @@ static int build_starts(struct run *run, struct lcn_pt *best, struct lcn_obj *be
             continue; /* a cut-short force layout of a large graph is tangled and slow to repair */
         if (have && lcn_now_ns() >= start_deadline)
             break;
-        if (have && k == LAYOUT_INPUT && g->m > 2000 &&
-            sampled_crossings(g, p->init, p->has_xy) > 4.0 * (double)best_obj->C + 1000.0)
-            continue; /* far worse than what we have, and repairing and counting it is slow */
+        if (k == LAYOUT_INPUT && g->m > 2000 &&
+            sampled_crossings(g, p->init, p->has_xy) * 100.0 >
+                0.25 * (double)(p->deadline_ns - lcn_now_ns()))
+            continue; /* repairing and counting it (~100 ns a crossing) would eat the budget */
         if (have && p->cancel && atomic_load(p->cancel))
             break;
         int64_t t_make = lcn_now_ns();
