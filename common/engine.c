@@ -80,6 +80,7 @@ struct cpu_knobs {
     struct anneal_params ap;
     int32_t sweep_moves;  /* moves per replica between exchanges; 0 = from the graph size */
     double t_lo, t_hi;    /* temperature ladder ends */
+    double t_shape;       /* ladder position f in [0,1] maps to t_lo (t_hi/t_lo)^(f^t_shape) */
     int32_t stall_sweeps; /* restart the cold half from the elite after this many flat sweeps */
     double start_share;   /* share of the budget the starting layouts may use */
     int32_t starts;       /* bit mask over enum layout_kind */
@@ -94,7 +95,8 @@ static void knobs_default(struct cpu_knobs *k)
     k->sweep_moves = 0;
     k->t_lo = 0.02;
     k->t_hi = 3.0;
-    k->stall_sweeps = 200;
+    k->t_shape = 1.0;
+    k->stall_sweeps = 50;
     k->start_share = 0.15;
     k->starts = (1 << LAYOUT_INPUT) | (1 << LAYOUT_FORCE) | (1 << LAYOUT_STRESS) |
                 (1 << LAYOUT_RANDOM) | (1 << LAYOUT_CIRCLE);
@@ -131,6 +133,7 @@ static const struct knob knob_table[] = {
     {"sweep_moves", KNOB_INT, offsetof(struct cpu_knobs, sweep_moves), 0, 1e8},
     {"t_lo", KNOB_DOUBLE, offsetof(struct cpu_knobs, t_lo), 0, 1e9},
     {"t_hi", KNOB_DOUBLE, offsetof(struct cpu_knobs, t_hi), 0, 1e9},
+    {"t_shape", KNOB_DOUBLE, offsetof(struct cpu_knobs, t_shape), 0.1, 10},
     {"stall_sweeps", KNOB_INT, offsetof(struct cpu_knobs, stall_sweeps), 1, 1e9},
     {"start_share", KNOB_DOUBLE, offsetof(struct cpu_knobs, start_share), 0, 1},
     {"starts", KNOB_STARTS, offsetof(struct cpu_knobs, starts), 0, 0},
@@ -655,7 +658,7 @@ int engine_cpu_run(const struct lcn_graph *g, const struct engine_params *p,
         return LCN_EINVAL;
     }
     run->T = p->threads > 0 ? p->threads : default_threads();
-    run->R = p->replicas > 0 ? p->replicas : LCN_MAX(4, 4 * run->T);
+    run->R = p->replicas > 0 ? p->replicas : LCN_MAX(4, 2 * run->T);
     run->T = LCN_MIN(run->T, run->R);
     run->sweep_moves = run->kn.sweep_moves > 0 ? run->kn.sweep_moves : auto_sweep_moves(g);
     pthread_mutex_init(&run->mu, NULL);
@@ -710,7 +713,7 @@ int engine_cpu_run(const struct lcn_graph *g, const struct engine_params *p,
     for (int32_t r = 0; r < R; r++) {
         anneal_replica_init(&run->rep[r], r, &proto, p->seed, run->kn.ap.proposal_workers);
         double f = R > 1 ? (double)r / (R - 1) : 0;
-        run->slot_T[r] = run->kn.t_lo * pow(run->kn.t_hi / run->kn.t_lo, f);
+        run->slot_T[r] = run->kn.t_lo * pow(run->kn.t_hi / run->kn.t_lo, pow(f, run->kn.t_shape));
         run->slot_sigma[r] = LCN_MAX(1.0, maxdim * (0.02 + 0.2 * f));
         run->rep_at[r] = r;
         run->slot_of[r] = r;
