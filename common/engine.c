@@ -82,6 +82,7 @@ struct cpu_knobs {
     double t_lo, t_hi;    /* temperature ladder ends */
     double t_shape;       /* ladder position f in [0,1] maps to t_lo (t_hi/t_lo)^(f^t_shape) */
     int32_t stall_sweeps; /* restart the cold half from the elite after this many flat sweeps */
+    int32_t cold_boost;   /* the coldest slot's replica runs this many sweeps' moves per sweep */
     double start_share;   /* share of the budget the starting layouts may use */
     int32_t starts;       /* bit mask over enum layout_kind */
     double accept_lo, accept_hi; /* step-size adaptation band (accepted / selected) */
@@ -97,6 +98,7 @@ static void knobs_default(struct cpu_knobs *k)
     k->t_hi = 3.0;
     k->t_shape = 1.0;
     k->stall_sweeps = 50;
+    k->cold_boost = 1;
     k->start_share = 0.15;
     k->starts = (1 << LAYOUT_INPUT) | (1 << LAYOUT_FORCE) | (1 << LAYOUT_STRESS) |
                 (1 << LAYOUT_RANDOM) | (1 << LAYOUT_CIRCLE);
@@ -135,6 +137,7 @@ static const struct knob knob_table[] = {
     {"t_hi", KNOB_DOUBLE, offsetof(struct cpu_knobs, t_hi), 0, 1e9},
     {"t_shape", KNOB_DOUBLE, offsetof(struct cpu_knobs, t_shape), 0.1, 10},
     {"stall_sweeps", KNOB_INT, offsetof(struct cpu_knobs, stall_sweeps), 1, 1e9},
+    {"cold_boost", KNOB_INT, offsetof(struct cpu_knobs, cold_boost), 1, 64},
     {"start_share", KNOB_DOUBLE, offsetof(struct cpu_knobs, start_share), 0, 1},
     {"starts", KNOB_STARTS, offsetof(struct cpu_knobs, starts), 0, 0},
     {"accept_lo", KNOB_DOUBLE, offsetof(struct cpu_knobs, accept_lo), 0, 1},
@@ -226,6 +229,8 @@ struct run {
     struct lcn_rng xrng;
     pthread_barrier_t bar;
     atomic_int stop;     /* workers: leave the sweep now */
+    atomic_int next;     /* next index into order[] to hand out in this sweep */
+    int32_t *order;      /* replicas in hand-out order: the boosted cold slot first */
     atomic_int finished; /* set by the exchange step: the workers exit */
     int stop_reason;     /* enum engine_stop, decided by the exchange step */
     int64_t stop_ns;     /* the annealing deadline (before the final validation) */
@@ -318,6 +323,17 @@ static void collect_telemetry(struct run *run, struct engine_telemetry *t)
 
 /* ---- the exchange step (worker 0, all others parked at the barrier) ---- */
 
+/* The hand-out order of the next sweep: the coldest slot's replica first. */
+static void set_order(struct run *run)
+{
+    int32_t k = 0;
+    run->order[k++] = run->rep_at[0];
+    for (int32_t r = 0; r < run->R; r++)
+        if (r != run->rep_at[0])
+            run->order[k++] = r;
+    atomic_store(&run->next, 0);
+}
+
 static void exchange_step(struct run *run)
 {
     int32_t R = run->R;
@@ -405,6 +421,7 @@ static void exchange_step(struct run *run)
         run->last_elite_sweep = run->sweeps;
     }
 
+    set_order(run);
     pthread_mutex_lock(&run->mu);
     run->tel_exch_att = run->exchanges_attempted;
     run->tel_exch_acc = run->exchanges_accepted;
@@ -423,9 +440,13 @@ static void *worker_main(void *arg)
     struct worker *w = arg;
     struct run *run = w->run;
     for (;;) {
-        for (int32_t r = w->t; r < run->R; r += run->T) {
-            if (atomic_load_explicit(&run->stop, memory_order_relaxed))
+        /* replicas are handed out dynamically, longest sweeps first: which thread
+         * runs a replica does not change its trajectory */
+        for (;;) {
+            int32_t i = atomic_fetch_add(&run->next, 1);
+            if (i >= run->R || atomic_load_explicit(&run->stop, memory_order_relaxed))
                 break;
+            int32_t r = run->order[i];
             int32_t s = run->slot_of[r];
             struct anneal_ctl ctl = {
                 .en = &run->en,
@@ -437,7 +458,8 @@ static void *worker_main(void *arg)
                 .on_improve = on_improve,
                 .ctx = run,
             };
-            anneal_sweep(&run->rep[r], &run->kn.ap, &ctl, run->sweep_moves);
+            int64_t moves = run->sweep_moves * (s == 0 ? run->kn.cold_boost : 1);
+            anneal_sweep(&run->rep[r], &run->kn.ap, &ctl, moves);
             publish_counters(run, r);
         }
         pthread_barrier_wait(&run->bar);
@@ -699,6 +721,7 @@ int engine_cpu_run(const struct lcn_graph *g, const struct engine_params *p,
     run->slot_sigma = xmalloc(sizeof(double) * (size_t)R);
     run->rep_at = xmalloc(sizeof(int32_t) * (size_t)R);
     run->slot_of = xmalloc(sizeof(int32_t) * (size_t)R);
+    run->order = xmalloc(sizeof(int32_t) * (size_t)R);
     run->last_sel = xcalloc((size_t)R, sizeof(uint64_t));
     run->last_acc = xcalloc((size_t)R, sizeof(uint64_t));
     run->elite = xmalloc(sizeof(struct lcn_pt) * (size_t)(g->n ? g->n : 1));
@@ -719,6 +742,7 @@ int engine_cpu_run(const struct lcn_graph *g, const struct engine_params *p,
         run->slot_of[r] = r;
     }
     state_release(&proto);
+    set_order(run);
     anneal_energy_init(&run->en, &run->kn.ap, g->m, start_obj.K);
     rng_init(&run->xrng, p->seed, 0, RNG_PURPOSE_EXCHANGE);
     pthread_barrier_init(&run->bar, NULL, (unsigned)run->T);
@@ -847,6 +871,7 @@ int engine_cpu_run(const struct lcn_graph *g, const struct engine_params *p,
     free(run->slot_sigma);
     free(run->rep_at);
     free(run->slot_of);
+    free(run->order);
     free(run->last_sel);
     free(run->last_acc);
     free(run->elite);
