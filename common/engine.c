@@ -7,9 +7,9 @@
  *     then only coordinates: every few milliseconds it drains the progress
  *     queue into on_progress, sends telemetry and checkpoints, and watches
  *     the clock. Every callback therefore runs on the calling thread.
- *   - Replica r belongs to worker r % T. A worker runs one sweep
- *     (sweep_moves moves) on each of its replicas, then all workers meet at
- *     a barrier; worker 0 alone runs the exchange step (elite update,
+ *   - In a sweep, each replica runs sweep_moves moves (the coldest slot's
+ *     times cold_boost) on whichever worker takes it from the shared
+ *     hand-out counter; then all workers meet at a barrier; worker 0 alone runs the exchange step (elite update,
  *     replica exchanges, step-size adaptation, restarts, stop decisions)
  *     while the others wait at a second barrier. Everything the exchange
  *     step decides depends on replica states only, never on timing, so a
