@@ -29,14 +29,32 @@ void anneal_params_default(struct anneal_params *ap)
 
 /* ---- energy ------------------------------------------------------------ */
 
+/*
+ * The table holds f(c) in fixed point (units of 2^-16), each entry capped
+ * at 2^50, so that a move's delta is an exact integer sum: the same for
+ * any order of the change list, hence for either evaluator.
+ */
+#define ENERGY_ONE 65536.0
+#define ENERGY_CAP 1125899906842624.0 /* 2^50 */
+
 static double exp_term(const struct anneal_params *ap, int32_t x)
 {
     double b = ap->base;
-    double capped = x > 60 ? 60 : (double)x;
+    double capped = x > 20 ? 20 : (double)x;
     double v = pow(b, capped) / (1.0 - 1.0 / b);
-    if (x > 60)
-        v *= 1.0 + (double)(x - 60);
+    if (x > 20)
+        v *= 1.0 + (double)(x - 20);
     return v;
+}
+
+static int64_t fixed(double v)
+{
+    v *= ENERGY_ONE;
+    if (!(v < ENERGY_CAP))
+        v = ENERGY_CAP;
+    if (!(v > -ENERGY_CAP))
+        v = -ENERGY_CAP;
+    return (int64_t)llround(v);
 }
 
 void anneal_energy_init(struct anneal_energy *en, const struct anneal_params *ap, int32_t m,
@@ -46,7 +64,9 @@ void anneal_energy_init(struct anneal_energy *en, const struct anneal_params *ap
     if (!(en->ap.base > 1.0))
         en->ap.base = 2.0;
     en->m = m;
-    en->f = xmalloc(sizeof(double) * ((size_t)m + 1));
+    en->f = xmalloc(sizeof(int64_t) * ((size_t)m + 1));
+    en->a_K = fixed(ap->a_K);
+    en->a_nK = fixed(ap->a_nK);
     en->Kref = -1;
     anneal_energy_set_kref(en, Kref);
 }
@@ -65,7 +85,7 @@ void anneal_energy_set_kref(struct anneal_energy *en, int32_t Kref)
             double h = (double)(c - Kref + ap->hinge_off);
             v += ap->hinge_w * h * h;
         }
-        en->f[c] = v;
+        en->f[c] = fixed(v);
     }
 }
 
@@ -77,24 +97,25 @@ void anneal_energy_release(struct anneal_energy *en)
 
 double anneal_energy_of(const struct anneal_energy *en, const struct lcn_state *st)
 {
-    double e = 0;
+    double e = 0; /* a sum of up to m entries of up to 2^50: in double */
     for (int32_t i = 0; i < st->g->m; i++)
-        e += en->f[st->cnt[i]];
+        e += (double)en->f[st->cnt[i]];
     struct lcn_obj o;
     state_obj(st, &o);
-    return e + en->ap.a_K * o.K + en->ap.a_nK * o.nK;
+    return (e + (double)en->a_K * o.K + (double)en->a_nK * o.nK) / ENERGY_ONE;
 }
 
-static double energy_delta(const struct anneal_energy *en, const struct lcn_state *st,
-                           const struct lcn_move *mv, const struct lcn_obj *cur)
+/* The exact energy change of a move, in units of 2^-16. */
+static int64_t energy_delta(const struct anneal_energy *en, const struct lcn_state *st,
+                            const struct lcn_move *mv, const struct lcn_obj *cur)
 {
-    const double *f = en->f;
-    double d = 0;
+    const int64_t *f = en->f;
+    int64_t d = 0;
     for (int32_t i = 0; i < mv->n; i++) {
         int32_t c = st->cnt[mv->edge[i]];
         d += f[c + mv->d[i]] - f[c];
     }
-    return d + en->ap.a_K * (mv->obj.K - cur->K) + en->ap.a_nK * (mv->obj.nK - cur->nK);
+    return d + en->a_K * (mv->obj.K - cur->K) + en->a_nK * (mv->obj.nK - cur->nK);
 }
 
 /* ---- replica ------------------------------------------------------------ */
@@ -296,7 +317,7 @@ int64_t anneal_sweep(struct anneal_replica *r, const struct anneal_params *ap,
             break;
         int32_t v = pick_node(r, ap, &cur);
         int32_t best = -1;
-        double bestd = 0;
+        int64_t bestd = 0;
         for (int32_t w = 0; w < r->W; w++) {
             struct lcn_pt q = pick_point(r, ap, ctl->sigma, v);
             cn->attempted++;
@@ -304,7 +325,7 @@ int64_t anneal_sweep(struct anneal_replica *r, const struct anneal_params *ap,
                 continue;
             cn->valid++;
             cn->evaluated++;
-            double d = energy_delta(en, st, &r->cand[w], &cur);
+            int64_t d = energy_delta(en, st, &r->cand[w], &cur);
             if (best < 0 || d < bestd) {
                 best = w;
                 bestd = d;
@@ -313,7 +334,8 @@ int64_t anneal_sweep(struct anneal_replica *r, const struct anneal_params *ap,
         if (best < 0)
             continue;
         cn->selected++;
-        int accept = bestd <= 0 || (T > 0 && rng_unit53(&r->rng) < exp(-bestd / T));
+        int accept =
+            bestd <= 0 || (T > 0 && rng_unit53(&r->rng) < exp(-(double)bestd / ENERGY_ONE / T));
         if (!accept) {
             cn->rejected++;
             continue;
@@ -325,7 +347,7 @@ int64_t anneal_sweep(struct anneal_replica *r, const struct anneal_params *ap,
             anneal_replica_flush_best(r); /* the state is about to leave its best */
         state_commit(st, mv);
         cn->committed++;
-        r->E += bestd;
+        r->E += (double)bestd / ENERGY_ONE;
         cur = mv->obj;
         if (better) {
             r->best = cur;

@@ -51,11 +51,17 @@ struct anneal_params {
 /* The defaults the engine starts from. */
 void anneal_params_default(struct anneal_params *ap);
 
-/* Per-edge energy table f(0..m) for a given Kref. */
+/*
+ * Per-edge energy table f(0..m) for a given Kref, in fixed point (units of
+ * 2^-16, entries capped at 2^50): a move's energy change is an exact integer
+ * sum, independent of the order of its change list, so both evaluators give
+ * identical trajectories.
+ */
 struct anneal_energy {
     struct anneal_params ap;
     int32_t m, Kref;
-    double *f; /* m + 1 entries */
+    int64_t *f;        /* m + 1 entries */
+    int64_t a_K, a_nK; /* the K and n_K weights, fixed point */
 };
 
 void anneal_energy_init(struct anneal_energy *en, const struct anneal_params *ap, int32_t m,
@@ -63,7 +69,7 @@ void anneal_energy_init(struct anneal_energy *en, const struct anneal_params *ap
 /* Rebuilds the table for another Kref. */
 void anneal_energy_set_kref(struct anneal_energy *en, int32_t Kref);
 void anneal_energy_release(struct anneal_energy *en);
-/* E of a state, from scratch. */
+/* E of a state, from scratch (in energy units, as a double). */
 double anneal_energy_of(const struct anneal_energy *en, const struct lcn_state *st);
 
 /* Counters of one replica (see struct engine_telemetry for their meaning). */

@@ -9,12 +9,11 @@
  *     the clock. Every callback therefore runs on the calling thread.
  *   - In a sweep, each replica runs sweep_moves moves (the coldest slot's
  *     times cold_boost) on whichever worker takes it from the shared
- *     hand-out counter; then all workers meet at a barrier; worker 0 alone runs the exchange step (elite update,
- *     replica exchanges, step-size adaptation, restarts, stop decisions)
- *     while the others wait at a second barrier. Everything the exchange
- *     step decides depends on replica states only, never on timing, so a
- *     run that is not cut by the clock or the cancel flag is a deterministic
- *     function of (graph, layout, parameters) for any number of workers.
+ *     hand-out counter; then all workers meet at a barrier; worker 0 alone runs the exchange step
+ * (elite update, replica exchanges, step-size adaptation, restarts, stop decisions) while the
+ * others wait at a second barrier. Everything the exchange step decides depends on replica states
+ * only, never on timing, so a run that is not cut by the clock or the cancel flag is a
+ * deterministic function of (graph, layout, parameters) for any number of workers.
  *   - Shared between threads: `stop` (atomic; set by anyone, read by all),
  *     the elite layout and the progress queue (mutex `mu`), and the
  *     published telemetry counters (relaxed atomics, written by the owning
@@ -85,6 +84,7 @@ struct cpu_knobs {
     int32_t cold_boost;   /* the coldest slot's replica runs this many sweeps' moves per sweep */
     double start_share;   /* share of the budget the starting layouts may use */
     int32_t starts;       /* bit mask over enum layout_kind */
+    int32_t evaluator;    /* 0 auto (chosen per graph and start), 1 grid, 2 scan */
     double accept_lo, accept_hi; /* step-size adaptation band (accepted / selected) */
     int32_t debug;               /* 1: print per-slot statistics to stderr at the end */
 };
@@ -106,7 +106,7 @@ static void knobs_default(struct cpu_knobs *k)
     k->accept_hi = 0.5;
 }
 
-enum knob_type { KNOB_INT, KNOB_DOUBLE, KNOB_STARTS };
+enum knob_type { KNOB_INT, KNOB_DOUBLE, KNOB_STARTS, KNOB_EVAL };
 
 struct knob {
     const char *name;
@@ -140,6 +140,7 @@ static const struct knob knob_table[] = {
     {"cold_boost", KNOB_INT, offsetof(struct cpu_knobs, cold_boost), 1, 64},
     {"start_share", KNOB_DOUBLE, offsetof(struct cpu_knobs, start_share), 0, 1},
     {"starts", KNOB_STARTS, offsetof(struct cpu_knobs, starts), 0, 0},
+    {"evaluator", KNOB_EVAL, offsetof(struct cpu_knobs, evaluator), 0, 0},
     {"accept_lo", KNOB_DOUBLE, offsetof(struct cpu_knobs, accept_lo), 0, 1},
     {"accept_hi", KNOB_DOUBLE, offsetof(struct cpu_knobs, accept_hi), 0, 1},
     {"debug", KNOB_INT, offsetof(struct cpu_knobs, debug), 0, 1},
@@ -172,6 +173,20 @@ static int knobs_parse(struct cpu_knobs *k, const char *spec, char *err, int err
             break;
         }
         char *end = NULL;
+        if (kb->type == KNOB_EVAL) {
+            int32_t ev = strcmp(val, "auto") == 0   ? 0
+                         : strcmp(val, "grid") == 0 ? 1
+                         : strcmp(val, "scan") == 0 ? 2
+                                                    : -1;
+            if (ev < 0) {
+                snprintf(err, (size_t)errlen, "tuning: evaluator: '%s' is not auto, grid or scan",
+                         val);
+                rc = LCN_EINVAL;
+                break;
+            }
+            *(int32_t *)((char *)k + kb->off) = ev;
+            continue;
+        }
         if (kb->type == KNOB_STARTS) {
             int32_t mask = 0;
             char *s2 = NULL, *vcopy = xstrdup(val);
@@ -731,7 +746,9 @@ int engine_cpu_run(const struct lcn_graph *g, const struct engine_params *p,
     struct lcn_state proto;
     rc = state_init(&proto, g, start);
     LCN_ASSERT(rc == 0); /* the start is valid and in bounds */
-    run->eval = choose_evaluator(&proto, run->kn.ap.proposal_workers);
+    run->eval = run->kn.evaluator == 1   ? STATE_EVAL_GRID
+                : run->kn.evaluator == 2 ? STATE_EVAL_SCAN
+                                         : choose_evaluator(&proto, run->kn.ap.proposal_workers);
     state_set_evaluator(&proto, run->eval);
     for (int32_t r = 0; r < R; r++) {
         anneal_replica_init(&run->rep[r], r, &proto, p->seed, run->kn.ap.proposal_workers);

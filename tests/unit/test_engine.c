@@ -153,6 +153,44 @@ static void test_deterministic(void **state)
     drop(&f);
 }
 
+/* The two evaluators are exact twins: forced one or the other, the engine
+ * follows the very same trajectory (same layout, same counters). */
+static void test_evaluators_same_run(void **state)
+{
+    const enum gen_family fams[3] = {GEN_RANDOM, GEN_GRID, GEN_LARGE};
+    for (int i = 0; i < 3; i++) {
+        struct fixture f;
+        make(&f, fams[i], 50, 0, 20 + (uint64_t)i);
+        struct engine_result r[2];
+        const char *tun[2] = {"evaluator=grid", "evaluator=scan"};
+        for (int k = 0; k < 2; k++) {
+            struct engine_params p;
+            struct seen s;
+            params(&p, &s, &f, 60);
+            p.seed = 3;
+            p.replicas = 4;
+            p.threads = 2;
+            p.move_limit = 1500;
+            p.tuning = tun[k];
+            assert_int_equal(engine_cpu_run(&f.g, &p, &r[k]), 0);
+            check_result(&f, &r[k]);
+            assert_int_equal(s.bad_layout, 0);
+        }
+        assert_string_equal(r[0].evaluator, "grid-delta");
+        assert_string_equal(r[1].evaluator, "scan-delta");
+        assert_int_equal(obj_cmp(&r[0].best, &r[1].best), 0);
+        assert_memory_equal(r[0].layout, r[1].layout, sizeof(struct lcn_pt) * (size_t)f.g.n);
+        assert_int_equal(r[0].tel.attempted, r[1].tel.attempted);
+        assert_int_equal(r[0].tel.valid, r[1].tel.valid);
+        assert_int_equal(r[0].tel.accepted, r[1].tel.accepted);
+        assert_int_equal(r[0].tel.exchanges_accepted, r[1].tel.exchanges_accepted);
+        assert_true(r[0].tel.pair_tests != r[1].tel.pair_tests); /* different work, same answers */
+        engine_result_release(&r[0]);
+        engine_result_release(&r[1]);
+        drop(&f);
+    }
+}
+
 /* The run stops at the deadline, with a valid layout, and does not overshoot much. */
 static void test_deadline(void **state)
 {
@@ -296,6 +334,8 @@ static void test_edge_cases(void **state)
     assert_int_equal(engine_cpu_run(&f.g, &p, &r), LCN_EINVAL);
     p.tuning = "starts=force+nope";
     assert_int_equal(engine_cpu_run(&f.g, &p, &r), LCN_EINVAL);
+    p.tuning = "evaluator=fast";
+    assert_int_equal(engine_cpu_run(&f.g, &p, &r), LCN_EINVAL);
 
     /* an invalid input layout (everything on one point) is repaired */
     for (int32_t v = 0; v < f.g.n; v++)
@@ -344,7 +384,7 @@ int main(void)
         cmocka_unit_test(test_deterministic), cmocka_unit_test(test_deadline),
         cmocka_unit_test(test_cancel),        cmocka_unit_test(test_stop_at_target),
         cmocka_unit_test(test_edge_cases),    cmocka_unit_test(test_layouts),
-        cmocka_unit_test(test_input_first),
+        cmocka_unit_test(test_input_first),   cmocka_unit_test(test_evaluators_same_run),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
