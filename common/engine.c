@@ -77,14 +77,16 @@ void engine_result_release(struct engine_result *r)
 
 struct cpu_knobs {
     struct anneal_params ap;
-    int32_t sweep_moves;  /* moves per replica between exchanges; 0 = from the graph size */
-    double t_lo, t_hi;    /* temperature ladder ends */
-    double t_shape;       /* ladder position f in [0,1] maps to t_lo (t_hi/t_lo)^(f^t_shape) */
-    int32_t stall_sweeps; /* restart the cold half from the elite after this many flat sweeps */
-    int32_t cold_boost;   /* the coldest slot's replica runs this many sweeps' moves per sweep */
-    double start_share;   /* share of the budget the starting layouts may use */
-    int32_t starts;       /* bit mask over enum layout_kind */
-    int32_t evaluator;    /* 0 auto (chosen per graph and start), 1 grid, 2 scan */
+    int32_t sweep_moves;    /* moves per replica between exchanges; 0 = from the graph size */
+    double t_lo, t_hi;      /* temperature ladder ends */
+    double t_shape;         /* ladder position f in [0,1] maps to t_lo (t_hi/t_lo)^(f^t_shape) */
+    int32_t stall_sweeps;   /* restart the cold half from the elite after this many flat sweeps */
+    int32_t cold_boost;     /* the coldest slot's replica runs this many sweeps' moves per sweep */
+    double start_share;     /* share of the budget the starting layouts may use */
+    int32_t starts;         /* bit mask over enum layout_kind */
+    int32_t start_variants; /* rounds of (stress, force) starts with seeds seed + round */
+    int32_t start_rank;     /* 0: rank starts by tuple, 1: by total crossings first */
+    int32_t evaluator;      /* 0 auto (chosen per graph and start), 1 grid, 2 scan */
     double accept_lo, accept_hi; /* step-size adaptation band (accepted / selected) */
     int32_t debug;               /* 1: print per-slot statistics to stderr at the end */
 };
@@ -100,6 +102,8 @@ static void knobs_default(struct cpu_knobs *k)
     k->stall_sweeps = 50;
     k->cold_boost = 1;
     k->start_share = 0.15;
+    k->start_variants = 4;
+    k->start_rank = 0;
     k->starts = (1 << LAYOUT_INPUT) | (1 << LAYOUT_FORCE) | (1 << LAYOUT_STRESS) |
                 (1 << LAYOUT_RANDOM) | (1 << LAYOUT_CIRCLE);
     k->accept_lo = 0.2;
@@ -140,6 +144,8 @@ static const struct knob knob_table[] = {
     {"cold_boost", KNOB_INT, offsetof(struct cpu_knobs, cold_boost), 1, 64},
     {"start_share", KNOB_DOUBLE, offsetof(struct cpu_knobs, start_share), 0, 1},
     {"starts", KNOB_STARTS, offsetof(struct cpu_knobs, starts), 0, 0},
+    {"start_variants", KNOB_INT, offsetof(struct cpu_knobs, start_variants), 1, 1000},
+    {"start_rank", KNOB_INT, offsetof(struct cpu_knobs, start_rank), 0, 1},
     {"evaluator", KNOB_EVAL, offsetof(struct cpu_knobs, evaluator), 0, 0},
     {"accept_lo", KNOB_DOUBLE, offsetof(struct cpu_knobs, accept_lo), 0, 1},
     {"accept_hi", KNOB_DOUBLE, offsetof(struct cpu_knobs, accept_hi), 0, 1},
@@ -605,67 +611,111 @@ static double sampled_crossings(const struct lcn_graph *g, const struct lcn_pt *
     return (double)hits / N * (double)g->m * (double)(g->m - 1) / 2.0;
 }
 
+/* A starting layout and its tuple. */
+struct start {
+    struct lcn_pt *pts;
+    struct lcn_obj obj;
+};
+
+/* Ranking of starts: by tuple, or by total crossings first (start_rank=1). */
+static int start_better(const struct cpu_knobs *kn, const struct lcn_obj *a,
+                        const struct lcn_obj *b)
+{
+    if (kn->start_rank == 1 && a->C != b->C)
+        return a->C < b->C;
+    return obj_cmp(a, b) < 0;
+}
+
 /*
- * Builds the starting layouts allowed by the knobs within the start share
- * of the budget, scores each by its tuple and keeps the best in *best.
- * Reports a progress event for each strict improvement.
+ * Builds starting layouts while the start share of the budget lasts: the
+ * caller's layout, then rounds of (stress, force) variants with seeds
+ * seed+round (round 0 also circle and random), at most start_variants
+ * rounds. Keeps the best `keep` by the start ranking in st[0..*count),
+ * best first, and reports a progress event for each strict improvement of
+ * the best tuple.
  */
-static int build_starts(struct run *run, struct lcn_pt *best, struct lcn_obj *best_obj)
+static int build_starts(struct run *run, struct start *st, int32_t keep, int32_t *count)
 {
     const struct lcn_graph *g = run->g;
     const struct engine_params *p = run->p;
     int64_t budget = p->deadline_ns - p->start_ns;
     int64_t start_deadline = p->start_ns + (int64_t)(run->kn.start_share * (double)budget);
-    /* the caller's layout first (a resumed job's checkpoint must come first), then
-     * stress: cheap on any graph and the best start on sparse ones */
-    static const enum layout_kind order[] = {LAYOUT_INPUT, LAYOUT_STRESS, LAYOUT_FORCE,
-                                             LAYOUT_CIRCLE, LAYOUT_RANDOM};
     static const char *const stage[] = {"start:input", "start:force", "start:stress",
                                         "start:random", "start:circle"};
     struct lcn_pt *pts = xmalloc(sizeof(*pts) * (size_t)(g->n ? g->n : 1));
     int32_t *c = xmalloc(sizeof(int32_t) * (size_t)(g->m ? g->m : 1));
-    int have = 0, rc = 0;
-    for (size_t i = 0; i < LCN_ARRAY_LEN(order); i++) {
-        enum layout_kind k = order[i];
-        if (!(run->kn.starts & (1 << k)))
-            continue;
-        if (k == LAYOUT_INPUT && !p->init)
-            continue;
-        if (have && (k == LAYOUT_RANDOM || k == LAYOUT_CIRCLE) && g->m > 2000)
-            continue; /* long chords: quadratic crossing counts, never competitive */
-        if (have && k == LAYOUT_FORCE && g->n > 3000 &&
-            start_deadline - lcn_now_ns() < (int64_t)g->n * 300000)
-            continue; /* a cut-short force layout of a large graph is tangled and slow to repair */
-        if (have && lcn_now_ns() >= start_deadline)
-            break;
-        if (k == LAYOUT_INPUT && g->m > 2000 &&
-            sampled_crossings(g, p->init, p->has_xy) * 100.0 >
-                0.25 * (double)(p->deadline_ns - lcn_now_ns()))
-            continue; /* repairing and counting it (~100 ns a crossing) would eat the budget */
-        if (have && p->cancel && atomic_load(p->cancel))
-            break;
-        int64_t t_make = lcn_now_ns();
-        int r = layout_make(g, k, p->seed, p->init, p->has_xy, start_deadline, pts);
-        if (run->kn.debug)
-            fprintf(stderr, "start %s: %d in %.3f s (at %.3f s)\n", layout_kind_name(k), r,
-                    (double)(lcn_now_ns() - t_make) / 1e9, elapsed_s(run));
-        if (r == LCN_EINVAL) {
-            rc = r;
-            break;
+    int have = 0, rc = 0, stop = 0;
+    struct lcn_obj best_tuple = {0, 0, 0, 0};
+    *count = 0;
+    for (int32_t round = 0; round < run->kn.start_variants && !stop && !rc; round++) {
+        /* the caller's layout first (a resumed job's checkpoint must come first),
+         * then stress: cheap on any graph and the best start on sparse ones */
+        static const enum layout_kind order[] = {LAYOUT_INPUT, LAYOUT_STRESS, LAYOUT_FORCE,
+                                                 LAYOUT_CIRCLE, LAYOUT_RANDOM};
+        for (size_t i = 0; i < LCN_ARRAY_LEN(order); i++) {
+            enum layout_kind k = order[i];
+            if (!(run->kn.starts & (1 << k)))
+                continue;
+            if (round > 0 && k != LAYOUT_STRESS && k != LAYOUT_FORCE)
+                continue;
+            if (k == LAYOUT_INPUT && !p->init)
+                continue;
+            if (have && (k == LAYOUT_RANDOM || k == LAYOUT_CIRCLE) && g->m > 2000)
+                continue; /* long chords: quadratic crossing counts, never competitive */
+            if (have && k == LAYOUT_FORCE && g->n > 3000 &&
+                start_deadline - lcn_now_ns() < (int64_t)g->n * 300000)
+                continue; /* a cut-short force layout of a large graph is tangled and slow to repair
+                           */
+            if (have && (lcn_now_ns() >= start_deadline || (p->cancel && atomic_load(p->cancel)))) {
+                stop = 1;
+                break;
+            }
+            if (k == LAYOUT_INPUT && g->m > 2000 &&
+                sampled_crossings(g, p->init, p->has_xy) * 100.0 >
+                    0.25 * (double)(p->deadline_ns - lcn_now_ns()))
+                continue; /* repairing and counting it (~100 ns a crossing) would eat the budget */
+            int64_t t_make = lcn_now_ns();
+            int r = layout_make(g, k, p->seed + (uint64_t)round, p->init, p->has_xy, start_deadline,
+                                pts);
+            if (run->kn.debug)
+                fprintf(stderr, "start %s#%d: %d in %.3f s (at %.3f s)\n", layout_kind_name(k),
+                        round, r, (double)(lcn_now_ns() - t_make) / 1e9, elapsed_s(run));
+            if (r == LCN_EINVAL) {
+                rc = r;
+                break;
+            }
+            if (r)
+                continue;
+            crossings_grid(g, pts, c, 0);
+            struct lcn_obj o;
+            obj_from_counts(&o, c, g->m);
+            if (run->kn.debug) {
+                char b[96];
+                obj_format(&o, b, sizeof(b));
+                fprintf(stderr, "  -> %s\n", b);
+            }
+            if (!have || obj_cmp(&o, &best_tuple) < 0) {
+                best_tuple = o;
+                pthread_mutex_lock(&run->mu);
+                note_best_locked(run, &o, stage[k]);
+                pthread_mutex_unlock(&run->mu);
+            }
+            have = 1;
+            /* insert into the kept list, best first */
+            int32_t pos = *count;
+            while (pos > 0 && start_better(&run->kn, &o, &st[pos - 1].obj))
+                pos--;
+            if (pos >= keep)
+                continue;
+            struct start tmp = st[keep - 1]; /* reuse the buffer that falls off */
+            if (*count < keep)
+                tmp = st[*count], (*count)++;
+            for (int32_t j = *count - 1; j > pos; j--)
+                st[j] = st[j - 1];
+            st[pos] = tmp;
+            memcpy(st[pos].pts, pts, sizeof(*pts) * (size_t)g->n);
+            st[pos].obj = o;
         }
-        if (r)
-            continue;
-        crossings_grid(g, pts, c, 0);
-        struct lcn_obj o;
-        obj_from_counts(&o, c, g->m);
-        if (!have || obj_cmp(&o, best_obj) < 0) {
-            memcpy(best, pts, sizeof(*pts) * (size_t)g->n);
-            *best_obj = o;
-            pthread_mutex_lock(&run->mu);
-            note_best_locked(run, &o, stage[k]);
-            pthread_mutex_unlock(&run->mu);
-        }
-        have = 1;
     }
     free(c);
     free(pts);
@@ -703,23 +753,37 @@ int engine_cpu_run(const struct lcn_graph *g, const struct engine_params *p,
     run->elite_obj = run->gbest;
     run->ttt = -1;
 
-    struct lcn_pt *start = xmalloc(sizeof(*start) * (size_t)(g->n ? g->n : 1));
-    struct lcn_obj start_obj;
-    rc = build_starts(run, start, &start_obj);
+    /* R ranked starts; replica r starts from starts[r % nstarts] */
+    int32_t keep = LCN_MAX(1, run->R), nstarts = 0;
+    struct start *starts = xcalloc((size_t)keep, sizeof(*starts));
+    for (int32_t i = 0; i < keep; i++)
+        starts[i].pts = xmalloc(sizeof(struct lcn_pt) * (size_t)(g->n ? g->n : 1));
+    rc = build_starts(run, starts, keep, &nstarts);
     if (rc) {
-        free(start);
+        for (int32_t i = 0; i < keep; i++)
+            free(starts[i].pts);
+        free(starts);
         pthread_mutex_destroy(&run->mu);
         free(run);
         return rc;
     }
     drain_events(run);
+    /* the elite starts as the best tuple among them (the best reported) */
+    int32_t ebest = 0;
+    for (int32_t i = 1; i < nstarts; i++)
+        if (obj_cmp(&starts[i].obj, &starts[ebest].obj) < 0)
+            ebest = i;
+    const struct lcn_pt *start = starts[ebest].pts;
+    struct lcn_obj start_obj = starts[ebest].obj;
 
     /* time the oracle once: the annealing stops early enough to validate */
     int64_t t0 = lcn_now_ns();
     rc = oracle_check(g, start, &start_obj);
     int64_t t_val = lcn_now_ns() - t0;
     if (rc) {
-        free(start);
+        for (int32_t i = 0; i < keep; i++)
+            free(starts[i].pts);
+        free(starts);
         pthread_mutex_destroy(&run->mu);
         free(run);
         return LCN_ECORRUPT;
@@ -743,22 +807,34 @@ int engine_cpu_run(const struct lcn_graph *g, const struct engine_params *p,
     memcpy(run->elite, start, sizeof(struct lcn_pt) * (size_t)g->n);
     run->elite_obj = start_obj;
     int32_t maxdim = LCN_MAX(g->width, g->height);
-    struct lcn_state proto;
-    rc = state_init(&proto, g, start);
+    struct lcn_state *proto = xcalloc((size_t)nstarts, sizeof(*proto));
+    rc = state_init(&proto[ebest], g, start);
     LCN_ASSERT(rc == 0); /* the start is valid and in bounds */
-    run->eval = run->kn.evaluator == 1   ? STATE_EVAL_GRID
-                : run->kn.evaluator == 2 ? STATE_EVAL_SCAN
-                                         : choose_evaluator(&proto, run->kn.ap.proposal_workers);
-    state_set_evaluator(&proto, run->eval);
+    run->eval = run->kn.evaluator == 1 ? STATE_EVAL_GRID
+                : run->kn.evaluator == 2
+                    ? STATE_EVAL_SCAN
+                    : choose_evaluator(&proto[ebest], run->kn.ap.proposal_workers);
+    state_set_evaluator(&proto[ebest], run->eval);
+    for (int32_t i = 0; i < nstarts && i < R; i++) {
+        if (i == ebest)
+            continue;
+        rc = state_init(&proto[i], g, starts[i].pts);
+        LCN_ASSERT(rc == 0);
+        state_set_evaluator(&proto[i], run->eval);
+    }
     for (int32_t r = 0; r < R; r++) {
-        anneal_replica_init(&run->rep[r], r, &proto, p->seed, run->kn.ap.proposal_workers);
+        anneal_replica_init(&run->rep[r], r, &proto[r % nstarts], p->seed,
+                            run->kn.ap.proposal_workers);
         double f = R > 1 ? (double)r / (R - 1) : 0;
         run->slot_T[r] = run->kn.t_lo * pow(run->kn.t_hi / run->kn.t_lo, pow(f, run->kn.t_shape));
         run->slot_sigma[r] = LCN_MAX(1.0, maxdim * (0.02 + 0.2 * f));
         run->rep_at[r] = r;
         run->slot_of[r] = r;
     }
-    state_release(&proto);
+    for (int32_t i = 0; i < nstarts; i++)
+        if (proto[i].g)
+            state_release(&proto[i]);
+    free(proto);
     set_order(run);
     anneal_energy_init(&run->en, &run->kn.ap, g->m, start_obj.K);
     rng_init(&run->xrng, p->seed, 0, RNG_PURPOSE_EXCHANGE);
@@ -892,7 +968,9 @@ int engine_cpu_run(const struct lcn_graph *g, const struct engine_params *p,
     free(run->last_sel);
     free(run->last_acc);
     free(run->elite);
-    free(start);
+    for (int32_t i = 0; i < keep; i++)
+        free(starts[i].pts);
+    free(starts);
     pthread_mutex_destroy(&run->mu);
     free(run);
     return rc;
