@@ -86,6 +86,8 @@ struct cpu_knobs {
     int32_t starts;         /* bit mask over enum layout_kind */
     int32_t start_variants; /* rounds of (stress, force) starts with seeds seed + round */
     int32_t start_rank;     /* 0: rank starts by tuple, 1: by total crossings first */
+    int32_t start_spread;   /* 1: replica r starts from the r-th start; 0: all from the best;
+                               -1: 1 on sparse graphs (m <= 2.5 n), else 0 */
     int32_t evaluator;      /* 0 auto (chosen per graph and start), 1 grid, 2 scan */
     double accept_lo, accept_hi; /* step-size adaptation band (accepted / selected) */
     int32_t debug;               /* 1: print per-slot statistics to stderr at the end */
@@ -104,6 +106,7 @@ static void knobs_default(struct cpu_knobs *k)
     k->start_share = 0.15;
     k->start_variants = 4;
     k->start_rank = 0;
+    k->start_spread = -1;
     k->starts = (1 << LAYOUT_INPUT) | (1 << LAYOUT_FORCE) | (1 << LAYOUT_STRESS) |
                 (1 << LAYOUT_RANDOM) | (1 << LAYOUT_CIRCLE);
     k->accept_lo = 0.2;
@@ -146,6 +149,7 @@ static const struct knob knob_table[] = {
     {"starts", KNOB_STARTS, offsetof(struct cpu_knobs, starts), 0, 0},
     {"start_variants", KNOB_INT, offsetof(struct cpu_knobs, start_variants), 1, 1000},
     {"start_rank", KNOB_INT, offsetof(struct cpu_knobs, start_rank), 0, 1},
+    {"start_spread", KNOB_INT, offsetof(struct cpu_knobs, start_spread), -1, 1},
     {"evaluator", KNOB_EVAL, offsetof(struct cpu_knobs, evaluator), 0, 0},
     {"accept_lo", KNOB_DOUBLE, offsetof(struct cpu_knobs, accept_lo), 0, 1},
     {"accept_hi", KNOB_DOUBLE, offsetof(struct cpu_knobs, accept_hi), 0, 1},
@@ -754,6 +758,8 @@ int engine_cpu_run(const struct lcn_graph *g, const struct engine_params *p,
     run->ttt = -1;
 
     /* R ranked starts; replica r starts from starts[r % nstarts] */
+    if (run->kn.start_spread < 0)
+        run->kn.start_spread = 2 * (int64_t)g->m <= 5 * (int64_t)g->n;
     int32_t keep = LCN_MAX(1, run->R), nstarts = 0;
     struct start *starts = xcalloc((size_t)keep, sizeof(*starts));
     for (int32_t i = 0; i < keep; i++)
@@ -815,7 +821,7 @@ int engine_cpu_run(const struct lcn_graph *g, const struct engine_params *p,
                     ? STATE_EVAL_SCAN
                     : choose_evaluator(&proto[ebest], run->kn.ap.proposal_workers);
     state_set_evaluator(&proto[ebest], run->eval);
-    for (int32_t i = 0; i < nstarts && i < R; i++) {
+    for (int32_t i = 0; i < nstarts && i < R && run->kn.start_spread; i++) {
         if (i == ebest)
             continue;
         rc = state_init(&proto[i], g, starts[i].pts);
@@ -823,8 +829,8 @@ int engine_cpu_run(const struct lcn_graph *g, const struct engine_params *p,
         state_set_evaluator(&proto[i], run->eval);
     }
     for (int32_t r = 0; r < R; r++) {
-        anneal_replica_init(&run->rep[r], r, &proto[r % nstarts], p->seed,
-                            run->kn.ap.proposal_workers);
+        anneal_replica_init(&run->rep[r], r, &proto[run->kn.start_spread ? r % nstarts : ebest],
+                            p->seed, run->kn.ap.proposal_workers);
         double f = R > 1 ? (double)r / (R - 1) : 0;
         run->slot_T[r] = run->kn.t_lo * pow(run->kn.t_hi / run->kn.t_lo, pow(f, run->kn.t_shape));
         run->slot_sigma[r] = LCN_MAX(1.0, maxdim * (0.02 + 0.2 * f));
