@@ -540,18 +540,20 @@ static int64_t auto_sweep_moves(const struct lcn_graph *g)
 }
 
 /*
- * Picks the evaluator for this graph and start layout, deterministically:
- * the same sample of proposals (random nodes, local steps) is evaluated by
- * both, and their pair-test counts are weighed by the per-test costs
- * measured on the reference machine (a grid test costs about 30 vectorised
- * scan tests, with its cell walks and deduplication).
+ * Picks the faster evaluator for this graph and start by timing both on
+ * the same sample of moves (W candidates for each of a few nodes, local and
+ * medium steps). The two evaluators are exact twins and the energy is exact
+ * (anneal.h), so the run's trajectory and result do not depend on this
+ * timing-based choice, only its speed does (tests/unit/test_engine.c runs
+ * both and compares the layouts).
  */
 static enum state_eval choose_evaluator(const struct lcn_state *proto, int32_t workers)
 {
     const struct lcn_graph *g = proto->g;
     if (g->m == 0 || g->n == 0)
         return STATE_EVAL_GRID;
-    double cost[2] = {0, 0};
+    double ns_per[2] = {0, 0};
+    int32_t W = LCN_MAX(1, workers);
     for (int ev = 0; ev < 2; ev++) {
         struct lcn_state st;
         state_clone(&st, proto);
@@ -560,31 +562,32 @@ static enum state_eval choose_evaluator(const struct lcn_state *proto, int32_t w
         move_init(&mv);
         struct lcn_rng r;
         rng_init(&r, 0x45564131u, 0, RNG_PURPOSE_INIT);
-        int32_t rad = LCN_MAX(1, LCN_MAX(g->width, g->height) / 64);
-        const int N = 128;
-        int64_t scans = 0;
-        for (int i = 0; i < N; i++) {
+        int32_t maxdim = LCN_MAX(g->width, g->height);
+        int64_t t0 = lcn_now_ns(), spent = 0;
+        int32_t done = 0;
+        for (int32_t i = 0; i < 256 && (i < 8 || spent < 3000000); i++) {
             int32_t v = (int32_t)rng_below(&r, (uint32_t)g->n);
-            struct lcn_pt q = st.pts[v];
-            q.x = LCN_MAX(
-                0, LCN_MIN(g->width, q.x + (int32_t)rng_below(&r, 2 * (uint32_t)rad + 1) - rad));
-            q.y = LCN_MAX(
-                0, LCN_MIN(g->height, q.y + (int32_t)rng_below(&r, 2 * (uint32_t)rad + 1) - rad));
-            st.ocache_v = -1; /* as for the first of W proposals */
-            if (state_propose(&st, v, q, &mv))
-                scans += 2 * graph_degree(g, v);
+            int32_t rad = LCN_MAX(1, (i & 1) ? maxdim / 8 : maxdim / 64);
+            for (int32_t w = 0; w < W; w++) {
+                struct lcn_pt q = st.pts[v];
+                q.x =
+                    LCN_MAX(0, LCN_MIN(g->width,
+                                       q.x + (int32_t)rng_below(&r, 2 * (uint32_t)rad + 1) - rad));
+                q.y =
+                    LCN_MAX(0, LCN_MIN(g->height,
+                                       q.y + (int32_t)rng_below(&r, 2 * (uint32_t)rad + 1) - rad));
+                state_propose(&st, v, q, &mv);
+                done++;
+            }
+            spent = lcn_now_ns() - t0;
         }
-        if (ev == STATE_EVAL_GRID) {
-            cost[ev] = 30.0 * (double)st.pair_tests + 400.0 * N;
-        } else {
-            /* the before-move half is shared by the W proposals of a move */
-            double w = (double)LCN_MAX(1, workers);
-            cost[ev] = (double)scans * g->m * 0.5 * (1.0 + 1.0 / w) + 200.0 * N;
-        }
+        ns_per[ev] = (double)spent / LCN_MAX(1, done);
         move_release(&mv);
         state_release(&st);
     }
-    return cost[STATE_EVAL_SCAN] < cost[STATE_EVAL_GRID] ? STATE_EVAL_SCAN : STATE_EVAL_GRID;
+    if (getenv("LCN_EVAL_DEBUG"))
+        fprintf(stderr, "evaluator ns per proposal: grid %.0f scan %.0f\n", ns_per[0], ns_per[1]);
+    return ns_per[STATE_EVAL_SCAN] < ns_per[STATE_EVAL_GRID] ? STATE_EVAL_SCAN : STATE_EVAL_GRID;
 }
 
 /*
