@@ -65,9 +65,8 @@ static void check_partners(const struct lcn_graph *g, struct lcn_state *a, struc
     for (int t = 0; t < 5 && g->m > 0; t++) {
         int32_t e = (int32_t)rng_below(r, (uint32_t)g->m), k = 0;
         for (int32_t f = 0; f < g->m; f++)
-            if (!graph_adjacent(g, e, f) &&
-                geom_segments_meet(a->pts[g->eu[e]], a->pts[g->ev[e]], a->pts[g->eu[f]],
-                                   a->pts[g->ev[f]]))
+            if (!graph_adjacent(g, e, f) && geom_segments_meet(a->pts[g->eu[e]], a->pts[g->ev[e]],
+                                                               a->pts[g->eu[f]], a->pts[g->ev[f]]))
                 want[k++] = f;
         assert_int_equal(k, a->cnt[e]);
         assert_int_equal(state_edge_partners(a, e, pa), k);
