@@ -547,7 +547,7 @@ static int64_t auto_sweep_moves(const struct lcn_graph *g)
  * timing-based choice, only its speed does (tests/unit/test_engine.c runs
  * both and compares the layouts).
  */
-static enum state_eval choose_evaluator(const struct lcn_state *proto, int32_t workers)
+static enum state_eval choose_evaluator(const struct lcn_state *proto, int32_t workers, int debug)
 {
     const struct lcn_graph *g = proto->g;
     if (g->m == 0 || g->n == 0)
@@ -585,7 +585,7 @@ static enum state_eval choose_evaluator(const struct lcn_state *proto, int32_t w
         move_release(&mv);
         state_release(&st);
     }
-    if (getenv("LCN_EVAL_DEBUG"))
+    if (debug)
         fprintf(stderr, "evaluator ns per proposal: grid %.0f scan %.0f\n", ns_per[0], ns_per[1]);
     return ns_per[STATE_EVAL_SCAN] < ns_per[STATE_EVAL_GRID] ? STATE_EVAL_SCAN : STATE_EVAL_GRID;
 }
@@ -822,7 +822,7 @@ int engine_cpu_run(const struct lcn_graph *g, const struct engine_params *p,
     run->eval = run->kn.evaluator == 1 ? STATE_EVAL_GRID
                 : run->kn.evaluator == 2
                     ? STATE_EVAL_SCAN
-                    : choose_evaluator(&proto[ebest], run->kn.ap.proposal_workers);
+                    : choose_evaluator(&proto[ebest], run->kn.ap.proposal_workers, run->kn.debug);
     state_set_evaluator(&proto[ebest], run->eval);
     for (int32_t i = 0; i < nstarts && i < R && run->kn.start_spread; i++) {
         if (i == ebest)
