@@ -14,6 +14,7 @@ void anneal_params_default(struct anneal_params *ap)
     ap->p_global = 0.05;
     ap->p_bary = 0.15;
     ap->p_focus = 0.3;
+    ap->p_partner = 0;
     ap->p_weighted = 0.3;
     ap->focus_slack = 1;
     ap->a_K = 0;
@@ -98,13 +99,12 @@ static double energy_delta(const struct anneal_energy *en, const struct lcn_stat
 
 /* ---- replica ------------------------------------------------------------ */
 
-int anneal_replica_init(struct anneal_replica *r, int32_t id, const struct lcn_graph *g,
-                        const struct lcn_pt *start, uint64_t seed, int32_t workers)
+void anneal_replica_init(struct anneal_replica *r, int32_t id, const struct lcn_state *proto,
+                         uint64_t seed, int32_t workers)
 {
     memset(r, 0, sizeof(*r));
-    int rc = state_init(&r->st, g, start);
-    if (rc)
-        return rc;
+    const struct lcn_graph *g = proto->g;
+    state_clone(&r->st, proto);
     r->id = id;
     r->g = g;
     rng_init(&r->rng, seed, (uint32_t)id, RNG_PURPOSE_MOVE);
@@ -113,13 +113,13 @@ int anneal_replica_init(struct anneal_replica *r, int32_t id, const struct lcn_g
     for (int32_t w = 0; w < r->W; w++)
         move_init(&r->cand[w]);
     r->best_pts = xmalloc(sizeof(struct lcn_pt) * (size_t)(g->n ? g->n : 1));
-    memcpy(r->best_pts, start, sizeof(struct lcn_pt) * (size_t)g->n);
+    memcpy(r->best_pts, proto->pts, sizeof(struct lcn_pt) * (size_t)g->n);
     state_obj(&r->st, &r->best);
     r->best_pending = 0;
     r->hot = xmalloc(sizeof(int32_t) * (size_t)(g->m ? g->m : 1));
+    r->partners = xmalloc(sizeof(int32_t) * (size_t)(g->m ? g->m : 1));
     r->nhot = 0;
     r->hot_K = -1;
-    return 0;
 }
 
 void anneal_replica_release(struct anneal_replica *r)
@@ -129,6 +129,7 @@ void anneal_replica_release(struct anneal_replica *r)
     free(r->cand);
     free(r->best_pts);
     free(r->hot);
+    free(r->partners);
     state_release(&r->st);
     memset(r, 0, sizeof(*r));
 }
@@ -194,17 +195,23 @@ static int32_t pick_node(struct anneal_replica *r, const struct anneal_params *a
     const struct lcn_graph *g = r->g;
     if (g->m > 0 && cur->K > 0) {
         double u = rng_unit53(&r->rng);
-        if (u < ap->p_focus) {
+        if (u < ap->p_focus + ap->p_partner) {
             if (r->hot_K != cur->K || r->hot_stale > 32)
                 rebuild_hot(r, cur->K, ap->focus_slack);
             int32_t lo = LCN_MAX(1, cur->K - ap->focus_slack);
             for (int t = 0; t < 4 && r->nhot > 0; t++) {
                 int32_t e = r->hot[rng_below(&r->rng, (uint32_t)r->nhot)];
-                if (r->st.cnt[e] >= lo)
+                if (r->st.cnt[e] < lo) {
+                    r->hot_stale++;
+                    continue;
+                }
+                if (u < ap->p_focus)
                     return endpoint(r, e);
-                r->hot_stale++;
+                int32_t k = state_edge_partners(&r->st, e, r->partners);
+                if (k > 0)
+                    return endpoint(r, r->partners[rng_below(&r->rng, (uint32_t)k)]);
             }
-        } else if (u < ap->p_focus + ap->p_weighted) {
+        } else if (u < ap->p_focus + ap->p_partner + ap->p_weighted) {
             for (int t = 0; t < 16; t++) {
                 int32_t e = (int32_t)rng_below(&r->rng, (uint32_t)g->m);
                 if ((int32_t)rng_below(&r->rng, (uint32_t)cur->K) < r->st.cnt[e])

@@ -39,6 +39,7 @@ struct anneal_params {
     double p_bary;   /* near the barycentre of the node's neighbours */
     /* which node moves (the rest: uniform) */
     double p_focus;      /* an endpoint of an edge with c[e] >= K - focus_slack */
+    double p_partner;    /* an endpoint of an edge crossing such an edge */
     double p_weighted;   /* an endpoint of an edge drawn with probability ~ c[e] */
     int32_t focus_slack; /* >= 0 */
     /* energy */
@@ -102,6 +103,7 @@ struct anneal_replica {
     /* edges with c[e] >= K - slack, rebuilt lazily */
     int32_t *hot;
     int32_t nhot, hot_K, hot_stale;
+    int32_t *partners; /* scratch for state_edge_partners */
     /* gaussian pair cache */
     double gauss_spare;
     int have_spare;
@@ -109,11 +111,11 @@ struct anneal_replica {
 };
 
 /*
- * Sets up a replica on a valid start layout (n points, copied). The RNG is
- * the stream `id` of key `seed`. Returns 0 or a negative LCN_E* code.
+ * Sets up a replica as a copy (state_clone) of `proto`, a state on a valid
+ * start layout. The RNG is the stream `id` of key `seed`.
  */
-int anneal_replica_init(struct anneal_replica *r, int32_t id, const struct lcn_graph *g,
-                        const struct lcn_pt *start, uint64_t seed, int32_t workers);
+void anneal_replica_init(struct anneal_replica *r, int32_t id, const struct lcn_state *proto,
+                         uint64_t seed, int32_t workers);
 void anneal_replica_release(struct anneal_replica *r);
 
 /* Replaces the current layout (a valid one, e.g. the elite); keeps best tracking. */

@@ -117,6 +117,7 @@ static const struct knob knob_table[] = {
     {"p_global", KNOB_DOUBLE, AP(p_global), 0, 1},
     {"p_bary", KNOB_DOUBLE, AP(p_bary), 0, 1},
     {"p_focus", KNOB_DOUBLE, AP(p_focus), 0, 1},
+    {"p_partner", KNOB_DOUBLE, AP(p_partner), 0, 1},
     {"p_weighted", KNOB_DOUBLE, AP(p_weighted), 0, 1},
     {"focus_slack", KNOB_INT, AP(focus_slack), 0, 1e6},
     {"a_K", KNOB_DOUBLE, AP(a_K), 0, 1e9},
@@ -495,16 +496,15 @@ static int64_t auto_sweep_moves(const struct lcn_graph *g)
  * measured on the reference machine (a grid test costs about 30 vectorised
  * scan tests, with its cell walks and deduplication).
  */
-static enum state_eval choose_evaluator(const struct lcn_graph *g, const struct lcn_pt *start,
-                                        int32_t workers)
+static enum state_eval choose_evaluator(const struct lcn_state *proto, int32_t workers)
 {
+    const struct lcn_graph *g = proto->g;
     if (g->m == 0 || g->n == 0)
         return STATE_EVAL_GRID;
-    double cost[2];
+    double cost[2] = {0, 0};
     for (int ev = 0; ev < 2; ev++) {
         struct lcn_state st;
-        if (state_init(&st, g, start) != 0)
-            return STATE_EVAL_GRID;
+        state_clone(&st, proto);
         state_set_evaluator(&st, (enum state_eval)ev);
         struct lcn_move mv;
         move_init(&mv);
@@ -538,6 +538,34 @@ static enum state_eval choose_evaluator(const struct lcn_graph *g, const struct 
 }
 
 /*
+ * An estimate of the number of crossing pairs of a (possibly invalid)
+ * layout from 20,000 random edge pairs, each tested exactly: cheap on any
+ * layout, unlike a full count of a layout with millions of crossings.
+ * Nodes without coordinates make their edges count as not crossing.
+ */
+static double sampled_crossings(const struct lcn_graph *g, const struct lcn_pt *pts,
+                                const uint8_t *has_xy)
+{
+    if (g->m < 2)
+        return 0;
+    struct lcn_rng r;
+    rng_init(&r, 0x53414d50u, 0, RNG_PURPOSE_INIT);
+    const int N = 20000;
+    int hits = 0;
+    for (int i = 0; i < N; i++) {
+        int32_t e = (int32_t)rng_below(&r, (uint32_t)g->m),
+                f = (int32_t)rng_below(&r, (uint32_t)g->m);
+        if (graph_adjacent(g, e, f))
+            continue;
+        if (has_xy &&
+            (!has_xy[g->eu[e]] || !has_xy[g->ev[e]] || !has_xy[g->eu[f]] || !has_xy[g->ev[f]]))
+            continue;
+        hits += geom_segments_meet(pts[g->eu[e]], pts[g->ev[e]], pts[g->eu[f]], pts[g->ev[f]]);
+    }
+    return (double)hits / N * (double)g->m * (double)(g->m - 1) / 2.0;
+}
+
+/*
  * Builds the starting layouts allowed by the knobs within the start share
  * of the budget, scores each by its tuple and keeps the best in *best.
  * Reports a progress event for each strict improvement.
@@ -548,6 +576,8 @@ static int build_starts(struct run *run, struct lcn_pt *best, struct lcn_obj *be
     const struct engine_params *p = run->p;
     int64_t budget = p->deadline_ns - p->start_ns;
     int64_t start_deadline = p->start_ns + (int64_t)(run->kn.start_share * (double)budget);
+    /* the caller's layout first (a resumed job's checkpoint must come first), then
+     * stress: cheap on any graph and the best start on sparse ones */
     static const enum layout_kind order[] = {LAYOUT_INPUT, LAYOUT_STRESS, LAYOUT_FORCE,
                                              LAYOUT_CIRCLE, LAYOUT_RANDOM};
     static const char *const stage[] = {"start:input", "start:force", "start:stress",
@@ -561,13 +591,24 @@ static int build_starts(struct run *run, struct lcn_pt *best, struct lcn_obj *be
             continue;
         if (k == LAYOUT_INPUT && !p->init)
             continue;
-        if ((k == LAYOUT_RANDOM || k == LAYOUT_CIRCLE) && g->m > 20000)
+        if (have && (k == LAYOUT_RANDOM || k == LAYOUT_CIRCLE) && g->m > 2000)
             continue; /* long chords: quadratic crossing counts, never competitive */
+        if (have && k == LAYOUT_FORCE && g->n > 3000 &&
+            start_deadline - lcn_now_ns() < (int64_t)g->n * 300000)
+            continue; /* a cut-short force layout of a large graph is tangled and slow to repair */
         if (have && lcn_now_ns() >= start_deadline)
             break;
+        if (k == LAYOUT_INPUT && g->m > 2000 &&
+            sampled_crossings(g, p->init, p->has_xy) * 100.0 >
+                0.25 * (double)(p->deadline_ns - lcn_now_ns()))
+            continue; /* repairing and counting it (~100 ns a crossing) would eat the budget */
         if (have && p->cancel && atomic_load(p->cancel))
             break;
+        int64_t t_make = lcn_now_ns();
         int r = layout_make(g, k, p->seed, p->init, p->has_xy, start_deadline, pts);
+        if (run->kn.debug)
+            fprintf(stderr, "start %s: %d in %.3f s (at %.3f s)\n", layout_kind_name(k), r,
+                    (double)(lcn_now_ns() - t_make) / 1e9, elapsed_s(run));
         if (r == LCN_EINVAL) {
             rc = r;
             break;
@@ -643,7 +684,10 @@ int engine_cpu_run(const struct lcn_graph *g, const struct engine_params *p,
         free(run);
         return LCN_ECORRUPT;
     }
-    run->stop_ns = p->deadline_ns - LCN_MAX((int64_t)2000000, 3 * t_val);
+    run->stop_ns = p->deadline_ns - LCN_MAX((int64_t)5000000, 3 * t_val / 2 + 2000000);
+    if (run->kn.debug)
+        fprintf(stderr, "starts done at %.3f s, oracle %.3f s\n", elapsed_s(run),
+                (double)t_val / 1e9);
 
     int32_t R = run->R;
     run->rep = xcalloc((size_t)R, sizeof(*run->rep));
@@ -658,18 +702,20 @@ int engine_cpu_run(const struct lcn_graph *g, const struct engine_params *p,
     memcpy(run->elite, start, sizeof(struct lcn_pt) * (size_t)g->n);
     run->elite_obj = start_obj;
     int32_t maxdim = LCN_MAX(g->width, g->height);
+    struct lcn_state proto;
+    rc = state_init(&proto, g, start);
+    LCN_ASSERT(rc == 0); /* the start is valid and in bounds */
+    run->eval = choose_evaluator(&proto, run->kn.ap.proposal_workers);
+    state_set_evaluator(&proto, run->eval);
     for (int32_t r = 0; r < R; r++) {
-        rc = anneal_replica_init(&run->rep[r], r, g, start, p->seed, run->kn.ap.proposal_workers);
-        LCN_ASSERT(rc == 0); /* the start is valid and in bounds */
+        anneal_replica_init(&run->rep[r], r, &proto, p->seed, run->kn.ap.proposal_workers);
         double f = R > 1 ? (double)r / (R - 1) : 0;
         run->slot_T[r] = run->kn.t_lo * pow(run->kn.t_hi / run->kn.t_lo, f);
         run->slot_sigma[r] = LCN_MAX(1.0, maxdim * (0.02 + 0.2 * f));
         run->rep_at[r] = r;
         run->slot_of[r] = r;
     }
-    run->eval = choose_evaluator(g, start, run->kn.ap.proposal_workers);
-    for (int32_t r = 0; r < R; r++)
-        state_set_evaluator(&run->rep[r].st, run->eval);
+    state_release(&proto);
     anneal_energy_init(&run->en, &run->kn.ap, g->m, start_obj.K);
     rng_init(&run->xrng, p->seed, 0, RNG_PURPOSE_EXCHANGE);
     pthread_barrier_init(&run->bar, NULL, (unsigned)run->T);
@@ -681,6 +727,8 @@ int engine_cpu_run(const struct lcn_graph *g, const struct engine_params *p,
     struct lcn_pt *snap = xmalloc(sizeof(struct lcn_pt) * (size_t)(g->n ? g->n : 1));
     int corrupt = 0;
 
+    if (run->kn.debug)
+        fprintf(stderr, "replicas ready at %.3f s, evaluator %d\n", elapsed_s(run), (int)run->eval);
     struct worker *ws = xcalloc((size_t)run->T, sizeof(*ws));
     if (g->m == 0 || start_obj.C == 0) {
         run->stop_reason = ENGINE_STOP_OPTIMAL;

@@ -7,6 +7,12 @@
 #include "err.h"
 #include "util.h"
 
+/* Array length for m entries rounded up to whole blocks of 16 (SCAN kernels). */
+static size_t padded16(int32_t m)
+{
+    return ((size_t)m + 16) & ~(size_t)15;
+}
+
 static int32_t node_side(int32_t n)
 {
     int32_t s = 1;
@@ -30,7 +36,8 @@ static inline void soa_set(struct lcn_state *st, int32_t e)
     st->ey1[e] = b.y;
 }
 
-static void build_indexes(struct lcn_state *st)
+/* Rebuilds grids, counts (recounted, or copied from `counts`), histogram and SoA. */
+static void build_indexes_from(struct lcn_state *st, const int32_t *counts)
 {
     const struct lcn_graph *g = st->g;
     grid_clear(&st->eg);
@@ -39,13 +46,48 @@ static void build_indexes(struct lcn_state *st)
         grid_add_segment(&st->eg, e, st->pts[g->eu[e]], st->pts[g->ev[e]]);
     for (int32_t v = 0; v < g->n; v++)
         grid_cell_add(&st->ng, grid_cell_of(&st->ng, st->pts[v]), v);
-    crossings_in_grid(g, st->pts, st->cnt, &st->eg);
+    if (counts)
+        memcpy(st->cnt, counts, sizeof(int32_t) * (size_t)g->m);
+    else
+        crossings_in_grid(g, st->pts, st->cnt, &st->eg);
     hist_release(&st->hist);
     hist_init(&st->hist, st->cnt, g->m);
-    if (st->ex0)
+    if (st->ex0) {
         for (int32_t e = 0; e < g->m; e++)
             soa_set(st, e);
+        for (int32_t v = 0; v < g->n; v++) {
+            st->nx[v] = st->pts[v].x;
+            st->ny[v] = st->pts[v].y;
+        }
+    }
     st->ocache_v = -1;
+}
+
+static void build_indexes(struct lcn_state *st)
+{
+    build_indexes_from(st, NULL);
+}
+
+static void init_common(struct lcn_state *st, const struct lcn_graph *g, const struct lcn_pt *pts,
+                        const int32_t *counts)
+{
+    st->g = g;
+    st->pts = xmalloc(sizeof(*pts) * (size_t)(g->n ? g->n : 1));
+    memcpy(st->pts, pts, sizeof(*pts) * (size_t)g->n);
+    st->cnt = xcalloc((size_t)g->m + 1, sizeof(int32_t));
+    st->acc = xcalloc(padded16(g->m), sizeof(int32_t));
+    st->seen = xmalloc(sizeof(int32_t) * ((size_t)g->m + 1));
+    for (int32_t e = 0; e < g->m; e++)
+        st->seen[e] = -1;
+    st->stamp = 0;
+    st->eval = STATE_EVAL_GRID;
+    st->ocache_v = -1;
+    st->odc = xmalloc(sizeof(int32_t) * ((size_t)g->max_degree + 1));
+    st->ndc = xmalloc(sizeof(int32_t) * ((size_t)g->max_degree + 1));
+    grid_init(&st->eg, 0, 0, g->width, g->height, grid_side_for_edges(g->m));
+    grid_init(&st->ng, 0, 0, g->width, g->height, node_side(g->n));
+    hist_init(&st->hist, st->cnt, 0);
+    build_indexes_from(st, counts);
 }
 
 int state_init(struct lcn_state *st, const struct lcn_graph *g, const struct lcn_pt *pts)
@@ -54,22 +96,15 @@ int state_init(struct lcn_state *st, const struct lcn_graph *g, const struct lcn
     for (int32_t v = 0; v < g->n; v++)
         if (!in_bounds(g, pts[v]))
             return LCN_ERANGE;
-    st->g = g;
-    st->pts = xmalloc(sizeof(*pts) * (size_t)(g->n ? g->n : 1));
-    memcpy(st->pts, pts, sizeof(*pts) * (size_t)g->n);
-    st->cnt = xcalloc((size_t)g->m + 1, sizeof(int32_t));
-    st->acc = xcalloc((size_t)g->m + 1, sizeof(int32_t));
-    st->seen = xmalloc(sizeof(int32_t) * ((size_t)g->m + 1));
-    for (int32_t e = 0; e < g->m; e++)
-        st->seen[e] = -1;
-    st->stamp = 0;
-    st->eval = STATE_EVAL_GRID;
-    st->ocache_v = -1;
-    grid_init(&st->eg, 0, 0, g->width, g->height, grid_side_for_edges(g->m));
-    grid_init(&st->ng, 0, 0, g->width, g->height, node_side(g->n));
-    hist_init(&st->hist, st->cnt, 0);
-    build_indexes(st);
+    init_common(st, g, pts, NULL);
     return 0;
+}
+
+void state_clone(struct lcn_state *dst, const struct lcn_state *src)
+{
+    memset(dst, 0, sizeof(*dst));
+    init_common(dst, src->g, src->pts, src->cnt);
+    state_set_evaluator(dst, src->eval);
 }
 
 void state_release(struct lcn_state *st)
@@ -86,7 +121,15 @@ void state_release(struct lcn_state *st)
     free(st->ex1);
     free(st->ey1);
     free(st->oacc);
+    free(st->blk);
+    free(st->sides);
+    free(st->sides_p);
+    free(st->sides_q);
+    free(st->sides_tmp);
+    free(st->nx);
+    free(st->ny);
     free(st->odc);
+    free(st->olist);
     free(st->ndc);
     memset(st, 0, sizeof(*st));
 }
@@ -101,9 +144,24 @@ void state_set_evaluator(struct lcn_state *st, enum state_eval ev)
         st->ey0 = xmalloc(sizeof(int32_t) * m1);
         st->ex1 = xmalloc(sizeof(int32_t) * m1);
         st->ey1 = xmalloc(sizeof(int32_t) * m1);
-        st->oacc = xcalloc(m1, sizeof(int32_t));
-        st->odc = xmalloc(sizeof(int32_t) * ((size_t)g->max_degree + 1));
-        st->ndc = xmalloc(sizeof(int32_t) * ((size_t)g->max_degree + 1));
+        st->oacc = xcalloc(padded16(g->m), sizeof(int32_t));
+        st->blk = xmalloc(padded16(g->m) / 16 + 1);
+        size_t rowb = sizeof(int32_t) * padded16(g->m);
+        st->sides_p = xmalloc(rowb);
+        st->sides_q = xmalloc(rowb);
+        st->sides_tmp = xmalloc(rowb);
+        /* per-neighbour sides of the node being moved, up to 32 MiB */
+        size_t rows = (size_t)g->max_degree;
+        if (rows * rowb > ((size_t)32 << 20))
+            rows = ((size_t)32 << 20) / rowb;
+        st->sides_rows = (int32_t)rows;
+        st->sides = xmalloc(rows * rowb + 1);
+        st->nx = xmalloc(sizeof(int32_t) * ((size_t)g->n + 1));
+        st->ny = xmalloc(sizeof(int32_t) * ((size_t)g->n + 1));
+        for (int32_t v = 0; v < g->n; v++) {
+            st->nx[v] = st->pts[v].x;
+            st->ny[v] = st->pts[v].y;
+        }
         for (int32_t e = 0; e < g->m; e++)
             soa_set(st, e);
     }
@@ -193,7 +251,19 @@ enum state_invalid state_check_move(struct lcn_state *st, int32_t v, struct lcn_
     return STATE_OK;
 }
 
-static void move_push(struct lcn_move *mv, int32_t e, int32_t d)
+static void move_reserve(struct lcn_move *mv, int32_t need)
+{
+    if (need <= mv->cap)
+        return;
+    int32_t cap = mv->cap ? mv->cap : 64;
+    while (cap < need)
+        cap *= 2;
+    mv->edge = xrealloc(mv->edge, sizeof(int32_t) * (size_t)cap);
+    mv->d = xrealloc(mv->d, sizeof(int32_t) * (size_t)cap);
+    mv->cap = cap;
+}
+
+static inline void move_push(struct lcn_move *mv, int32_t e, int32_t d)
 {
     if (mv->n == mv->cap) {
         mv->cap = mv->cap ? mv->cap * 2 : 64;
@@ -246,6 +316,41 @@ static void scan_segment(struct lcn_state *st, struct lcn_move *mv, int32_t e, i
 }
 
 /*
+ * Appends to st->olist every edge crossing segment (a, b) of edge e = (v, u)
+ * (the grid candidates, deduplicated) and returns their number.
+ */
+static int32_t collect_segment(struct lcn_state *st, int32_t v, int32_t u, struct lcn_pt a,
+                               struct lcn_pt b)
+{
+    const struct lcn_graph *g = st->g;
+    const struct lcn_pt *pts = st->pts;
+    int32_t stamp = next_stamp(st);
+    int32_t k = grid_segment_cells(&st->eg, a, b), hits = 0;
+    for (int32_t i = 0; i < k; i++) {
+        const struct lcn_cell *c = &st->eg.cells[st->eg.tmp[i]];
+        for (int32_t j = 0; j < c->len; j++) {
+            int32_t f = c->ids[j];
+            if (st->seen[f] == stamp)
+                continue;
+            st->seen[f] = stamp;
+            int32_t fu = g->eu[f], fv = g->ev[f];
+            if (fu == v || fv == v || fu == u || fv == u)
+                continue;
+            st->pair_tests++;
+            if (geom_segments_meet(a, b, pts[fu], pts[fv])) {
+                if (st->olen == st->ocap) {
+                    st->ocap = st->ocap ? 2 * st->ocap : 256;
+                    st->olist = xrealloc(st->olist, sizeof(int32_t) * (size_t)st->ocap);
+                }
+                st->olist[st->olen++] = f;
+                hits++;
+            }
+        }
+    }
+    return hits;
+}
+
+/*
  * SCAN kernels: for every edge f, 1 when segment ab and f's segment cross
  * with strict signs (a proper crossing), added to acc[f]; returns the number
  * of crossings. Degenerate segments (f with both ends on one point) never
@@ -294,38 +399,72 @@ LCN_CLONES __attribute__((noinline)) static int32_t
 }
 #undef SCAN_BODY
 
-/* Number of edges f whose closed segment contains q (q is no endpoint). */
-#define ONSEG_BODY(T)                                                                              \
+/*
+ * side: s[f] = sign of det(f0, f1, p) (which side of edge f's line p is on),
+ * and returns the number of edges whose closed segment contains p.
+ * cross: for segment ab, 1 for every edge f it crosses with strict signs,
+ * given sa and sb (the sides of a and b w.r.t. every f, from `side`): only
+ * the two determinants of f's ends w.r.t. ab are left to compute. Hidden
+ * (degenerate) edges have side 0 and never cross.
+ */
+#define SIDE_BODY(T)                                                                               \
     int32_t hits = 0;                                                                              \
     for (int32_t f = 0; f < m; f++) {                                                              \
         const T ax = x0[f], ay = y0[f], bx = x1[f], by = y1[f];                                    \
-        const T d = (bx - ax) * ((T)qy - ay) - (by - ay) * ((T)qx - ax);                           \
-        const int32_t h = (d == 0) & (((ax <= qx) & (qx <= bx)) | ((bx <= qx) & (qx <= ax))) &     \
-                          (((ay <= qy) & (qy <= by)) | ((by <= qy) & (qy <= ay)));                 \
+        const T d = (bx - ax) * ((T)py - ay) - (by - ay) * ((T)px - ax);                           \
+        s[f] = (d > 0) - (d < 0);                                                                  \
+        if (onseg)                                                                                 \
+            hits += (d == 0) & (((ax <= px) & (px <= bx)) | ((bx <= px) & (px <= ax))) &           \
+                    (((ay <= py) & (py <= by)) | ((by <= py) & (py <= ay)));                       \
+    }                                                                                              \
+    return hits;
+
+LCN_CLONES __attribute__((noinline)) static int32_t
+side32(const int32_t *restrict x0, const int32_t *restrict y0, const int32_t *restrict x1,
+       const int32_t *restrict y1, int32_t m, int32_t px, int32_t py, int32_t *restrict s,
+       const int onseg){SIDE_BODY(int32_t)}
+
+LCN_CLONES __attribute__((noinline)) static int32_t
+    side64(const int32_t *restrict x0, const int32_t *restrict y0, const int32_t *restrict x1,
+           const int32_t *restrict y1, int32_t m, int32_t px, int32_t py, int32_t *restrict s,
+           const int onseg){SIDE_BODY(int64_t)}
+#undef SIDE_BODY
+
+#define CROSS_BODY(T)                                                                              \
+    const T dx = (T)bx - ax, dy = (T)by - ay;                                                      \
+    int32_t hits = 0;                                                                              \
+    for (int32_t f = 0; f < m; f++) {                                                              \
+        const T d1 = dx * ((T)y0[f] - ay) - dy * ((T)x0[f] - ax);                                  \
+        const T d2 = dx * ((T)y1[f] - ay) - dy * ((T)x1[f] - ax);                                  \
+        const int32_t h = (((d1 < 0) & (d2 > 0)) | ((d1 > 0) & (d2 < 0))) & (sa[f] * sb[f] < 0);   \
+        acc[f] += h;                                                                               \
         hits += h;                                                                                 \
     }                                                                                              \
     return hits;
 
 LCN_CLONES __attribute__((noinline)) static int32_t
-onseg32(const int32_t *restrict x0, const int32_t *restrict y0, const int32_t *restrict x1,
-        const int32_t *restrict y1, int32_t m, int32_t qx, int32_t qy){ONSEG_BODY(int32_t)}
+    cross32(const int32_t *restrict x0, const int32_t *restrict y0, const int32_t *restrict x1,
+            const int32_t *restrict y1, int32_t m, int32_t ax, int32_t ay, int32_t bx, int32_t by,
+            const int32_t *restrict sa, const int32_t *restrict sb,
+            int32_t *restrict acc){CROSS_BODY(int32_t)}
 
 LCN_CLONES __attribute__((noinline)) static int32_t
-    onseg64(const int32_t *restrict x0, const int32_t *restrict y0, const int32_t *restrict x1,
-            const int32_t *restrict y1, int32_t m, int32_t qx, int32_t qy)
+    cross64(const int32_t *restrict x0, const int32_t *restrict y0, const int32_t *restrict x1,
+            const int32_t *restrict y1, int32_t m, int32_t ax, int32_t ay, int32_t bx, int32_t by,
+            const int32_t *restrict sa, const int32_t *restrict sb, int32_t *restrict acc)
 {
-    ONSEG_BODY(int64_t)
+    CROSS_BODY(int64_t)
 }
-#undef ONSEG_BODY
+#undef CROSS_BODY
 
-/* Number of points w (xy interleaved) on the closed segment ab other than a and b. */
+/* Number of points w on the closed segment ab other than a and b. */
 #define PTSEG_BODY(T)                                                                              \
     const T dx = (T)bx - ax, dy = (T)by - ay;                                                      \
     const int32_t lx = ax < bx ? ax : bx, hx = ax < bx ? bx : ax;                                  \
     const int32_t ly = ay < by ? ay : by, hy = ay < by ? by : ay;                                  \
     int32_t hits = 0;                                                                              \
     for (int32_t w = 0; w < n; w++) {                                                              \
-        const int32_t wx = xy[2 * w], wy = xy[2 * w + 1];                                          \
+        const int32_t wx = nx[w], wy = ny[w];                                                      \
         const T d = dx * ((T)wy - ay) - dy * ((T)wx - ax);                                         \
         const int32_t h = (d == 0) & (lx <= wx) & (wx <= hx) & (ly <= wy) & (wy <= hy) &           \
                           !((wx == ax) & (wy == ay)) & !((wx == bx) & (wy == by));                 \
@@ -333,16 +472,62 @@ LCN_CLONES __attribute__((noinline)) static int32_t
     }                                                                                              \
     return hits;
 
-LCN_CLONES __attribute__((noinline)) static int32_t ptseg32(const int32_t *restrict xy, int32_t n,
-                                                            int32_t ax, int32_t ay, int32_t bx,
-                                                            int32_t by){PTSEG_BODY(int32_t)}
+LCN_CLONES __attribute__((noinline)) static int32_t
+ptseg32(const int32_t *restrict nx, const int32_t *restrict ny, int32_t n, int32_t ax, int32_t ay,
+        int32_t bx, int32_t by){PTSEG_BODY(int32_t)}
 
 LCN_CLONES __attribute__((noinline)) static int32_t
-    ptseg64(const int32_t *restrict xy, int32_t n, int32_t ax, int32_t ay, int32_t bx, int32_t by)
+    ptseg64(const int32_t *restrict nx, const int32_t *restrict ny, int32_t n, int32_t ax,
+            int32_t ay, int32_t bx, int32_t by)
 {
     PTSEG_BODY(int64_t)
 }
 #undef PTSEG_BODY
+
+/*
+ * acc[f] -= oacc[f] over whole blocks of 16 (the arrays are padded with
+ * zeros), flagging the blocks where any difference is nonzero.
+ */
+LCN_CLONES __attribute__((noinline)) static void diff_blocks(int32_t *restrict acc,
+                                                             const int32_t *restrict oacc,
+                                                             int32_t nblk, uint8_t *restrict flag)
+{
+    for (int32_t b = 0; b < nblk; b++) {
+        int32_t any = 0;
+        for (int32_t j = 0; j < 16; j++) {
+            int32_t d = acc[16 * b + j] - oacc[16 * b + j];
+            acc[16 * b + j] = d;
+            any |= d;
+        }
+        flag[b] = any != 0;
+    }
+}
+
+/*
+ * The tuple after adding d[f] to every count: K' = max(cnt + d), nK' = the
+ * number of edges at K', and the changes of Phi and of the sum of counts.
+ */
+LCN_CLONES __attribute__((noinline)) static void tuple_pass(const int32_t *restrict cnt,
+                                                            const int32_t *restrict d, int32_t m,
+                                                            int32_t *K, int32_t *nK, int64_t *dphi,
+                                                            int64_t *dsum)
+{
+    int32_t mx = 0;
+    int64_t ph = 0, sm = 0;
+    for (int32_t f = 0; f < m; f++) {
+        const int32_t c = cnt[f] + d[f];
+        mx = c > mx ? c : mx;
+        ph += (int64_t)d[f] * (2 * (int64_t)cnt[f] + d[f]);
+        sm += d[f];
+    }
+    int32_t k = 0;
+    for (int32_t f = 0; f < m; f++)
+        k += cnt[f] + d[f] == mx;
+    *K = mx;
+    *nK = k;
+    *dphi = ph;
+    *dsum = sm;
+}
 
 static int32_t scan_any(struct lcn_state *st, struct lcn_pt a, struct lcn_pt b, int32_t *acc)
 {
@@ -351,6 +536,43 @@ static int32_t scan_any(struct lcn_state *st, struct lcn_pt a, struct lcn_pt b, 
     if (g->width <= 32767 && g->height <= 32767)
         return scan32(st->ex0, st->ey0, st->ex1, st->ey1, g->m, a.x, a.y, b.x, b.y, acc);
     return scan64(st->ex0, st->ey0, st->ex1, st->ey1, g->m, a.x, a.y, b.x, b.y, acc);
+}
+
+/* Sides of p w.r.t. every edge; with onseg, also the number of edges through p. */
+static int32_t side_any(struct lcn_state *st, struct lcn_pt p, int32_t *sd, int onseg)
+{
+    const struct lcn_graph *g = st->g;
+    const int32_t *x0 = st->ex0, *y0 = st->ey0, *x1 = st->ex1, *y1 = st->ey1;
+    if (g->width <= 32767 && g->height <= 32767)
+        return onseg ? side32(x0, y0, x1, y1, g->m, p.x, p.y, sd, 1)
+                     : side32(x0, y0, x1, y1, g->m, p.x, p.y, sd, 0);
+    return onseg ? side64(x0, y0, x1, y1, g->m, p.x, p.y, sd, 1)
+                 : side64(x0, y0, x1, y1, g->m, p.x, p.y, sd, 0);
+}
+
+static int32_t cross_any(struct lcn_state *st, struct lcn_pt a, struct lcn_pt b, const int32_t *sa,
+                         const int32_t *sb, int32_t *acc)
+{
+    const struct lcn_graph *g = st->g;
+    st->pair_tests += (uint64_t)g->m;
+    if (g->width <= 32767 && g->height <= 32767)
+        return cross32(st->ex0, st->ey0, st->ex1, st->ey1, g->m, a.x, a.y, b.x, b.y, sa, sb, acc);
+    return cross64(st->ex0, st->ey0, st->ex1, st->ey1, g->m, a.x, a.y, b.x, b.y, sa, sb, acc);
+}
+
+/* The sides of v's k-th neighbour w.r.t. every edge: cached per (node,
+ * generation) when the buffer fits, else recomputed into one scratch row. */
+static const int32_t *neighbour_sides(struct lcn_state *st, int32_t k, struct lcn_pt pu, int fresh)
+{
+    size_t row = padded16(st->g->m);
+    if (st->sides_rows > k) {
+        int32_t *sd = st->sides + row * (size_t)k;
+        if (fresh)
+            side_any(st, pu, sd, 0);
+        return sd;
+    }
+    side_any(st, pu, st->sides_tmp, 0);
+    return st->sides_tmp;
 }
 
 static inline void soa_hide(struct lcn_state *st, int32_t e)
@@ -372,16 +594,14 @@ static enum state_invalid propose_scan(struct lcn_state *st, struct lcn_move *mv
     const int narrow = g->width <= 32767 && g->height <= 32767;
     for (int32_t k = 0; k < deg; k++)
         soa_hide(st, g->inc[k0 + k]);
-    /* V3: q on a foreign edge */
-    int32_t on = narrow ? onseg32(st->ex0, st->ey0, st->ex1, st->ey1, g->m, q.x, q.y)
-                        : onseg64(st->ex0, st->ey0, st->ex1, st->ey1, g->m, q.x, q.y);
+    /* V3: q on a foreign edge; the sides of q w.r.t. every edge on the way */
+    int32_t on = side_any(st, q, st->sides_q, 1);
     enum state_invalid why = on ? STATE_ON_EDGE : STATE_OK;
     /* V3: a new edge (q, u) through a node other than v and u (v itself is leaving p) */
     for (int32_t k = 0; k < deg && why == STATE_OK; k++) {
         struct lcn_pt pu = st->pts[graph_other(g, g->inc[k0 + k], v)];
-        const int32_t *xy = (const int32_t *)st->pts;
-        int32_t c = narrow ? ptseg32(xy, g->n, q.x, q.y, pu.x, pu.y)
-                           : ptseg64(xy, g->n, q.x, q.y, pu.x, pu.y);
+        int32_t c = narrow ? ptseg32(st->nx, st->ny, g->n, q.x, q.y, pu.x, pu.y)
+                           : ptseg64(st->nx, st->ny, g->n, q.x, q.y, pu.x, pu.y);
         if (geom_on_interior(q, pu, p))
             c--;
         if (c > 0)
@@ -392,43 +612,56 @@ static enum state_invalid propose_scan(struct lcn_state *st, struct lcn_move *mv
             soa_set(st, g->inc[k0 + k]);
         return why;
     }
-    if (st->ocache_v != v || st->ocache_gen != st->generation) {
+    int fresh = st->ocache_v != v || st->ocache_gen != st->generation;
+    if (fresh) {
         memset(st->oacc, 0, sizeof(int32_t) * (size_t)g->m);
+        side_any(st, p, st->sides_p, 0);
         for (int32_t k = 0; k < deg; k++) {
-            int32_t u = graph_other(g, g->inc[k0 + k], v);
-            st->odc[k] = scan_any(st, p, st->pts[u], st->oacc);
+            struct lcn_pt pu = st->pts[graph_other(g, g->inc[k0 + k], v)];
+            const int32_t *su = neighbour_sides(st, k, pu, 1);
+            st->odc[k] = cross_any(st, p, pu, st->sides_p, su, st->oacc);
         }
         st->ocache_v = v;
         st->ocache_gen = st->generation;
     }
     for (int32_t k = 0; k < deg; k++) {
-        int32_t u = graph_other(g, g->inc[k0 + k], v);
-        st->ndc[k] = scan_any(st, q, st->pts[u], st->acc);
+        struct lcn_pt pu = st->pts[graph_other(g, g->inc[k0 + k], v)];
+        const int32_t *su = neighbour_sides(st, k, pu, 0);
+        st->ndc[k] = cross_any(st, q, pu, st->sides_q, su, st->acc);
     }
     for (int32_t k = 0; k < deg; k++)
         soa_set(st, g->inc[k0 + k]);
-    /* change list: partners first (ascending edge id), then v's edges; the
-     * accumulators are sparse, so skip blocks where both are zero */
+    /* change list in ascending edge id; the differences are sparse, so only
+     * flagged blocks are walked */
     int32_t *acc = st->acc;
-    const int32_t *oacc = st->oacc;
-    const int32_t m = g->m;
-    for (int32_t b = 0; b < m; b += 16) {
-        int32_t end = LCN_MIN(m, b + 16), any = 0;
-        for (int32_t f = b; f < end; f++)
-            any |= acc[f] | oacc[f];
-        if (!any)
-            continue;
-        for (int32_t f = b; f < end; f++) {
-            int32_t d = acc[f] - oacc[f];
-            acc[f] = 0;
-            if (d != 0)
-                move_push(mv, f, d);
-        }
-    }
+    const int32_t nblk = (g->m + 15) / 16;
+    diff_blocks(acc, st->oacc, nblk, st->blk);
     for (int32_t k = 0; k < deg; k++) {
-        int32_t d = st->ndc[k] - st->odc[k];
-        if (d != 0)
-            move_push(mv, g->inc[k0 + k], d);
+        int32_t e = g->inc[k0 + k]; /* hidden during the scans: its slot is still zero */
+        acc[e] = st->ndc[k] - st->odc[k];
+        if (acc[e])
+            st->blk[e / 16] = 1;
+    }
+    /* the tuple after the move, from the dense differences */
+    int64_t dphi, dsum;
+    tuple_pass(st->cnt, acc, g->m, &mv->obj.K, &mv->obj.nK, &dphi, &dsum);
+    mv->obj.Phi = st->hist.phi + dphi;
+    mv->obj.C = (st->hist.sum + dsum) / 2;
+    for (int32_t b = 0; b < nblk; b++) {
+        if (!st->blk[b])
+            continue;
+        if (mv->n + 16 > mv->cap)
+            move_reserve(mv, mv->n + 16);
+        /* branch-free compaction: always write, advance on nonzero */
+        int32_t n = mv->n, *ed = mv->edge, *dd = mv->d;
+        for (int32_t f = 16 * b; f < 16 * b + 16; f++) {
+            int32_t d = acc[f];
+            ed[n] = f;
+            dd[n] = d;
+            n += d != 0;
+            acc[f] = 0;
+        }
+        mv->n = n;
     }
     return STATE_OK;
 }
@@ -452,11 +685,9 @@ int state_propose(struct lcn_state *st, int32_t v, struct lcn_pt q, struct lcn_m
             mv->why = propose_scan(st, mv, v, mv->from, q);
         if (mv->why != STATE_OK)
             return 0;
-        if (geom_pt_eq(q, mv->from)) {
+        if (geom_pt_eq(q, mv->from))
             state_obj(st, &mv->obj);
-            return 1;
-        }
-        goto tuple;
+        return 1; /* propose_scan computed the tuple */
     }
     mv->why = state_check_move(st, v, q);
     if (mv->why != STATE_OK)
@@ -466,12 +697,25 @@ int state_propose(struct lcn_state *st, int32_t v, struct lcn_pt q, struct lcn_m
         return 1;
     }
     struct lcn_pt p = st->pts[v];
-    for (int32_t k = g->inc_off[v]; k < g->inc_off[v + 1]; k++) {
-        int32_t e = g->inc[k], u = graph_other(g, e, v);
-        struct lcn_pt pu = st->pts[u];
-        scan_segment(st, mv, e, v, u, p, pu, -1);
-        scan_segment(st, mv, e, v, u, q, pu, +1);
+    const int32_t k0 = g->inc_off[v], deg = g->inc_off[v + 1] - k0;
+    /* the before-move crossings, cached per (node, generation) for best-of-W */
+    if (st->ocache_v != v || st->ocache_gen != st->generation) {
+        st->olen = 0;
+        for (int32_t k = 0; k < deg; k++)
+            st->odc[k] = collect_segment(st, v, graph_other(g, g->inc[k0 + k], v), p,
+                                         st->pts[graph_other(g, g->inc[k0 + k], v)]);
+        st->ocache_v = v;
+        st->ocache_gen = st->generation;
     }
+    for (int32_t k = 0; k < deg; k++) {
+        int32_t e = g->inc[k0 + k], u = graph_other(g, e, v);
+        scan_segment(st, mv, e, v, u, q, st->pts[u], +1);
+    }
+    for (int32_t i = 0; i < st->olen; i++)
+        acc_add(st, mv, st->olist[i], -1);
+    for (int32_t k = 0; k < deg; k++)
+        if (st->odc[k])
+            acc_add(st, mv, g->inc[k0 + k], -st->odc[k]);
     /*
      * The list holds every edge touched at least once; an edge touched again
      * after its accumulator returned to zero was pushed twice. Compact: keep
@@ -489,7 +733,6 @@ int state_propose(struct lcn_state *st, int32_t v, struct lcn_pt q, struct lcn_m
         w++;
     }
     mv->n = w;
-tuple:
     /* Tuple after the move: apply to the histogram, read, revert. */
     struct lcn_hist *hs = &st->hist;
     for (int32_t i = 0; i < mv->n; i++)
@@ -498,6 +741,56 @@ tuple:
     for (int32_t i = mv->n - 1; i >= 0; i--)
         hist_change(hs, st->cnt[mv->edge[i]] + mv->d[i], -mv->d[i]);
     return 1;
+}
+
+int32_t state_edge_partners(struct lcn_state *st, int32_t e, int32_t *out)
+{
+    const struct lcn_graph *g = st->g;
+    struct lcn_pt a = st->pts[g->eu[e]], b = st->pts[g->ev[e]];
+    int32_t k = 0;
+    if (st->eval == STATE_EVAL_SCAN) {
+        /* strict-sign scan: e itself and its neighbours share a point with it and never hit */
+        scan_any(st, a, b, st->acc);
+        for (int32_t bl = 0; bl < g->m; bl += 16) {
+            int32_t end = LCN_MIN(g->m, bl + 16), any = 0;
+            for (int32_t f = bl; f < end; f++)
+                any |= st->acc[f];
+            if (!any)
+                continue;
+            for (int32_t f = bl; f < end; f++) {
+                if (st->acc[f])
+                    out[k++] = f;
+                st->acc[f] = 0;
+            }
+        }
+        return k;
+    }
+    int32_t stamp = next_stamp(st);
+    int32_t nc = grid_segment_cells(&st->eg, a, b);
+    for (int32_t i = 0; i < nc; i++) {
+        const struct lcn_cell *c = &st->eg.cells[st->eg.tmp[i]];
+        for (int32_t j = 0; j < c->len; j++) {
+            int32_t f = c->ids[j];
+            if (st->seen[f] == stamp)
+                continue;
+            st->seen[f] = stamp;
+            if (graph_adjacent(g, e, f))
+                continue;
+            st->pair_tests++;
+            if (geom_segments_meet(a, b, st->pts[g->eu[f]], st->pts[g->ev[f]]))
+                out[k++] = f;
+        }
+    }
+    /* ascending, like the SCAN path */
+    for (int32_t i = 1; i < k; i++) {
+        int32_t t = out[i], j = i;
+        while (j > 0 && out[j - 1] > t) {
+            out[j] = out[j - 1];
+            j--;
+        }
+        out[j] = t;
+    }
+    return k;
 }
 
 void state_commit(struct lcn_state *st, const struct lcn_move *mv)
@@ -514,9 +807,12 @@ void state_commit(struct lcn_state *st, const struct lcn_move *mv)
         grid_cell_remove(&st->ng, grid_cell_of(&st->ng, mv->from), v);
         grid_cell_add(&st->ng, grid_cell_of(&st->ng, mv->to), v);
         st->pts[v] = mv->to;
-        if (st->ex0)
+        if (st->ex0) {
             for (int32_t k = g->inc_off[v]; k < g->inc_off[v + 1]; k++)
                 soa_set(st, g->inc[k]);
+            st->nx[v] = mv->to.x;
+            st->ny[v] = mv->to.y;
+        }
     }
     for (int32_t i = 0; i < mv->n; i++) {
         int32_t e = mv->edge[i];

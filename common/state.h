@@ -35,8 +35,9 @@
  *         most 32767, where every determinant fits; int64 otherwise). Its
  *         strict-sign predicate equals geom_segments_meet on valid layouts
  *         only, which is all the engines ever hold; on an invalid layout use
- *         GRID. The before-move half is cached per (node, generation), so
- *         best-of-W proposals for one node pay for it once.
+ *         GRID.
+ * Both cache the before-move half of a node's evaluation per (node,
+ * generation), so best-of-W proposals for one node pay for it once.
  * state_init starts with GRID.
  */
 enum state_eval {
@@ -66,13 +67,20 @@ struct lcn_state {
     int32_t stamp;
     /* telemetry */
     uint64_t pair_tests; /* segment pair tests performed by proposals */
-    /* SCAN evaluator (state_set_evaluator) */
+    /* before-move cache (both evaluators) and the SCAN evaluator (state_set_evaluator) */
     enum state_eval eval;
     int32_t *ex0, *ey0, *ex1, *ey1; /* edge e runs from (ex0, ey0) = pts[eu] to pts[ev] */
     int32_t *oacc;                  /* before-move crossings per edge of the cached node */
     int32_t *odc, *ndc;             /* per incident edge: crossings before / after */
-    int32_t ocache_v;               /* node whose before-move half is in oacc, or -1 */
-    uint64_t ocache_gen;            /* generation it was computed on */
+    uint8_t *blk;                   /* per block of 16 edges: a nonzero difference */
+    int32_t *sides_p, *sides_q;     /* side (-1, 0, 1) of the old / new point w.r.t. every edge */
+    int32_t *sides, *sides_tmp;     /* sides of the moved node's neighbours (rows of m) */
+    int32_t sides_rows;             /* neighbours whose sides are cached */
+    int32_t *nx, *ny;               /* node coordinates, structure of arrays */
+    int32_t *olist;                 /* GRID: before-move crossing partners of the cached node */
+    int32_t olen, ocap;
+    int32_t ocache_v;    /* node whose before-move half is cached, or -1 */
+    uint64_t ocache_gen; /* generation it was computed on */
 };
 
 /* A proposed single-node move and its evaluation. Owns its change list. */
@@ -95,6 +103,13 @@ struct lcn_move {
  */
 int state_init(struct lcn_state *st, const struct lcn_graph *g, const struct lcn_pt *pts);
 void state_release(struct lcn_state *st);
+
+/*
+ * Initialises dst as a copy of src (layout, counts, histogram, evaluator)
+ * without recounting: the grids are rebuilt from the points. dst is
+ * independent of src afterwards. src must be consistent (see state_check).
+ */
+void state_clone(struct lcn_state *dst, const struct lcn_state *src);
 
 /* Switches the evaluator used by state_propose (see enum state_eval). */
 void state_set_evaluator(struct lcn_state *st, enum state_eval ev);
@@ -120,6 +135,13 @@ int state_propose(struct lcn_state *st, int32_t v, struct lcn_pt q, struct lcn_m
  * the first rule the move breaks.
  */
 enum state_invalid state_check_move(struct lcn_state *st, int32_t v, struct lcn_pt q);
+
+/*
+ * Writes the edges crossing edge e in the current layout to out (room for
+ * g->m entries) in ascending order and returns their number (equal to
+ * cnt[e] on a valid layout).
+ */
+int32_t state_edge_partners(struct lcn_state *st, int32_t e, int32_t *out);
 
 /* Applies a valid move evaluated on the current generation. */
 void state_commit(struct lcn_state *st, const struct lcn_move *mv);

@@ -37,6 +37,7 @@ static void drop(struct fixture *f)
 /* What the callbacks saw. */
 struct seen {
     const struct lcn_graph *g;
+    struct engine_event first;
     int events, layouts, telemetry;
     int bad_order, bad_layout, bad_telemetry;
     struct lcn_obj last;
@@ -52,6 +53,8 @@ static void on_progress(void *ctx, const struct engine_event *ev)
         s->bad_order++;
     if (!ev->stage || !*ev->stage)
         s->bad_order++;
+    if (!s->have_last)
+        s->first = *ev;
     s->last = ev->best;
     s->have_last = 1;
     s->events++;
@@ -236,6 +239,30 @@ static void test_stop_at_target(void **state)
     drop(&f);
 }
 
+/* A caller's layout (a resumed job's checkpoint) is the first start reported. */
+static void test_input_first(void **state)
+{
+    struct fixture f;
+    make(&f, GEN_PLANTED, 60, 2, 12);
+    struct lcn_report rep;
+    validate_layout(&f.g, f.planted, 4, &rep);
+    assert_true(rep.valid);
+    struct engine_params p;
+    struct seen s;
+    params(&p, &s, &f, 60);
+    p.init = f.planted;
+    p.move_limit = 300;
+    struct engine_result r;
+    assert_int_equal(engine_cpu_run(&f.g, &p, &r), 0);
+    check_result(&f, &r);
+    assert_string_equal(s.first.stage, "start:input");
+    assert_int_equal(obj_cmp(&s.first.best, &rep.obj), 0);
+    assert_true(obj_cmp(&r.best, &rep.obj) <= 0); /* never worse than the input */
+    report_release(&rep);
+    engine_result_release(&r);
+    drop(&f);
+}
+
 /* Bad input fails cleanly; trivial graphs finish at once. */
 static void test_edge_cases(void **state)
 {
@@ -317,6 +344,7 @@ int main(void)
         cmocka_unit_test(test_deterministic), cmocka_unit_test(test_deadline),
         cmocka_unit_test(test_cancel),        cmocka_unit_test(test_stop_at_target),
         cmocka_unit_test(test_edge_cases),    cmocka_unit_test(test_layouts),
+        cmocka_unit_test(test_input_first),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -55,6 +55,33 @@ static void check_counts(const struct lcn_graph *g, const struct lcn_state *st)
     assert_int_equal(state_check(st), 0);
 }
 
+/* state_edge_partners on both evaluators against a brute-force list. */
+static void check_partners(const struct lcn_graph *g, struct lcn_state *a, struct lcn_state *b,
+                           struct lcn_rng *r)
+{
+    int32_t *pa = xmalloc(sizeof(int32_t) * (size_t)(g->m + 1));
+    int32_t *pb = xmalloc(sizeof(int32_t) * (size_t)(g->m + 1));
+    int32_t *want = xmalloc(sizeof(int32_t) * (size_t)(g->m + 1));
+    for (int t = 0; t < 5 && g->m > 0; t++) {
+        int32_t e = (int32_t)rng_below(r, (uint32_t)g->m), k = 0;
+        for (int32_t f = 0; f < g->m; f++)
+            if (!graph_adjacent(g, e, f) &&
+                geom_segments_meet(a->pts[g->eu[e]], a->pts[g->ev[e]], a->pts[g->eu[f]],
+                                   a->pts[g->ev[f]]))
+                want[k++] = f;
+        assert_int_equal(k, a->cnt[e]);
+        assert_int_equal(state_edge_partners(a, e, pa), k);
+        assert_int_equal(state_edge_partners(b, e, pb), k);
+        assert_memory_equal(pa, want, sizeof(int32_t) * (size_t)k);
+        assert_memory_equal(pb, want, sizeof(int32_t) * (size_t)k);
+    }
+    for (int32_t f = 0; f < g->m; f++)
+        assert_int_equal(b->acc[f], 0); /* the scratch is idle again */
+    free(pa);
+    free(pb);
+    free(want);
+}
+
 static struct lcn_pt draw_point(struct lcn_rng *r, const struct lcn_graph *g, struct lcn_pt p,
                                 int32_t rad)
 {
@@ -78,6 +105,8 @@ static struct lcn_pt draw_point(struct lcn_rng *r, const struct lcn_graph *g, st
 
 /* verdicts seen, by reason, since the last reset */
 static int reasons[5];
+/* >= 0: cache the sides of only this many neighbours (exercises the fallback) */
+static int32_t force_side_rows = -1;
 
 static void walk(const struct gen_params *gp, int moves, int burst)
 {
@@ -89,6 +118,8 @@ static void walk(const struct gen_params *gp, int moves, int burst)
     assert_int_equal(state_init(&a, &g, pts), 0);
     assert_int_equal(state_init(&b, &g, pts), 0);
     state_set_evaluator(&b, STATE_EVAL_SCAN);
+    if (force_side_rows >= 0 && force_side_rows < b.sides_rows)
+        b.sides_rows = force_side_rows;
     assert_string_equal(state_evaluator_name(&a), "grid-delta");
     assert_string_equal(state_evaluator_name(&b), "scan-delta");
     struct lcn_move *ma = xmalloc(sizeof(*ma) * (size_t)burst);
@@ -135,6 +166,7 @@ static void walk(const struct gen_params *gp, int moves, int burst)
         if (i % 97 == 0) {
             assert_memory_equal(a.pts, b.pts, sizeof(struct lcn_pt) * (size_t)g.n);
             check_counts(&g, &b);
+            check_partners(&g, &a, &b, &r);
             struct lcn_report rep;
             validate_layout(&g, b.pts, 4, &rep);
             assert_true(rep.valid);
@@ -145,6 +177,25 @@ static void walk(const struct gen_params *gp, int moves, int burst)
     check_counts(&g, &b);
     assert_int_equal(state_recount(&b), 0);
     assert_true(valid > 0 && invalid > 0 && commits > 0);
+    /* a clone starts equal and evolves like the original */
+    struct lcn_state c;
+    state_clone(&c, &b);
+    assert_string_equal(state_evaluator_name(&c), "scan-delta");
+    assert_memory_equal(c.pts, b.pts, sizeof(struct lcn_pt) * (size_t)g.n);
+    assert_memory_equal(c.cnt, b.cnt, sizeof(int32_t) * (size_t)g.m);
+    for (int i = 0; i < 50; i++) {
+        int32_t v = (int32_t)rng_below(&r, (uint32_t)g.n);
+        struct lcn_pt q = draw_point(&r, &g, a.pts[v], rad);
+        int ra = state_propose(&a, v, q, &ma[0]);
+        assert_int_equal(ra, state_propose(&c, v, q, &mb[0]));
+        same_move(&g, &ma[0], &mb[0], da, db);
+        if (ra) {
+            state_commit(&a, &ma[0]);
+            state_commit(&c, &mb[0]);
+        }
+    }
+    check_counts(&g, &c);
+    state_release(&c);
     /* reset keeps the structure-of-arrays copy in step */
     assert_int_equal(state_reset(&b, pts), 0);
     assert_int_equal(state_reset(&a, pts), 0);
@@ -193,6 +244,12 @@ static void test_scan_dense(void **s)
 {
     struct gen_params gp = {.family = GEN_DENSE, .n = 40, .seed = 5};
     walk(&gp, 300, 4);
+    /* the neighbour-sides cache holding only some rows (large graphs) */
+    for (int32_t rows = 0; rows <= 3; rows += 3) {
+        force_side_rows = rows;
+        walk(&gp, 200, 4);
+    }
+    force_side_rows = -1;
 }
 
 static void test_scan_planted(void **s)
