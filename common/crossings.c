@@ -1,6 +1,8 @@
 #include "crossings.h"
 
+#include <pthread.h>
 #include <stdlib.h>
+#include <unistd.h>
 #include <string.h>
 
 #include "grid.h"
@@ -49,6 +51,97 @@ void layout_bbox(const struct lcn_pt *pts, int32_t n, int64_t *x0, int64_t *y0, 
     *y1 = d;
 }
 
+/* Segment table: endpoint ids and points by edge, read by the counting loop. */
+struct segs {
+    const int32_t *u, *v;
+    struct lcn_pt *a, *b;
+};
+
+/*
+ * Counts, for the edges e = first, first + step, ..., their crossings with
+ * the partners f > e found in e's grid cells (each pair once), adding to c
+ * (both ends of each crossing pair). seen: m stamps, initialised to -1.
+ */
+static uint64_t count_pairs(const struct lcn_grid *gr, const struct segs *s, int32_t m,
+                            int32_t first, int32_t step, int32_t *c, int32_t *seen,
+                            int32_t **buf, int32_t *cap)
+{
+    uint64_t tests = 0;
+    for (int32_t e = first; e < m; e += step) {
+        struct lcn_pt a = s->a[e], b = s->b[e];
+        int32_t eu = s->u[e], ev = s->v[e];
+        int32_t k = grid_segment_cells_buf(gr, a, b, buf, cap);
+        for (int32_t i = 0; i < k; i++) {
+            const struct lcn_cell *cell = &gr->cells[(*buf)[i]];
+            for (int32_t j = 0; j < cell->len; j++) {
+                int32_t f = cell->ids[j];
+                if (f <= e || seen[f] == e)
+                    continue;
+                seen[f] = e;
+                int32_t fu = s->u[f], fv = s->v[f];
+                if (fu == eu || fu == ev || fv == eu || fv == ev)
+                    continue; /* adjacent edges never cross */
+                tests++;
+                if (geom_segments_meet(a, b, s->a[f], s->b[f])) {
+                    c[e]++;
+                    c[f]++;
+                }
+            }
+        }
+    }
+    return tests;
+}
+
+static void segs_init(struct segs *s, const struct lcn_graph *g, const struct lcn_pt *pts)
+{
+    s->u = g->eu;
+    s->v = g->ev;
+    s->a = xmalloc(sizeof(*s->a) * (size_t)(g->m ? g->m : 1));
+    s->b = xmalloc(sizeof(*s->b) * (size_t)(g->m ? g->m : 1));
+    for (int32_t e = 0; e < g->m; e++) {
+        s->a[e] = pts[g->eu[e]];
+        s->b[e] = pts[g->ev[e]];
+    }
+}
+
+static int32_t *stamps(int32_t m)
+{
+    int32_t *seen = xmalloc(sizeof(int32_t) * (size_t)(m ? m : 1));
+    for (int32_t f = 0; f < m; f++)
+        seen[f] = -1;
+    return seen;
+}
+
+struct counter {
+    pthread_t th;
+    int started;
+    const struct lcn_grid *gr;
+    const struct segs *s;
+    int32_t m, first, step;
+    int32_t *c;
+    uint64_t tests;
+};
+
+static void *counter_main(void *arg)
+{
+    struct counter *w = arg;
+    int32_t *seen = stamps(w->m), *buf = NULL, cap = 0;
+    w->tests = count_pairs(w->gr, w->s, w->m, w->first, w->step, w->c, seen, &buf, &cap);
+    free(seen);
+    free(buf);
+    return NULL;
+}
+
+/* Threads for a whole-layout count: one per online core (at most 8), and
+ * only when there is enough work to pay for them. */
+static int32_t count_threads(int32_t m)
+{
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    if (m < 8192 || cores < 2)
+        return 1;
+    return (int32_t)LCN_MIN(cores, 8);
+}
+
 uint64_t crossings_grid(const struct lcn_graph *g, const struct lcn_pt *pts, int32_t *c,
                         int32_t per_side)
 {
@@ -61,7 +154,34 @@ uint64_t crossings_grid(const struct lcn_graph *g, const struct lcn_pt *pts, int
     grid_init(&gr, x0, y0, x1, y1, per_side > 0 ? per_side : grid_side_for_edges(g->m));
     for (int32_t e = 0; e < g->m; e++)
         grid_add_segment(&gr, e, pts[g->eu[e]], pts[g->ev[e]]);
-    uint64_t tests = crossings_in_grid(g, pts, c, &gr);
+    struct segs s;
+    segs_init(&s, g, pts);
+    /* Edges are dealt round-robin so long and short edges spread evenly; each
+     * thread counts into its own array and the sums are added at the end. */
+    int32_t T = count_threads(g->m);
+    struct counter *w = xcalloc((size_t)T, sizeof(*w));
+    for (int32_t t = 0; t < T; t++) {
+        w[t] = (struct counter){.gr = &gr, .s = &s, .m = g->m, .first = t, .step = T};
+        w[t].c = t == 0 ? c : xcalloc((size_t)g->m, sizeof(int32_t));
+        if (t > 0) {
+            w[t].started = pthread_create(&w[t].th, NULL, counter_main, &w[t]) == 0;
+            if (!w[t].started)
+                counter_main(&w[t]); /* no thread: count its share here */
+        }
+    }
+    counter_main(&w[0]);
+    uint64_t tests = w[0].tests;
+    for (int32_t t = 1; t < T; t++) {
+        if (w[t].started)
+            pthread_join(w[t].th, NULL);
+        for (int32_t e = 0; e < g->m; e++)
+            c[e] += w[t].c[e];
+        tests += w[t].tests;
+        free(w[t].c);
+    }
+    free(w);
+    free(s.a);
+    free(s.b);
     grid_release(&gr);
     return tests;
 }
@@ -70,29 +190,12 @@ uint64_t crossings_in_grid(const struct lcn_graph *g, const struct lcn_pt *pts, 
                            struct lcn_grid *gr)
 {
     memset(c, 0, sizeof(int32_t) * (size_t)g->m);
-    /* For each e, visit the partners f > e in its cells once (stamped). */
-    int32_t *seen = xmalloc(sizeof(int32_t) * (size_t)g->m);
-    for (int32_t f = 0; f < g->m; f++)
-        seen[f] = -1;
-    uint64_t tests = 0;
-    for (int32_t e = 0; e < g->m; e++) {
-        struct lcn_pt a = pts[g->eu[e]], b = pts[g->ev[e]];
-        int32_t k = grid_segment_cells(gr, a, b);
-        for (int32_t i = 0; i < k; i++) {
-            const struct lcn_cell *cell = &gr->cells[gr->tmp[i]];
-            for (int32_t j = 0; j < cell->len; j++) {
-                int32_t f = cell->ids[j];
-                if (f <= e || seen[f] == e)
-                    continue;
-                seen[f] = e;
-                tests++;
-                if (edges_cross(g, pts, e, f)) {
-                    c[e]++;
-                    c[f]++;
-                }
-            }
-        }
-    }
+    struct segs s;
+    segs_init(&s, g, pts);
+    int32_t *seen = stamps(g->m);
+    uint64_t tests = count_pairs(gr, &s, g->m, 0, 1, c, seen, &gr->tmp, &gr->tmp_cap);
     free(seen);
+    free(s.a);
+    free(s.b);
     return tests;
 }

@@ -68,16 +68,22 @@ static int64_t ceil_div(int64_t a, int64_t b) /* b > 0 */
     return (a % b != 0 && a > 0) ? q + 1 : q;
 }
 
-static void tmp_push(struct lcn_grid *gr, int32_t *n, int32_t cell)
+static void buf_push(int32_t **buf, int32_t *cap, int32_t *n, int32_t cell)
 {
-    if (*n == gr->tmp_cap) {
-        gr->tmp_cap *= 2;
-        gr->tmp = xrealloc(gr->tmp, sizeof(int32_t) * (size_t)gr->tmp_cap);
+    if (*n == *cap) {
+        *cap = *cap ? *cap * 2 : 64;
+        *buf = xrealloc(*buf, sizeof(int32_t) * (size_t)*cap);
     }
-    gr->tmp[(*n)++] = cell;
+    (*buf)[(*n)++] = cell;
 }
 
 int32_t grid_segment_cells(struct lcn_grid *gr, struct lcn_pt a, struct lcn_pt b)
+{
+    return grid_segment_cells_buf(gr, a, b, &gr->tmp, &gr->tmp_cap);
+}
+
+int32_t grid_segment_cells_buf(const struct lcn_grid *gr, struct lcn_pt a, struct lcn_pt b,
+                               int32_t **buf, int32_t *cap)
 {
     /* Work in grid-relative coordinates, left to right. */
     int64_t ax = a.x - gr->ox, ay = a.y - gr->oy, bx = b.x - gr->ox, by = b.y - gr->oy;
@@ -112,7 +118,7 @@ int32_t grid_segment_cells(struct lcn_grid *gr, struct lcn_pt a, struct lcn_pt b
         if (ry1 >= gr->gy)
             ry1 = gr->gy - 1;
         for (int64_t ry = ry0; ry <= ry1; ry++)
-            tmp_push(gr, &n, (int32_t)(ry * gr->gx + cx));
+            buf_push(buf, cap, &n, (int32_t)(ry * gr->gx + cx));
     }
     return n;
 }

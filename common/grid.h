@@ -55,6 +55,14 @@ int32_t grid_cell_of(const struct lcn_grid *gr, struct lcn_pt p);
  */
 int32_t grid_segment_cells(struct lcn_grid *gr, struct lcn_pt a, struct lcn_pt b);
 
+/*
+ * The same into a caller's buffer (*buf of *cap entries, grown with
+ * xrealloc as needed), leaving the grid untouched: several threads may query
+ * one grid at once this way.
+ */
+int32_t grid_segment_cells_buf(const struct lcn_grid *gr, struct lcn_pt a, struct lcn_pt b,
+                               int32_t **buf, int32_t *cap);
+
 void grid_cell_add(struct lcn_grid *gr, int32_t cell, int32_t id);
 /* Removes one occurrence of id from the cell; it must be present. */
 void grid_cell_remove(struct lcn_grid *gr, int32_t cell, int32_t id);

@@ -5,8 +5,9 @@
  * bounds, and then every node involved in a V2 or V3 violation (the second
  * node of a shared point, the node lying on a foreign edge) is moved to the
  * nearest point, in a fixed ring order, where it breaks no rule. Rounds
- * repeat until the independent validator accepts the layout. The result is
- * a deterministic function of the input.
+ * repeat until no node breaks V2 or V3 (found through the incremental
+ * state's grids; the tests confirm every result with the independent
+ * validator). The result is a deterministic function of the input.
  */
 #ifndef LCN_REPAIR_H
 #define LCN_REPAIR_H

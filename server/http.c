@@ -28,9 +28,12 @@ struct http_server {
     char *token;
     size_t token_len;
     uv_poll_t poll;
-    uv_timer_t timer;
+    uv_timer_t timer;      /* follows MHD_get_timeout; arm() owns it */
+    uv_timer_t stop_timer; /* the stop deadline; nothing else touches it */
     int in_run, rerun;
-    int quiesced, stopping;
+    int quiesced, stopping, cut;
+    struct http_req *live; /* every request in progress (doubly linked) */
+    size_t n_live;
     struct http_req *susp; /* suspended requests (doubly linked) */
     size_t n_susp;
     uint64_t codes[600];
@@ -72,6 +75,7 @@ struct http_req {
     int want_suspend;
     int suspended;
     struct http_req *sprev, *snext;
+    struct http_req *lprev, *lnext; /* the server's live list */
     void (*cancel_fn)(void *, struct http_req *);
     void *cancel_arg;
     /* stream */
@@ -213,6 +217,11 @@ static void arm(struct http_server *s)
     }
 }
 
+static void stop_check(struct http_server *s);
+
+/* Every MHD_run goes through here: a request completes, a connection
+ * closes or a suspended one resumes only inside MHD_run, so checking the
+ * stop condition after each run sees every change it depends on. */
 static void drive(struct http_server *s)
 {
     if (!s->d)
@@ -221,6 +230,8 @@ static void drive(struct http_server *s)
     MHD_run(s->d);
     s->in_run = 0;
     arm(s);
+    if (s->stopping)
+        stop_check(s);
 }
 
 static void schedule_run(struct http_server *s)
@@ -231,14 +242,9 @@ static void schedule_run(struct http_server *s)
         uv_timer_start(&s->timer, on_timer, 0, 0);
 }
 
-static void stop_step(struct http_server *s);
-
 static void on_timer(uv_timer_t *t)
 {
-    struct http_server *s = t->data;
-    drive(s);
-    if (s->stopping)
-        stop_step(s);
+    drive(t->data);
 }
 
 static void on_poll(uv_poll_t *p, int status, int events)
@@ -290,7 +296,15 @@ static void resume(struct http_req *r)
 
 static void req_free(struct http_req *r)
 {
+    struct http_server *s = r->s;
     susp_del(r);
+    if (r->lprev)
+        r->lprev->lnext = r->lnext;
+    else
+        s->live = r->lnext;
+    if (r->lnext)
+        r->lnext->lprev = r->lprev;
+    s->n_live--;
     if (r->is_stream && r->cl)
         r->cl(r->stream_arg);
     free(r->path);
@@ -354,6 +368,8 @@ static enum MHD_Result queue_resp(struct http_req *r)
         MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, r->resp_type);
     for (int i = 0; i < r->n_hdrs; i++)
         MHD_add_response_header(resp, r->hdrs[i].name, r->hdrs[i].value);
+    if (r->s->stopping) /* the client should not send more on this connection */
+        MHD_add_response_header(resp, MHD_HTTP_HEADER_CONNECTION, "close");
     enum MHD_Result rc = MHD_queue_response(r->conn, (unsigned)r->resp_status, resp);
     MHD_destroy_response(resp);
     r->queued = 1;
@@ -502,6 +518,11 @@ static enum MHD_Result on_access(void *cls, struct MHD_Connection *c, const char
         r->received_ns = lcn_now_ns();
         snprintf(r->method, sizeof r->method, "%s", method);
         r->path = xstrdup(url);
+        r->lnext = s->live;
+        if (s->live)
+            s->live->lprev = r;
+        s->live = r;
+        s->n_live++;
         *con_cls = r;
         route(r);
         if (!r->early_status && !auth_ok(r))
@@ -549,6 +570,11 @@ static enum MHD_Result on_access(void *cls, struct MHD_Connection *c, const char
             r->body = xmalloc(1);
             r->body[0] = 0;
         }
+        if (s->cut) {
+            /* past the stop deadline nothing may wait any more */
+            http_respond_error(r, 503, "shutting_down", NULL, "the daemon is stopping");
+            return queue_resp(r);
+        }
         r->route->fn(r, s->cfg.ctx);
         if (r->has_resp)
             return queue_resp(r);
@@ -561,7 +587,10 @@ static enum MHD_Result on_access(void *cls, struct MHD_Connection *c, const char
                            r->path);
         return queue_resp(r);
     }
-    /* resumed without an answer (should not happen): wait again */
+    /* resumed without an answer (should not happen): wait again, unless
+     * the stop deadline has passed */
+    if (!r->has_resp && s->cut)
+        http_respond_error(r, 503, "shutting_down", NULL, "the daemon is stopping");
     if (!r->has_resp) {
         MHD_suspend_connection(c);
         susp_add(r);
@@ -616,7 +645,9 @@ int http_start(struct http_server **out, uv_loop_t *loop, const struct http_conf
     uv_poll_start(&s->poll, UV_READABLE, on_poll);
     uv_timer_init(loop, &s->timer);
     s->timer.data = s;
-    s->handles_open = 2;
+    uv_timer_init(loop, &s->stop_timer);
+    s->stop_timer.data = s;
+    s->handles_open = 3;
     arm(s);
     *out = s;
     return 0;
@@ -637,6 +668,11 @@ size_t http_suspended_count(const struct http_server *s)
     return s->n_susp;
 }
 
+size_t http_live_count(const struct http_server *s)
+{
+    return s->n_live;
+}
+
 static void on_handle_closed(uv_handle_t *h)
 {
     struct http_server *s = h->data;
@@ -650,57 +686,95 @@ static void on_handle_closed(uv_handle_t *h)
     }
 }
 
-static void stop_step(struct http_server *s)
+/* Ends what waits: suspended streams end, and suspended requests without
+ * an answer get 503 (their cancel hooks run first, so that their owners
+ * forget them). With all_streams, streams that are sending end too. */
+static void end_waiting(struct http_server *s, int all_streams)
 {
-    const union MHD_DaemonInfo *info =
-        MHD_get_daemon_info(s->d, MHD_DAEMON_INFO_CURRENT_CONNECTIONS);
-    unsigned conns = info ? info->num_connections : 0;
-    int64_t now = lcn_now_ns();
-    /* give queued answers a moment to leave, then close what is left */
-    if (s->n_susp == 0 && (conns == 0 || now >= s->stop_deadline_ns)) {
-        uv_timer_stop(&s->timer);
-        uv_poll_stop(&s->poll);
-        MHD_stop_daemon(s->d);
-        s->d = NULL;
-        uv_close((uv_handle_t *)&s->poll, on_handle_closed);
-        uv_close((uv_handle_t *)&s->timer, on_handle_closed);
-        return;
-    }
-    if (s->n_susp && now >= s->stop_deadline_ns) {
-        /* a stream owner forgot its stream: end it here */
-        while (s->susp) {
-            struct http_req *r = s->susp;
-            r->stream_end = 1;
-            resume(r);
-        }
-    }
-    uv_timer_start(&s->timer, on_timer, 10, 0);
-}
-
-void http_stop(struct http_server *s, void (*on_closed)(void *), void *arg)
-{
-    s->stopping = 1;
-    s->on_closed = on_closed;
-    s->closed_arg = arg;
-    s->stop_deadline_ns = lcn_now_ns() + 300 * 1000000LL;
-    http_quiesce(s);
-    struct http_req *r = s->susp;
-    while (r) {
-        struct http_req *next = r->snext;
+    for (struct http_req *r = s->live; r; r = r->lnext) {
         if (r->is_stream) {
-            r->stream_end = 1;
-            resume(r);
-        } else if (!r->has_resp) {
+            if (all_streams || r->suspended) {
+                r->stream_end = 1;
+                resume(r);
+            }
+        } else if (r->suspended && !r->has_resp) {
             if (r->cancel_fn)
                 r->cancel_fn(r->cancel_arg, r);
             r->cancel_fn = NULL;
             if (!r->has_resp)
                 http_respond_error(r, 503, "shutting_down", NULL, "the daemon is stopping");
         }
-        r = next;
     }
-    drive(s);
-    stop_step(s);
+}
+
+static void on_stop_timer(uv_timer_t *t)
+{
+    drive(t->data);
+}
+
+/*
+ * The stop condition, checked after every MHD_run while stopping and when
+ * the stop deadline passes. MHD is stopped once no request is in progress
+ * (MHD reports a request complete only when its whole answer has been
+ * handed to the socket) or at the deadline, whichever comes first.
+ * Connections without a request, such as idle keep-alive ones, do not
+ * count: closing them loses nothing, and a client may hold them open for
+ * as long as it likes, so waiting for them would let any client stall the
+ * shutdown. MHD_stop_daemon closes every connection still open.
+ */
+static void stop_check(struct http_server *s)
+{
+    if (!s->d || s->in_run)
+        return;
+    int64_t now = lcn_now_ns();
+    if (s->n_live && now < s->stop_deadline_ns) {
+        /* a request completes inside a later MHD_run (which checks
+         * again), or this timer fires at the deadline; it is started
+         * from here, after every run, so that a timer that fires a little
+         * early (libuv counts from its cached loop time) starts again */
+        uint64_t ms = (uint64_t)((s->stop_deadline_ns - now + 999999) / 1000000);
+        uv_timer_start(&s->stop_timer, on_stop_timer, ms, 0);
+        return;
+    }
+    if (s->n_live) {
+        /* the deadline passed: end every stream and answer whatever waits,
+         * then one more run takes the resumed connections off MHD's
+         * suspended list (MHD_stop_daemon must find none there) and sends
+         * what the sockets take. Nothing suspends again: with cut set, new
+         * requests are answered 503 and every stream reads as ended. */
+        s->cut = 1;
+        end_waiting(s, 1);
+        s->in_run = 1;
+        MHD_run(s->d);
+        s->in_run = 0;
+        if (s->n_susp) {
+            log_error("http: %zu request(s) still suspended at the stop deadline", s->n_susp);
+            uv_timer_start(&s->stop_timer, on_stop_timer, 10, 0);
+            return;
+        }
+    }
+    uv_timer_stop(&s->timer);
+    uv_timer_stop(&s->stop_timer);
+    uv_poll_stop(&s->poll);
+    MHD_stop_daemon(s->d);
+    s->d = NULL;
+    uv_close((uv_handle_t *)&s->poll, on_handle_closed);
+    uv_close((uv_handle_t *)&s->timer, on_handle_closed);
+    uv_close((uv_handle_t *)&s->stop_timer, on_handle_closed);
+}
+
+void http_stop(struct http_server *s, int64_t deadline_ns, void (*on_closed)(void *), void *arg)
+{
+    s->stopping = 1;
+    s->on_closed = on_closed;
+    s->closed_arg = arg;
+    s->stop_deadline_ns = deadline_ns;
+    http_quiesce(s);
+    end_waiting(s, 0);
+    if (s->in_run)
+        schedule_run(s);
+    else
+        drive(s);
 }
 
 uint64_t http_responses(const struct http_server *s, int code)

@@ -30,6 +30,12 @@
  * completes, which frees it. A peer that stops reading fills its socket
  * buffer, MHD stops calling the read callback and the connection timeout
  * closes it; memory per stream stays bounded either way.
+ *
+ * Stopping (http_stop) never depends on clients: MHD stops once no request
+ * is in progress or at the caller's deadline, and closes the connections
+ * left. The stop check runs after every MHD_run and from a timer of its
+ * own, so the timer that follows MHD_get_timeout (re-armed by every run,
+ * and stopped when MHD has no timeout) cannot lose it.
  */
 #ifndef LCN_SERVER_HTTP_H
 #define LCN_SERVER_HTTP_H
@@ -90,10 +96,19 @@ void http_quiesce(struct http_server *s);
  * streams). */
 size_t http_suspended_count(const struct http_server *s);
 
-/* Answers every still-suspended request with 503 shutting_down (their
- * cancel hooks run first), stops MHD and closes the loop handles; on_closed
- * runs once they are closed. The server object is freed then. */
-void http_stop(struct http_server *s, void (*on_closed)(void *), void *arg);
+/* Number of requests in progress: headers received, answer not yet
+ * handed to the socket completely (streams included). */
+size_t http_live_count(const struct http_server *s);
+
+/* Stops serving: closes the listening socket, ends suspended streams and
+ * answers every suspended request with 503 shutting_down (their cancel
+ * hooks run first; answers given from now on say "Connection: close").
+ * MHD stops as soon as no request is in progress, or at deadline_ns
+ * (lcn_now_ns() clock) at the latest: then every stream ends, whatever
+ * still waits is answered 503, and every connection still open is closed,
+ * idle keep-alive ones included, whatever the clients do. Then the loop
+ * handles close and on_closed runs; the server object is freed then. */
+void http_stop(struct http_server *s, int64_t deadline_ns, void (*on_closed)(void *), void *arg);
 
 /* Responses sent so far with the given status code (100..599). */
 uint64_t http_responses(const struct http_server *s, int code);

@@ -16,7 +16,10 @@
  *     layout, which is stored as a checkpoint while the job stays
  *     "running" in the store (the next start resumes it);
  *   1 once no run is left and the store queue is empty (or the shutdown
- *     timeout fired): streams end, parked requests get 503, MHD stops;
+ *     timeout fired): streams end, parked requests get 503, MHD stops as
+ *     soon as no request is in progress, after at most HTTP_DRAIN_NS and
+ *     never past the shutdown deadline, closing every connection left
+ *     (idle keep-alive ones included: no client can hold the stop);
  *   2 when the HTTP handles are closed: workers are joined, the store
  *     thread is stopped, the remaining handles are closed and the loop
  *     ends. The exit status is 0 for a signal, non-zero for a fatal error.
@@ -43,6 +46,7 @@
 #endif
 
 #define STORE_STUCK_NS (30LL * 1000000000LL)
+#define HTTP_DRAIN_NS  (1000000000LL) /* phase 1: the longest wait for answers in progress */
 
 int lcnd_store_healthy(struct lcnd *d)
 {
@@ -152,7 +156,11 @@ void lcnd_shutdown_step(struct lcnd *d)
     d->stop_phase = 1;
     uv_timer_stop(&d->t_shutdown);
     api_shutdown(d);
-    http_stop(d->http, on_http_closed, d);
+    /* answers in progress get a moment to leave, never past the shutdown
+     * deadline; idle connections do not hold the stop (http_stop) */
+    int64_t drain = lcn_now_ns() + HTTP_DRAIN_NS;
+    http_stop(d->http, drain < d->stop_deadline_ns ? drain : d->stop_deadline_ns, on_http_closed,
+              d);
 }
 
 static void on_shutdown_timer(uv_timer_t *t)
@@ -504,7 +512,7 @@ int lcnd_serve_main(int argc, char **argv)
         /* tear down what was started */
         d->stopping = 1;
         if (d->http) {
-            http_stop(d->http, NULL, NULL);
+            http_stop(d->http, lcn_now_ns(), NULL, NULL);
             d->http = NULL;
         } else if (d->listen_fd >= 0) {
             close(d->listen_fd);

@@ -3,6 +3,7 @@
 #   env      device, driver, library check of the carried binaries
 #   tests    the GPU tests (test_gpu: evaluators vs oracle, solver vs twin, engine)
 #   kernels  the kernel benchmark (bench_gpu) and its audit
+#   daemon   lcnd serve with GPU workers: jobs, cancel, readiness, metrics
 #   rate     candidate evaluations/s: GPU engine vs CPU engine on one core,
 #            same generated graph (2519/4938 grid family), side by side
 #   solver   lcnd solve --backend gpu over instances x seeds (SOLVER_* below)
@@ -27,10 +28,18 @@ fi
 export NCCL_NVLS_ENABLE=0
 
 # Runtime libraries the GPU machine lacks, unpacked into a private prefix.
+# Only sonames the machine lacks are exposed (symlinks in one directory), so
+# its own libraries (libssl for python3, say) are never shadowed.
 if [ -d "$DEBS" ] && ls "$DEBS"/*.deb >/dev/null 2>&1; then
     PFX=$(mktemp -d)
+    LIBS=$(mktemp -d)
     for d in "$DEBS"/*.deb; do dpkg -x "$d" "$PFX"; done
-    export LD_LIBRARY_PATH="$PFX/usr/lib/x86_64-linux-gnu:$PFX/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}"
+    for so in "$PFX"/usr/lib/x86_64-linux-gnu/*.so.* "$PFX"/lib/x86_64-linux-gnu/*.so.*; do
+        [ -e "$so" ] || continue
+        name=$(basename "$so")
+        ldconfig -p | grep -q " $name " || ln -sf "$so" "$LIBS/$name"
+    done
+    export LD_LIBRARY_PATH="$LIBS:${LD_LIBRARY_PATH:-}"
 fi
 
 # The device copy of the tree may have no .git: the caller passes LCN_COMMIT/LCN_DIRTY.
@@ -85,6 +94,14 @@ kernels)
     done
     "$BIN/bench_gpu" --force --shapes 500/1740/1,2519/4938/1,10466/20288/1 --out "$OUTDIR/bench_force.json" \
         --commit "$COMMIT" --dirty "$DIRTY" --binary-sha256 "$SHA" 2>&1 | tee -a "$OUTDIR/kernels.log"
+    ;;
+daemon)
+    # lcnd serve with GPU workers (tests/integration/test_daemon_gpu.py)
+    manifest daemon "LCND=$BIN/lcnd LCNCTL=$BIN/lcnctl python3 tests/integration/test_daemon_gpu.py"
+    LCND="$PWD/$BIN/lcnd" LCNCTL="$PWD/$BIN/lcnctl" python3 tests/integration/test_daemon_gpu.py \
+        > "$OUTDIR/daemon.log" 2>&1
+    echo "test_daemon_gpu exit $?" | tee -a "$OUTDIR/daemon.log"
+    grep -E "^(OK|FAILED|Ran)|gpu |auto |cancel answered|Error|Traceback" "$OUTDIR/daemon.log" | head -20
     ;;
 rate)
     G="$OUTDIR/grid-2519.json"

@@ -2,13 +2,14 @@
 """lcnd leak check: a short run under valgrind (memcheck) that goes through
 every path of the service (submit, poll, SSE, solution, cancel of a queued
 and of a running job, bad input, a vanished SSE client, SIGTERM with a
-running job) must end with exit status 0 and no definite or indirect leak
+running job and with connections held open through it) must end with exit status 0 and no definite or indirect leak
 and no invalid access. Skipped (exit 77) when valgrind is not installed; an
 ASan build (-DLCN_SANITIZE=address) checks leaks in every integration test
 instead, since each one asserts a zero exit status."""
 
 import os
 import shutil
+import socket
 import sys
 import unittest
 
@@ -56,7 +57,21 @@ class Leaks(unittest.TestCase):
             e = d.submit(g, budget_s=30)
             d.wait(e, ("running",))
             self.assertEqual(d.get("/metrics").status, 200)
+            # held open through the SIGTERM: an idle keep-alive connection,
+            # a stream, and a request whose body never comes (cut off at the
+            # drain deadline)
+            k = http.client.HTTPConnection(host, int(port), timeout=60)
+            k.request("GET", "/jobs/" + e)
+            k.getresponse().read()
+            sc = http.client.HTTPConnection(host, int(port), timeout=60)
+            sc.request("GET", "/jobs/%s/progress" % e, headers={"Accept": "text/event-stream"})
+            sc.getresponse().readline()
+            raw = socket.create_connection((host, int(port)), timeout=60)
+            raw.sendall(b"POST /jobs HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                        b"Content-Length: 1000\r\n\r\n{")
             rc = d.stop()
+            for h in (k, sc, raw):
+                h.close()
             with open(log) as f:
                 report = f.read()
             self.assertEqual(rc, 0, report[-4000:])

@@ -1,6 +1,9 @@
 /* The HTTP layer (http.c): MHD driven by a libuv loop, routing, auth, body
  * limits, deferred answers, streams and shutdown, exercised by libcurl
  * clients on other threads while the test thread runs the loop. */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -10,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -33,6 +37,7 @@ struct srv {
     struct http_req *stream;
     int stream_step;
     int stream_closed;
+    int other_streams_closed;
     uv_timer_t tick;
 };
 
@@ -108,6 +113,52 @@ static void h_stream(struct http_req *r, void *ctx)
     http_respond_stream(r, "text/plain", stream_read, stream_close, s);
 }
 
+/* Side streams: one whose owner sends a byte and then never wakes it, and
+ * one that always has more to send. */
+struct side_stream {
+    struct srv *s;
+    int sent;
+};
+
+static ssize_t idle_read(void *arg, char *buf, size_t max)
+{
+    struct side_stream *st = arg;
+    (void)max;
+    if (st->sent)
+        return HTTP_STREAM_WAIT;
+    st->sent = 1;
+    buf[0] = 'x';
+    return 1;
+}
+
+static ssize_t flood_read(void *arg, char *buf, size_t max)
+{
+    (void)arg;
+    memset(buf, 'f', max);
+    return (ssize_t)max;
+}
+
+static void side_close(void *arg)
+{
+    struct side_stream *st = arg;
+    st->s->other_streams_closed++;
+    free(st);
+}
+
+static void h_idle_stream(struct http_req *r, void *ctx)
+{
+    struct side_stream *st = xcalloc(1, sizeof *st);
+    st->s = ctx;
+    http_respond_stream(r, "text/plain", idle_read, side_close, st);
+}
+
+static void h_flood(struct http_req *r, void *ctx)
+{
+    struct side_stream *st = xcalloc(1, sizeof *st);
+    st->s = ctx;
+    http_respond_stream(r, "text/plain", flood_read, side_close, st);
+}
+
 static const struct http_route routes[] = {
     {"GET", "/ping", h_ping, 0},
     {"GET", "/open", h_ping, HTTP_NO_AUTH},
@@ -117,6 +168,8 @@ static const struct http_route routes[] = {
     {"GET", "/later", h_later, 0},
     {"GET", "/never", h_never, 0},
     {"GET", "/stream", h_stream, 0},
+    {"GET", "/idle-stream", h_idle_stream, 0},
+    {"GET", "/flood", h_flood, 0},
 };
 
 static void on_tick(uv_timer_t *t)
@@ -154,7 +207,7 @@ static void on_closed(void *arg)
 
 static void srv_stop(struct srv *s)
 {
-    http_stop(s->http, on_closed, s);
+    http_stop(s->http, lcn_now_ns() + 30 * 1000000000LL, on_closed, s);
     uv_close((uv_handle_t *)&s->tick, NULL);
     uv_run(&s->loop, UV_RUN_DEFAULT);
     assert_int_equal(s->closed, 1);
@@ -175,6 +228,7 @@ struct call {
     char out[4096];
     size_t out_len;
     char allow[128];
+    int conn_close; /* the answer said "Connection: close" */
     int done;
 };
 
@@ -203,6 +257,8 @@ static size_t on_header(char *p, size_t sz, size_t n, void *ud)
         memcpy(c->allow, p + 7, l);
         c->allow[l] = 0;
     }
+    if (k >= 17 && !strncasecmp(p, "Connection: close", 17))
+        c->conn_close = 1;
     return k;
 }
 
@@ -310,6 +366,7 @@ static void test_routing(void **state)
     run_calls(&s, c, 7, 1);
     assert_int_equal(c[0].status, 200);
     assert_string_equal(c[0].out, "{\"pong\":\"GET\"}\n");
+    assert_int_equal(c[0].conn_close, 0); /* said only while stopping */
     assert_int_equal(c[1].status, 404);
     assert_non_null(strstr(c[1].out, "\"code\":\"not_found\""));
     assert_int_equal(c[2].status, 405);
@@ -460,7 +517,7 @@ static void test_stop_with_suspended(void **state)
     while (http_suspended_count(s.http) == 0)
         uv_run(&s.loop, UV_RUN_ONCE);
     cancelled = 0;
-    http_stop(s.http, on_closed, &s);
+    http_stop(s.http, lcn_now_ns() + 30 * 1000000000LL, on_closed, &s);
     uv_close((uv_handle_t *)&s.tick, NULL);
     while (!__atomic_load_n(&st.done, __ATOMIC_ACQUIRE) || !s.closed)
         uv_run(&s.loop, UV_RUN_ONCE);
@@ -468,8 +525,180 @@ static void test_stop_with_suspended(void **state)
     uv_run(&s.loop, UV_RUN_DEFAULT);
     assert_int_equal(st.c.status, 503);
     assert_non_null(strstr(st.c.out, "shutting_down"));
+    assert_int_equal(st.c.conn_close, 1);
     assert_int_equal(cancelled, 1);
     assert_int_equal(uv_loop_close(&s.loop), 0);
+}
+
+/* ---- raw clients on the loop's thread: connections a test holds open ---- */
+
+static int raw_connect(const char *bound)
+{
+    const char *colon = strrchr(bound, ':');
+    struct sockaddr_in a;
+    memset(&a, 0, sizeof a);
+    a.sin_family = AF_INET;
+    a.sin_port = htons((uint16_t)atoi(colon + 1));
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    assert_true(fd >= 0);
+    assert_int_equal(connect(fd, (struct sockaddr *)&a, sizeof a), 0);
+    return fd;
+}
+
+static void raw_send(int fd, const char *req)
+{
+    size_t n = strlen(req);
+    assert_int_equal(send(fd, req, n, MSG_NOSIGNAL), (ssize_t)n);
+}
+
+#define GUARD_NS (20 * 1000000000LL) /* turns a hang into a failure */
+
+/* Runs the loop until fd has received needle (the bytes are in buf). */
+static void raw_until(struct srv *s, int fd, char *buf, size_t cap, const char *needle)
+{
+    size_t len = 0;
+    int64_t guard = lcn_now_ns() + GUARD_NS;
+    buf[0] = 0;
+    while (!strstr(buf, needle)) {
+        assert_true(lcn_now_ns() < guard);
+        ssize_t k = recv(fd, buf + len, cap - 1 - len, MSG_DONTWAIT);
+        if (k > 0) {
+            len += (size_t)k;
+            buf[len] = 0;
+            assert_true(len < cap - 1);
+            continue;
+        }
+        assert_true(k < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)); /* not closed */
+        uv_run(&s->loop, UV_RUN_ONCE); /* the tick timer bounds the wait */
+    }
+}
+
+/* Reads (and drops) what fd receives until the server closes it. */
+static void raw_eof(struct srv *s, int fd)
+{
+    char buf[65536];
+    int64_t guard = lcn_now_ns() + GUARD_NS;
+    for (;;) {
+        assert_true(lcn_now_ns() < guard);
+        ssize_t k = recv(fd, buf, sizeof buf, MSG_DONTWAIT);
+        if (k == 0 || (k < 0 && errno == ECONNRESET))
+            return;
+        if (k < 0) {
+            assert_true(errno == EAGAIN || errno == EWOULDBLOCK);
+            uv_run(&s->loop, UV_RUN_ONCE);
+        }
+    }
+}
+
+static void wait_closed(struct srv *s)
+{
+    int64_t guard = lcn_now_ns() + GUARD_NS;
+    while (!s->closed && lcn_now_ns() < guard)
+        uv_run(&s->loop, UV_RUN_ONCE);
+    assert_int_equal(s->closed, 1);
+}
+
+static void finish_loop(struct srv *s)
+{
+    uv_close((uv_handle_t *)&s->tick, NULL);
+    uv_run(&s->loop, UV_RUN_DEFAULT);
+    assert_int_equal(uv_loop_close(&s->loop), 0);
+}
+
+/* An idle keep-alive connection (one request answered) and a stream that
+ * waits for its owner, as a client holds them when the stop begins. */
+static void open_idle_and_stream(struct srv *s, int *a, int *b)
+{
+    char buf[4096];
+    *a = raw_connect(s->bound);
+    raw_send(*a, "GET /ping HTTP/1.1\r\nHost: t\r\n\r\n");
+    raw_until(s, *a, buf, sizeof buf, "{\"pong\":\"GET\"}\n");
+    *b = raw_connect(s->bound);
+    raw_send(*b, "GET /idle-stream HTTP/1.1\r\nHost: t\r\n\r\n");
+    raw_until(s, *b, buf, sizeof buf, "\r\n1\r\nx\r\n");
+    int64_t guard = lcn_now_ns() + GUARD_NS;
+    while (http_suspended_count(s->http) == 0) {
+        assert_true(lcn_now_ns() < guard);
+        uv_run(&s->loop, UV_RUN_ONCE);
+    }
+    assert_int_equal(http_live_count(s->http), 1); /* the stream; a is idle */
+}
+
+/* The client closes both connections as soon as the stream has ended, in
+ * the middle of the stop: MHD sees them close in a run the poll handle
+ * starts, and the stop must notice that, whatever becomes of MHD's own
+ * timer (it has none left to ask for once no connection is open). */
+static void test_stop_clients_close_midway(void **state)
+{
+    (void)state;
+    struct srv s;
+    char buf[4096];
+    int a, b;
+    srv_start(&s, NULL);
+    open_idle_and_stream(&s, &a, &b);
+    int64_t deadline = lcn_now_ns() + GUARD_NS;
+    http_stop(s.http, deadline, on_closed, &s);
+    raw_until(&s, b, buf, sizeof buf, "0\r\n\r\n"); /* the stream ended */
+    close(b);
+    close(a);
+    wait_closed(&s);
+    assert_true(lcn_now_ns() < deadline);
+    assert_int_equal(s.other_streams_closed, 1);
+    finish_loop(&s);
+}
+
+/* The client never closes its idle keep-alive connection nor the ended
+ * stream's: with no request in progress MHD stops at once (the deadline is
+ * far away) and closes both. */
+static void test_stop_clients_never_close(void **state)
+{
+    (void)state;
+    struct srv s;
+    char buf[4096];
+    int a, b;
+    srv_start(&s, NULL);
+    open_idle_and_stream(&s, &a, &b);
+    int64_t deadline = lcn_now_ns() + GUARD_NS;
+    http_stop(s.http, deadline, on_closed, &s);
+    raw_until(&s, b, buf, sizeof buf, "0\r\n\r\n");
+    wait_closed(&s);
+    assert_true(lcn_now_ns() < deadline);
+    raw_eof(&s, a);
+    raw_eof(&s, b);
+    close(a);
+    close(b);
+    assert_int_equal(s.other_streams_closed, 1);
+    finish_loop(&s);
+}
+
+/* Requests in progress that never finish (a body that never comes, a
+ * stream the client never reads) hold the stop until the deadline, and no
+ * longer: then they are cut off and their connections closed. */
+static void test_stop_deadline_cuts_off(void **state)
+{
+    (void)state;
+    struct srv s;
+    srv_start(&s, NULL);
+    int c = raw_connect(s.bound);
+    raw_send(c, "POST /echo HTTP/1.1\r\nHost: t\r\nContent-Length: 100\r\n\r\nabc");
+    int f = raw_connect(s.bound);
+    raw_send(f, "GET /flood HTTP/1.1\r\nHost: t\r\n\r\n");
+    int64_t guard = lcn_now_ns() + GUARD_NS;
+    while (http_live_count(s.http) < 2) {
+        assert_true(lcn_now_ns() < guard);
+        uv_run(&s.loop, UV_RUN_ONCE);
+    }
+    int64_t deadline = lcn_now_ns() + 300 * 1000000LL;
+    http_stop(s.http, deadline, on_closed, &s);
+    wait_closed(&s);
+    assert_true(lcn_now_ns() >= deadline);
+    assert_int_equal(s.other_streams_closed, 1);
+    raw_eof(&s, c);
+    raw_eof(&s, f);
+    close(c);
+    close(f);
+    finish_loop(&s);
 }
 
 static void test_listen_errors(void **state)
@@ -497,9 +726,15 @@ int main(void)
 {
     curl_global_init(CURL_GLOBAL_ALL);
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_routing),       cmocka_unit_test(test_auth),
-        cmocka_unit_test(test_body_limits),   cmocka_unit_test(test_deferred_and_stream),
-        cmocka_unit_test(test_concurrency),   cmocka_unit_test(test_stop_with_suspended),
+        cmocka_unit_test(test_routing),
+        cmocka_unit_test(test_auth),
+        cmocka_unit_test(test_body_limits),
+        cmocka_unit_test(test_deferred_and_stream),
+        cmocka_unit_test(test_concurrency),
+        cmocka_unit_test(test_stop_with_suspended),
+        cmocka_unit_test(test_stop_clients_close_midway),
+        cmocka_unit_test(test_stop_clients_never_close),
+        cmocka_unit_test(test_stop_deadline_cuts_off),
         cmocka_unit_test(test_listen_errors),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
