@@ -687,12 +687,8 @@ static int build_starts(struct run *run, struct start *st, int32_t keep, int32_t
             if (run->kn.debug)
                 fprintf(stderr, "start %s#%d: %d in %.3f s (at %.3f s)\n", layout_kind_name(k),
                         round, r, (double)(lcn_now_ns() - t_make) / 1e9, elapsed_s(run));
-            if (r == LCN_EINVAL) {
-                rc = r;
-                break;
-            }
             if (r)
-                continue;
+                continue; /* e.g. repair found no valid point for some node: try the others */
             crossings_grid(g, pts, c, 0);
             struct lcn_obj o;
             obj_from_counts(&o, c, g->m);
@@ -727,7 +723,7 @@ static int build_starts(struct run *run, struct start *st, int32_t keep, int32_t
     free(c);
     free(pts);
     if (!rc && !have)
-        rc = LCN_EINVAL;
+        rc = LCN_EINVAL; /* no kind of start could be made valid in these bounds */
     return rc;
 }
 

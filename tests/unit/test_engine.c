@@ -315,6 +315,24 @@ static void test_edge_cases(void **state)
     assert_int_equal(engine_cpu_run(&g, &p, &r), LCN_EINVAL);
     graph_release(&g);
 
+    /* bounds that are a line: a path fits (some kinds of start cannot be
+     * repaired there, the others are used), a triangle does not */
+    int32_t ps[3] = {0, 1, 0}, pd[3] = {1, 2, 2};
+    assert_int_equal(graph_init(&g, 3, 2, ps, pd, 5, 0, NULL), 0);
+    engine_params_default(&p);
+    assert_int_equal(engine_cpu_run(&g, &p, &r), 0);
+    assert_int_equal(r.best.K, 0);
+    struct lcn_report lr;
+    validate_layout(&g, r.layout, 4, &lr);
+    assert_true(lr.valid);
+    report_release(&lr);
+    engine_result_release(&r);
+    graph_release(&g);
+    assert_int_equal(graph_init(&g, 3, 3, ps, pd, 5, 0, NULL), 0);
+    engine_params_default(&p);
+    assert_int_equal(engine_cpu_run(&g, &p, &r), LCN_EINVAL);
+    graph_release(&g);
+
     /* no edges: optimal at once */
     assert_int_equal(graph_init(&g, 5, 0, NULL, NULL, 10, 10, NULL), 0);
     engine_params_default(&p);
