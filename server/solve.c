@@ -352,7 +352,10 @@ int solve_main(int argc, char **argv)
     struct engine_result res;
     rc = engines_run(o.backend, &doc.g, &p, &res);
     if (rc) {
-        fprintf(stderr, "lcnd solve: %s: engine failed: %s\n", o.graph, lcn_strerror(rc));
+        fprintf(stderr, "lcnd solve: %s: engine failed: %s%s\n", o.graph, lcn_strerror(rc),
+                rc == LCN_EINVAL ? " (a bad --tuning value, or no valid layout of the graph fits "
+                                   "in its bounds)"
+                                 : "");
         graphio_release(&doc);
         return rc == LCN_EINVAL ? EXIT_USAGE : EXIT_RUN;
     }
