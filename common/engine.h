@@ -14,7 +14,9 @@
  *     published.
  * The same (graph, initial layout, parameters, backend, thread count) gives
  * the same result, except that a run stopped by the deadline or the cancel
- * flag stops at a timing-dependent point.
+ * flag stops at a timing-dependent point (and an engine whose start phase
+ * is bounded by a share of the budget may build fewer starting layouts when
+ * that share runs out).
  *
  * Threading: callbacks run on the engine's calling thread (the one that
  * called engine_*_run), never concurrently with each other. They must not
