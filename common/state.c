@@ -13,6 +13,8 @@ static size_t padded16(int32_t m)
     return ((size_t)m + 16) & ~(size_t)15;
 }
 
+static void eg_fresh(struct lcn_state *st);
+
 static int32_t node_side(int32_t n)
 {
     int32_t s = 1;
@@ -42,6 +44,7 @@ static void build_indexes_from(struct lcn_state *st, const int32_t *counts)
     const struct lcn_graph *g = st->g;
     grid_clear(&st->eg);
     grid_clear(&st->ng);
+    st->eg_stale = 0;
     for (int32_t e = 0; e < g->m; e++)
         grid_add_segment(&st->eg, e, st->pts[g->eu[e]], st->pts[g->ev[e]]);
     for (int32_t v = 0; v < g->n; v++)
@@ -74,7 +77,7 @@ static void init_common(struct lcn_state *st, const struct lcn_graph *g, const s
     st->g = g;
     st->pts = xmalloc(sizeof(*pts) * (size_t)(g->n ? g->n : 1));
     memcpy(st->pts, pts, sizeof(*pts) * (size_t)g->n);
-    st->cnt = xcalloc((size_t)g->m + 1, sizeof(int32_t));
+    st->cnt = xcalloc(padded16(g->m), sizeof(int32_t)); /* padded for the SCAN kernels */
     st->acc = xcalloc(padded16(g->m), sizeof(int32_t));
     st->seen = xmalloc(sizeof(int32_t) * ((size_t)g->m + 1));
     for (int32_t e = 0; e < g->m; e++)
@@ -138,6 +141,8 @@ void state_set_evaluator(struct lcn_state *st, enum state_eval ev)
 {
     const struct lcn_graph *g = st->g;
     st->eval = ev;
+    if (ev == STATE_EVAL_GRID)
+        eg_fresh(st);
     if (ev == STATE_EVAL_SCAN && !st->ex0) {
         size_t m1 = (size_t)g->m + 1;
         st->ex0 = xmalloc(sizeof(int32_t) * m1);
@@ -212,10 +217,27 @@ static int occupied(const struct lcn_state *st, int32_t v, struct lcn_pt q)
     return 0;
 }
 
+/*
+ * The SCAN evaluator never reads the edge grid, so its commits leave it
+ * stale; whatever reads it (state_check_move, the GRID evaluator, GRID
+ * partner lists) rebuilds it first.
+ */
+static void eg_fresh(struct lcn_state *st)
+{
+    if (!st->eg_stale)
+        return;
+    const struct lcn_graph *g = st->g;
+    grid_clear(&st->eg);
+    for (int32_t e = 0; e < g->m; e++)
+        grid_add_segment(&st->eg, e, st->pts[g->eu[e]], st->pts[g->ev[e]]);
+    st->eg_stale = 0;
+}
+
 enum state_invalid state_check_move(struct lcn_state *st, int32_t v, struct lcn_pt q)
 {
     const struct lcn_graph *g = st->g;
     const struct lcn_pt *pts = st->pts;
+    eg_fresh(st);
     if (!in_bounds(g, q))
         return STATE_OUT_OF_BOUNDS;
     if (geom_pt_eq(q, pts[v]))
@@ -485,48 +507,37 @@ LCN_CLONES __attribute__((noinline)) static int32_t
 #undef PTSEG_BODY
 
 /*
- * acc[f] -= oacc[f] over whole blocks of 16 (the arrays are padded with
- * zeros), flagging the blocks where any difference is nonzero.
+ * One pass over whole blocks of 16 (all arrays are padded with zeros):
+ * acc[f] -= oacc[f], leaving the move's count changes; flags the blocks with
+ * a nonzero change; returns the maximum count after the move, max(cnt + d).
  */
-LCN_CLONES __attribute__((noinline)) static void diff_blocks(int32_t *restrict acc,
+LCN_CLONES __attribute__((noinline)) static int32_t diff_max(int32_t *restrict acc,
                                                              const int32_t *restrict oacc,
+                                                             const int32_t *restrict cnt,
                                                              int32_t nblk, uint8_t *restrict flag)
 {
+    int32_t mx = 0;
     for (int32_t b = 0; b < nblk; b++) {
         int32_t any = 0;
         for (int32_t j = 0; j < 16; j++) {
-            int32_t d = acc[16 * b + j] - oacc[16 * b + j];
-            acc[16 * b + j] = d;
+            const int32_t f = 16 * b + j, d = acc[f] - oacc[f], c = cnt[f] + d;
+            acc[f] = d;
             any |= d;
+            mx = c > mx ? c : mx;
         }
         flag[b] = any != 0;
     }
+    return mx;
 }
 
-/*
- * The tuple after adding d[f] to every count: K' = max(cnt + d), nK' = the
- * number of edges at K', and the changes of Phi and of the sum of counts.
- */
-LCN_CLONES __attribute__((noinline)) static void tuple_pass(const int32_t *restrict cnt,
-                                                            const int32_t *restrict d, int32_t m,
-                                                            int32_t *K, int32_t *nK, int64_t *dphi,
-                                                            int64_t *dsum)
+/* The number of edges whose count after the move, cnt + d, equals K. */
+LCN_CLONES __attribute__((noinline)) static int32_t
+count_at(const int32_t *restrict cnt, const int32_t *restrict d, int32_t m, int32_t K)
 {
-    int32_t mx = 0;
-    int64_t ph = 0, sm = 0;
-    for (int32_t f = 0; f < m; f++) {
-        const int32_t c = cnt[f] + d[f];
-        mx = c > mx ? c : mx;
-        ph += (int64_t)d[f] * (2 * (int64_t)cnt[f] + d[f]);
-        sm += d[f];
-    }
     int32_t k = 0;
     for (int32_t f = 0; f < m; f++)
-        k += cnt[f] + d[f] == mx;
-    *K = mx;
-    *nK = k;
-    *dphi = ph;
-    *dsum = sm;
+        k += cnt[f] + d[f] == K;
+    return k;
 }
 
 static int32_t scan_any(struct lcn_state *st, struct lcn_pt a, struct lcn_pt b, int32_t *acc)
@@ -635,34 +646,33 @@ static enum state_invalid propose_scan(struct lcn_state *st, struct lcn_move *mv
      * flagged blocks are walked */
     int32_t *acc = st->acc;
     const int32_t nblk = (g->m + 15) / 16;
-    diff_blocks(acc, st->oacc, nblk, st->blk);
-    for (int32_t k = 0; k < deg; k++) {
-        int32_t e = g->inc[k0 + k]; /* hidden during the scans: its slot is still zero */
-        acc[e] = st->ndc[k] - st->odc[k];
-        if (acc[e])
-            st->blk[e / 16] = 1;
-    }
-    /* the tuple after the move, from the dense differences */
-    int64_t dphi, dsum;
-    tuple_pass(st->cnt, acc, g->m, &mv->obj.K, &mv->obj.nK, &dphi, &dsum);
-    mv->obj.Phi = st->hist.phi + dphi;
-    mv->obj.C = (st->hist.sum + dsum) / 2;
+    for (int32_t k = 0; k < deg; k++) /* hidden during the scans: both slots were zero */
+        acc[g->inc[k0 + k]] = st->ndc[k] - st->odc[k];
+    /* the dense differences, their blocks, K and n_K after the move */
+    mv->obj.K = diff_max(acc, st->oacc, st->cnt, nblk, st->blk);
+    mv->obj.nK = g->m ? count_at(st->cnt, acc, g->m, mv->obj.K) : 0;
+    int64_t dphi = 0, dsum = 0;
     for (int32_t b = 0; b < nblk; b++) {
         if (!st->blk[b])
             continue;
         if (mv->n + 16 > mv->cap)
             move_reserve(mv, mv->n + 16);
-        /* branch-free compaction: always write, advance on nonzero */
+        /* branch-free compaction: always write, advance on nonzero; Phi and
+         * the count sum change only where d is nonzero */
         int32_t n = mv->n, *ed = mv->edge, *dd = mv->d;
         for (int32_t f = 16 * b; f < 16 * b + 16; f++) {
             int32_t d = acc[f];
             ed[n] = f;
             dd[n] = d;
             n += d != 0;
+            dphi += (int64_t)d * (2 * (int64_t)st->cnt[f] + d);
+            dsum += d;
             acc[f] = 0;
         }
         mv->n = n;
     }
+    mv->obj.Phi = st->hist.phi + dphi;
+    mv->obj.C = (st->hist.sum + dsum) / 2;
     return STATE_OK;
 }
 
@@ -765,6 +775,7 @@ int32_t state_edge_partners(struct lcn_state *st, int32_t e, int32_t *out)
         }
         return k;
     }
+    eg_fresh(st);
     int32_t stamp = next_stamp(st);
     int32_t nc = grid_segment_cells(&st->eg, a, b);
     for (int32_t i = 0; i < nc; i++) {
@@ -799,10 +810,14 @@ void state_commit(struct lcn_state *st, const struct lcn_move *mv)
     LCN_ASSERT(mv->why == STATE_OK && mv->generation == st->generation);
     int32_t v = mv->v;
     if (!geom_pt_eq(mv->from, mv->to)) {
-        for (int32_t k = g->inc_off[v]; k < g->inc_off[v + 1]; k++) {
-            int32_t e = g->inc[k], u = graph_other(g, e, v);
-            grid_remove_segment(&st->eg, e, mv->from, st->pts[u]);
-            grid_add_segment(&st->eg, e, mv->to, st->pts[u]);
+        if (st->eval == STATE_EVAL_SCAN) {
+            st->eg_stale = 1;
+        } else {
+            for (int32_t k = g->inc_off[v]; k < g->inc_off[v + 1]; k++) {
+                int32_t e = g->inc[k], u = graph_other(g, e, v);
+                grid_remove_segment(&st->eg, e, mv->from, st->pts[u]);
+                grid_add_segment(&st->eg, e, mv->to, st->pts[u]);
+            }
         }
         grid_cell_remove(&st->ng, grid_cell_of(&st->ng, mv->from), v);
         grid_cell_add(&st->ng, grid_cell_of(&st->ng, mv->to), v);

@@ -73,6 +73,7 @@ struct lcn_state {
     int32_t *oacc;                  /* before-move crossings per edge of the cached node */
     int32_t *odc, *ndc;             /* per incident edge: crossings before / after */
     uint8_t *blk;                   /* per block of 16 edges: a nonzero difference */
+    int eg_stale;                   /* SCAN commits left the edge grid behind */
     int32_t *sides_p, *sides_q;     /* side (-1, 0, 1) of the old / new point w.r.t. every edge */
     int32_t *sides, *sides_tmp;     /* sides of the moved node's neighbours (rows of m) */
     int32_t sides_rows;             /* neighbours whose sides are cached */
