@@ -33,6 +33,7 @@
 #include "anneal.h"
 #include "crossings.h"
 #include "err.h"
+#include "knobs.h"
 #include "layout.h"
 #include "rng.h"
 #include "state.h"
@@ -113,125 +114,85 @@ static void knobs_default(struct cpu_knobs *k)
     k->accept_hi = 0.5;
 }
 
-enum knob_type { KNOB_INT, KNOB_DOUBLE, KNOB_STARTS, KNOB_EVAL };
-
-struct knob {
-    const char *name;
-    enum knob_type type;
-    size_t off;
-    double lo, hi;
-};
-
 #define AP(f) offsetof(struct cpu_knobs, ap) + offsetof(struct anneal_params, f)
+/* starts: "+"-separated layout kind names, stored as a bit mask. */
+static int parse_starts(const char *val, void *field, char *err, int errlen)
+{
+    int32_t mask = 0;
+    int rc = 0;
+    char *s2 = NULL, *vcopy = xstrdup(val);
+    for (char *nm = strtok_r(vcopy, "+", &s2); nm && !rc; nm = strtok_r(NULL, "+", &s2)) {
+        enum layout_kind lk;
+        if (layout_kind_parse(nm, &lk)) {
+            snprintf(err, (size_t)errlen, "tuning: starts: unknown layout '%s'", nm);
+            rc = LCN_EINVAL;
+        } else {
+            mask |= 1 << lk;
+        }
+    }
+    free(vcopy);
+    if (!rc && mask == 0) {
+        snprintf(err, (size_t)errlen, "tuning: starts: no layout named");
+        rc = LCN_EINVAL;
+    }
+    if (!rc)
+        *(int32_t *)field = mask;
+    return rc;
+}
+
+/* evaluator: auto (0), grid (1) or scan (2). */
+static int parse_evaluator(const char *val, void *field, char *err, int errlen)
+{
+    int32_t ev = strcmp(val, "auto") == 0   ? 0
+                 : strcmp(val, "grid") == 0 ? 1
+                 : strcmp(val, "scan") == 0 ? 2
+                                            : -1;
+    if (ev < 0) {
+        snprintf(err, (size_t)errlen, "tuning: evaluator: '%s' is not auto, grid or scan", val);
+        return LCN_EINVAL;
+    }
+    *(int32_t *)field = ev;
+    return 0;
+}
+
 static const struct knob knob_table[] = {
-    {"proposal_workers", KNOB_INT, AP(proposal_workers), 1, 64},
-    {"p_global", KNOB_DOUBLE, AP(p_global), 0, 1},
-    {"p_bary", KNOB_DOUBLE, AP(p_bary), 0, 1},
-    {"p_focus", KNOB_DOUBLE, AP(p_focus), 0, 1},
-    {"p_partner", KNOB_DOUBLE, AP(p_partner), 0, 1},
-    {"p_weighted", KNOB_DOUBLE, AP(p_weighted), 0, 1},
-    {"focus_slack", KNOB_INT, AP(focus_slack), 0, 1e6},
-    {"a_K", KNOB_DOUBLE, AP(a_K), 0, 1e9},
-    {"a_nK", KNOB_DOUBLE, AP(a_nK), 0, 1e9},
-    {"lin", KNOB_DOUBLE, AP(lin), 0, 1e9},
-    {"quad", KNOB_DOUBLE, AP(quad), 0, 1e9},
-    {"exp_w", KNOB_DOUBLE, AP(exp_w), 0, 1e9},
-    {"base", KNOB_DOUBLE, AP(base), 1.01, 1e3},
-    {"hinge_w", KNOB_DOUBLE, AP(hinge_w), 0, 1e9},
-    {"hinge_off", KNOB_INT, AP(hinge_off), -1000, 1000},
-    {"sweep_moves", KNOB_INT, offsetof(struct cpu_knobs, sweep_moves), 0, 1e8},
-    {"t_lo", KNOB_DOUBLE, offsetof(struct cpu_knobs, t_lo), 0, 1e9},
-    {"t_hi", KNOB_DOUBLE, offsetof(struct cpu_knobs, t_hi), 0, 1e9},
-    {"t_shape", KNOB_DOUBLE, offsetof(struct cpu_knobs, t_shape), 0.1, 10},
-    {"stall_sweeps", KNOB_INT, offsetof(struct cpu_knobs, stall_sweeps), 1, 1e9},
-    {"cold_boost", KNOB_INT, offsetof(struct cpu_knobs, cold_boost), 1, 64},
-    {"start_share", KNOB_DOUBLE, offsetof(struct cpu_knobs, start_share), 0, 1},
-    {"starts", KNOB_STARTS, offsetof(struct cpu_knobs, starts), 0, 0},
-    {"start_variants", KNOB_INT, offsetof(struct cpu_knobs, start_variants), 1, 1000},
-    {"start_rank", KNOB_INT, offsetof(struct cpu_knobs, start_rank), 0, 1},
-    {"start_spread", KNOB_INT, offsetof(struct cpu_knobs, start_spread), -1, 1},
-    {"evaluator", KNOB_EVAL, offsetof(struct cpu_knobs, evaluator), 0, 0},
-    {"accept_lo", KNOB_DOUBLE, offsetof(struct cpu_knobs, accept_lo), 0, 1},
-    {"accept_hi", KNOB_DOUBLE, offsetof(struct cpu_knobs, accept_hi), 0, 1},
-    {"debug", KNOB_INT, offsetof(struct cpu_knobs, debug), 0, 1},
+    {"proposal_workers", KNOB_INT, AP(proposal_workers), 1, 64, NULL},
+    {"p_global", KNOB_DOUBLE, AP(p_global), 0, 1, NULL},
+    {"p_bary", KNOB_DOUBLE, AP(p_bary), 0, 1, NULL},
+    {"p_focus", KNOB_DOUBLE, AP(p_focus), 0, 1, NULL},
+    {"p_partner", KNOB_DOUBLE, AP(p_partner), 0, 1, NULL},
+    {"p_weighted", KNOB_DOUBLE, AP(p_weighted), 0, 1, NULL},
+    {"focus_slack", KNOB_INT, AP(focus_slack), 0, 1e6, NULL},
+    {"a_K", KNOB_DOUBLE, AP(a_K), 0, 1e9, NULL},
+    {"a_nK", KNOB_DOUBLE, AP(a_nK), 0, 1e9, NULL},
+    {"lin", KNOB_DOUBLE, AP(lin), 0, 1e9, NULL},
+    {"quad", KNOB_DOUBLE, AP(quad), 0, 1e9, NULL},
+    {"exp_w", KNOB_DOUBLE, AP(exp_w), 0, 1e9, NULL},
+    {"base", KNOB_DOUBLE, AP(base), 1.01, 1e3, NULL},
+    {"hinge_w", KNOB_DOUBLE, AP(hinge_w), 0, 1e9, NULL},
+    {"hinge_off", KNOB_INT, AP(hinge_off), -1000, 1000, NULL},
+    {"sweep_moves", KNOB_INT, offsetof(struct cpu_knobs, sweep_moves), 0, 1e8, NULL},
+    {"t_lo", KNOB_DOUBLE, offsetof(struct cpu_knobs, t_lo), 0, 1e9, NULL},
+    {"t_hi", KNOB_DOUBLE, offsetof(struct cpu_knobs, t_hi), 0, 1e9, NULL},
+    {"t_shape", KNOB_DOUBLE, offsetof(struct cpu_knobs, t_shape), 0.1, 10, NULL},
+    {"stall_sweeps", KNOB_INT, offsetof(struct cpu_knobs, stall_sweeps), 1, 1e9, NULL},
+    {"cold_boost", KNOB_INT, offsetof(struct cpu_knobs, cold_boost), 1, 64, NULL},
+    {"start_share", KNOB_DOUBLE, offsetof(struct cpu_knobs, start_share), 0, 1, NULL},
+    {"starts", KNOB_CUSTOM, offsetof(struct cpu_knobs, starts), 0, 0, parse_starts},
+    {"start_variants", KNOB_INT, offsetof(struct cpu_knobs, start_variants), 1, 1000, NULL},
+    {"start_rank", KNOB_INT, offsetof(struct cpu_knobs, start_rank), 0, 1, NULL},
+    {"start_spread", KNOB_INT, offsetof(struct cpu_knobs, start_spread), -1, 1, NULL},
+    {"evaluator", KNOB_CUSTOM, offsetof(struct cpu_knobs, evaluator), 0, 0, parse_evaluator},
+    {"accept_lo", KNOB_DOUBLE, offsetof(struct cpu_knobs, accept_lo), 0, 1, NULL},
+    {"accept_hi", KNOB_DOUBLE, offsetof(struct cpu_knobs, accept_hi), 0, 1, NULL},
+    {"debug", KNOB_INT, offsetof(struct cpu_knobs, debug), 0, 1, NULL},
 };
 #undef AP
 
-/* Parses "key=value,..." into k. Starts are "+"-separated kind names. */
-static int knobs_parse(struct cpu_knobs *k, const char *spec, char *err, int errlen)
+/* Parses "key=value,..." into k (knobs.h). */
+static int cpu_knobs_parse(struct cpu_knobs *k, const char *spec, char *err, int errlen)
 {
-    if (!spec || !*spec)
-        return 0;
-    char *copy = xstrdup(spec), *save = NULL;
-    int rc = 0;
-    for (char *tok = strtok_r(copy, ",", &save); tok && !rc; tok = strtok_r(NULL, ",", &save)) {
-        char *eq = strchr(tok, '=');
-        if (!eq) {
-            snprintf(err, (size_t)errlen, "tuning: '%s' is not key=value", tok);
-            rc = LCN_EINVAL;
-            break;
-        }
-        *eq = 0;
-        const char *val = eq + 1;
-        const struct knob *kb = NULL;
-        for (size_t i = 0; i < LCN_ARRAY_LEN(knob_table); i++)
-            if (strcmp(knob_table[i].name, tok) == 0)
-                kb = &knob_table[i];
-        if (!kb) {
-            snprintf(err, (size_t)errlen, "tuning: unknown key '%s'", tok);
-            rc = LCN_EINVAL;
-            break;
-        }
-        char *end = NULL;
-        if (kb->type == KNOB_EVAL) {
-            int32_t ev = strcmp(val, "auto") == 0   ? 0
-                         : strcmp(val, "grid") == 0 ? 1
-                         : strcmp(val, "scan") == 0 ? 2
-                                                    : -1;
-            if (ev < 0) {
-                snprintf(err, (size_t)errlen, "tuning: evaluator: '%s' is not auto, grid or scan",
-                         val);
-                rc = LCN_EINVAL;
-                break;
-            }
-            *(int32_t *)((char *)k + kb->off) = ev;
-            continue;
-        }
-        if (kb->type == KNOB_STARTS) {
-            int32_t mask = 0;
-            char *s2 = NULL, *vcopy = xstrdup(val);
-            for (char *nm = strtok_r(vcopy, "+", &s2); nm; nm = strtok_r(NULL, "+", &s2)) {
-                enum layout_kind lk;
-                if (layout_kind_parse(nm, &lk)) {
-                    snprintf(err, (size_t)errlen, "tuning: starts: unknown layout '%s'", nm);
-                    rc = LCN_EINVAL;
-                    break;
-                }
-                mask |= 1 << lk;
-            }
-            free(vcopy);
-            if (!rc && mask == 0) {
-                snprintf(err, (size_t)errlen, "tuning: starts: no layout named");
-                rc = LCN_EINVAL;
-            }
-            if (!rc)
-                *(int32_t *)((char *)k + kb->off) = mask;
-            continue;
-        }
-        double x = strtod(val, &end);
-        if (end == val || *end || !(x >= kb->lo && x <= kb->hi) ||
-            (kb->type == KNOB_INT && x != floor(x))) {
-            snprintf(err, (size_t)errlen, "tuning: %s: bad value '%s'", tok, val);
-            rc = LCN_EINVAL;
-            break;
-        }
-        if (kb->type == KNOB_INT)
-            *(int32_t *)((char *)k + kb->off) = (int32_t)x;
-        else
-            *(double *)((char *)k + kb->off) = x;
-    }
-    free(copy);
-    return rc;
+    return knobs_parse(knob_table, LCN_ARRAY_LEN(knob_table), k, spec, err, errlen);
 }
 
 /* ---- shared run state ---------------------------------------------------- */
@@ -736,7 +697,7 @@ int engine_cpu_run(const struct lcn_graph *g, const struct engine_params *p,
     run->p = p;
     knobs_default(&run->kn);
     char err[160];
-    int rc = knobs_parse(&run->kn, p->tuning, err, sizeof(err));
+    int rc = cpu_knobs_parse(&run->kn, p->tuning, err, sizeof(err));
     if (rc) {
         free(run);
         return rc;

@@ -8,6 +8,7 @@
 
 #include "crossings.h"
 #include "gpu.h"
+#include "knobs.h"
 #include "err.h"
 #include "util.h"
 
@@ -377,60 +378,28 @@ void gpu_solver_params_default(struct gpu_solver_params *sp)
     sp->p_bary = 0.15;
 }
 
-/* The GPU engine's knobs: one table drives parsing, ranges and docs. */
-struct gknob {
-    const char *name;
-    int is_int;
-    size_t off;
-    double lo, hi;
-};
-
+/* The GPU engine's knobs: one table drives parsing and ranges (knobs.h). */
 #define GK(f) offsetof(struct gpu_solver_params, f)
-static const struct gknob gknobs[] = {
-    {"replicas", 1, GK(replicas), 0, 65536},   {"ladder", 1, GK(ladder), 1, 64},
-    {"W", 1, GK(W), 1, SOL_WMAX},              {"block", 1, GK(block), 32, 1024},
-    {"batch_steps", 1, GK(batch_steps), 0, 1 << 20},
-    {"tournament", 1, GK(tournament), 1, 16},  {"t_lo", 0, GK(t_lo), 1e-6, 1e6},
-    {"t_hi", 0, GK(t_hi), 1e-6, 1e6},          {"cool", 0, GK(cool), 1e-6, 1},
-    {"beta", 0, GK(beta), 0.01, 5},            {"p_hot", 0, GK(p_hot), 0, 1},
-    {"p_local", 0, GK(p_local), 0, 1},         {"p_bary", 0, GK(p_bary), 0, 1},
+static const struct knob gknobs[] = {
+    {"replicas", KNOB_INT, GK(replicas), 0, 65536, NULL},
+    {"ladder", KNOB_INT, GK(ladder), 1, 64, NULL},
+    {"W", KNOB_INT, GK(W), 1, SOL_WMAX, NULL},
+    {"block", KNOB_INT, GK(block), 32, 1024, NULL},
+    {"batch_steps", KNOB_INT, GK(batch_steps), 0, 1 << 20, NULL},
+    {"tournament", KNOB_INT, GK(tournament), 1, 16, NULL},
+    {"t_lo", KNOB_DOUBLE, GK(t_lo), 1e-6, 1e6, NULL},
+    {"t_hi", KNOB_DOUBLE, GK(t_hi), 1e-6, 1e6, NULL},
+    {"cool", KNOB_DOUBLE, GK(cool), 1e-6, 1, NULL},
+    {"beta", KNOB_DOUBLE, GK(beta), 0.01, 5, NULL},
+    {"p_hot", KNOB_DOUBLE, GK(p_hot), 0, 1, NULL},
+    {"p_local", KNOB_DOUBLE, GK(p_local), 0, 1, NULL},
+    {"p_bary", KNOB_DOUBLE, GK(p_bary), 0, 1, NULL},
 };
 #undef GK
 
 int gpu_solver_params_parse(struct gpu_solver_params *sp, const char *spec, char *err, int errlen)
 {
-    if (!spec || !*spec)
-        return 0;
-    char *copy = xstrdup(spec), *save = NULL;
-    int rc = 0;
-    for (char *tok = strtok_r(copy, ",", &save); tok && !rc; tok = strtok_r(NULL, ",", &save)) {
-        char *eq = strchr(tok, '=');
-        const struct gknob *k = NULL;
-        if (eq) {
-            *eq = 0;
-            for (size_t i = 0; i < LCN_ARRAY_LEN(gknobs); i++)
-                if (strcmp(gknobs[i].name, tok) == 0)
-                    k = &gknobs[i];
-        }
-        if (!k) {
-            snprintf(err, (size_t)errlen, "tuning: unknown gpu knob '%s'", tok);
-            rc = LCN_EINVAL;
-            break;
-        }
-        char *end;
-        double v = strtod(eq + 1, &end);
-        if (end == eq + 1 || *end || v < k->lo || v > k->hi || (k->is_int && v != (double)(int64_t)v)) {
-            snprintf(err, (size_t)errlen, "tuning: '%s' must be %s in [%g, %g]", tok,
-                     k->is_int ? "an integer" : "a number", k->lo, k->hi);
-            rc = LCN_EINVAL;
-            break;
-        }
-        if (k->is_int)
-            *(int32_t *)((char *)sp + k->off) = (int32_t)v;
-        else
-            *(double *)((char *)sp + k->off) = v;
-    }
-    free(copy);
+    int rc = knobs_parse(gknobs, LCN_ARRAY_LEN(gknobs), sp, spec, err, errlen);
     if (!rc && sp->p_local + sp->p_bary > 1) {
         snprintf(err, (size_t)errlen, "tuning: p_local + p_bary must not exceed 1");
         rc = LCN_EINVAL;
