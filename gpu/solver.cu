@@ -8,7 +8,8 @@
  *   2. the block loads v's incident edges and their far endpoints, and
  *      threads 0..W-1 draw the W candidate points (proposal workers);
  *   3. for each group of candidates, the block scans the edges in chunks of
- *      LCAP, keeps those whose box meets the union box of v's old and new
+ *      `lcap` (every edge when the shared memory allows, else 256-4096 per
+ *      chunk), keeps those whose box meets the union box of v's old and new
  *      incident segments (every edge that can change its count is kept),
  *      and spreads (candidate, kept edge) pairs over the threads: exact
  *      crossing tests of each new incident segment, the per-edge count
@@ -42,7 +43,8 @@ extern "C" {
 #include "validate.h"
 }
 
-#define LCAP 1024
+#define LCAP_MAX 4096 /* largest edge chunk per scan phase */
+#define LCAP_MIN 256
 #define SOL_LMAX 64 /* longest ladder */
 
 struct sol_dev {
@@ -126,13 +128,13 @@ __device__ static inline void collect_hits(const struct sol_dev &dv, struct carv
 
 static __global__ void __launch_bounds__(1024)
     k_steps(const struct sol_params sp, const struct sol_dev dv, int S, long long max_steps,
-            double tscale, int dmax, int G)
+            double tscale, int dmax, int G, int lcap)
 {
     extern __shared__ __align__(16) unsigned char smem[];
     __shared__ struct sh_step sh;
     const int r = blockIdx.x, tid = threadIdx.x, B = blockDim.x;
     const int n = sp.n, m = sp.m, W = sp.W;
-    struct carve c = carve_smem(smem, n, W, G, dmax, LCAP);
+    struct carve c = carve_smem(smem, n, W, G, dmax, lcap);
     int *cnt = dv.cnt + (size_t)r * m;
     int *hist = dv.hist + (size_t)r * (m + 1);
     const int64_t *wt = dv.wtab;
@@ -210,11 +212,11 @@ static __global__ void __launch_bounds__(1024)
                 atomicMax(&sh.by1, pt.y);
             }
             __syncthreads();
-            for (int base = 0; base < m; base += LCAP) {
+            for (int base = 0; base < m; base += lcap) {
                 if (tid == 0)
                     sh.H = 0;
                 __syncthreads();
-                collect_hits(dv, c, sh, v, base, min(base + LCAP, m));
+                collect_hits(dv, c, sh, v, base, min(base + lcap, m));
                 __syncthreads();
                 const int H = sh.H;
                 for (int h = tid; h < H; h += B) {
@@ -342,11 +344,11 @@ static __global__ void __launch_bounds__(1024)
 
         if (sh.accept) {
             const struct lcn_pt q = P(c.cand[sh.best_c]);
-            for (int base = 0; base < m; base += LCAP) {
+            for (int base = 0; base < m; base += lcap) {
                 if (tid == 0)
                     sh.H = 0;
                 __syncthreads();
-                collect_hits(dv, c, sh, v, base, min(base + LCAP, m));
+                collect_hits(dv, c, sh, v, base, min(base + lcap, m));
                 __syncthreads();
                 const int H = sh.H;
                 for (int h = tid; h < H; h += B) {
@@ -572,14 +574,20 @@ struct sjob {
     struct sol_dev dv;
     uint32_t r16;
     int64_t lin;
-    int R, L, G, B, dmax;
+    int R, L, G, B, dmax, lcap;
     size_t smem;
     unsigned long long batch;
     struct lcn_obj start_obj;
 };
 
+/*
+ * Shared memory of one replica block: its layout, the candidates and the
+ * edge chunk of a scan phase. The chunk is every edge when it fits (one scan
+ * phase per step), else the largest power of two that fits, at least
+ * LCAP_MIN. Returns 0 or LCN_ETOOBIG.
+ */
 static int smem_plan(const struct gpu_ctx *ctx, const struct lcn_graph *g, int W, int *G, int *dmax,
-                     size_t *bytes)
+                     int *lcap, size_t *bytes)
 {
     int d = g->max_degree > 0 ? g->max_degree : 1;
     int grp = W;
@@ -589,8 +597,15 @@ static int smem_plan(const struct gpu_ctx *ctx, const struct lcn_graph *g, int W
         grp = 1;
     *G = grp;
     *dmax = d;
-    *bytes = smem_bytes(g->n, W, grp, d, LCAP);
-    return *bytes <= (size_t)ctx->info.smem_per_block_optin - sizeof(struct sh_step) ? 0 : LCN_ETOOBIG;
+    size_t limit = (size_t)ctx->info.smem_per_block_optin - sizeof(struct sh_step);
+    int l = g->m < LCAP_MAX ? ((g->m + 31) & ~31) : LCAP_MAX;
+    if (l < 32)
+        l = 32;
+    while (l > LCAP_MIN && smem_bytes(g->n, W, grp, d, l) > limit)
+        l = l > LCAP_MAX ? LCAP_MAX : (l & (l - 1) ? 1 << (31 - __builtin_clz((unsigned)l)) : l / 2);
+    *lcap = l;
+    *bytes = smem_bytes(g->n, W, grp, d, l);
+    return *bytes <= limit ? 0 : LCN_ETOOBIG;
 }
 
 extern "C" void gpu_ctx_last_run(const struct gpu_ctx *ctx, struct gpu_run_stats *st)
@@ -600,7 +615,7 @@ extern "C" void gpu_ctx_last_run(const struct gpu_ctx *ctx, struct gpu_run_stats
 
 extern "C" int gpu_fits(const struct gpu_ctx *ctx, const struct lcn_graph *g, char *why, int len)
 {
-    int G, dmax;
+    int G, dmax, lcap;
     size_t bytes;
     if (g->n > ctx->cfg.max_nodes || g->m > ctx->cfg.max_edges) {
         snprintf(why, (size_t)len, "graph of %d nodes and %d edges exceeds the gpu slot (%d nodes, %d edges)",
@@ -612,7 +627,8 @@ extern "C" int gpu_fits(const struct gpu_ctx *ctx, const struct lcn_graph *g, ch
                  SOL_DMAX);
         return LCN_ETOOBIG;
     }
-    if (smem_plan(ctx, g, SOL_WMAX, &G, &dmax, &bytes) && smem_plan(ctx, g, 1, &G, &dmax, &bytes)) {
+    if (smem_plan(ctx, g, SOL_WMAX, &G, &dmax, &lcap, &bytes) &&
+        smem_plan(ctx, g, 1, &G, &dmax, &lcap, &bytes)) {
         snprintf(why, (size_t)len, "layout of %d nodes does not fit the gpu's shared memory", g->n);
         return LCN_ETOOBIG;
     }
@@ -637,7 +653,7 @@ static int sjob_setup(struct gpu_ctx *ctx, int slot, const struct lcn_graph *g,
         snprintf(why, (size_t)len, "invalid gpu solver parameters");
         return LCN_EINVAL;
     }
-    if (smem_plan(ctx, g, gp->W, &j->G, &j->dmax, &j->smem)) {
+    if (smem_plan(ctx, g, gp->W, &j->G, &j->dmax, &j->lcap, &j->smem)) {
         snprintf(why, (size_t)len, "%d proposal workers do not fit the gpu's shared memory for this graph", gp->W);
         return LCN_ETOOBIG;
     }
@@ -743,7 +759,8 @@ static int sjob_batch(struct sjob *j, int S, long long max_steps, double tscale)
 {
     struct gpu_ctx *ctx = j->ctx;
     struct gpu_slot *s = j->s;
-    k_steps<<<j->R, j->B, j->smem, s->stream>>>(j->sp, j->dv, S, max_steps, tscale, j->dmax, j->G);
+    k_steps<<<j->R, j->B, j->smem, s->stream>>>(j->sp, j->dv, S, max_steps, tscale, j->dmax, j->G,
+                                                 j->lcap);
     GPU_LAUNCHED(ctx);
     k_best<<<1, 1024, 0, s->stream>>>(j->sp, j->dv, (int64_t *)s->wtab, j->r16, j->lin);
     GPU_LAUNCHED(ctx);

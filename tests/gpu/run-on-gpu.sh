@@ -104,24 +104,31 @@ daemon)
     grep -E "^(OK|FAILED|Ran)|gpu |auto |cancel answered|Error|Traceback" "$OUTDIR/daemon.log" | head -20
     ;;
 rate)
+    # Same graph, same budget, same proposal-worker width, the GPU's move mix
+    # set to the CPU engine's defaults (candidate point: 5% uniform, 15% near
+    # the barycentre, 80% local; node: 60% crossing-focused, 40% uniform).
     G="$OUTDIR/grid-2519.json"
     "$BIN/lcnctl" gen grid --nodes 2519 --edges 4938 --seed 7 -o "$G" >/dev/null
     B=${RATE_BUDGET:-10}
-    manifest rate "lcnd solve $G --budget-s $B --seed 1 --backend cpu --threads 1 / --backend gpu"
-    "$BIN/lcnd" solve "$G" --budget-s "$B" --seed 1 --backend cpu --threads 1 --quiet \
-        --out "$OUTDIR/rate-cpu-layout.json" > "$OUTDIR/rate-cpu.json"
-    "$BIN/lcnd" solve "$G" --budget-s "$B" --seed 1 --backend gpu --quiet \
-        --out "$OUTDIR/rate-gpu-layout.json" > "$OUTDIR/rate-gpu.json"
+    MIX="p_local=0.8,p_bary=0.15,p_hot=0.6"
+    manifest rate "lcnd solve $G --budget-s $B --seed 1 --proposal-workers W (4, 32): --backend cpu --threads 1 / --backend gpu --tuning $MIX"
+    for W in 4 32; do
+        "$BIN/lcnd" solve "$G" --budget-s "$B" --seed 1 --backend cpu --threads 1 --proposal-workers $W \
+            --quiet --out "$OUTDIR/rate-cpu-w$W-layout.json" > "$OUTDIR/rate-cpu-w$W.json"
+        "$BIN/lcnd" solve "$G" --budget-s "$B" --seed 1 --backend gpu --proposal-workers $W --tuning "$MIX" \
+            --quiet --out "$OUTDIR/rate-gpu-w$W-layout.json" > "$OUTDIR/rate-gpu-w$W.json"
+    done
     python3 - "$OUTDIR" <<'PY'
 import json, sys
 d = sys.argv[1]
-c = json.load(open(d + "/rate-cpu.json")); g = json.load(open(d + "/rate-gpu.json"))
-def rate(s): return s["telemetry"]["evaluated"] / s["elapsed_s"]
-rc, rg = rate(c), rate(g)
-out = {"graph": "grid 2519/4938 seed 7", "cpu_1_thread_evaluated_per_s": rc,
-       "gpu_evaluated_per_s": rg, "ratio_gpu_over_cpu": rg / rc,
-       "cpu_best": c["best"], "gpu_best": g["best"],
-       "gpu_replicas": g.get("replicas"), "gpu_proposal_workers": g.get("proposal_workers")}
+out = {"graph": "grid 2519/4938 seed 7", "mix": "p_local=0.8,p_bary=0.15,p_hot=0.6 (GPU) = CPU defaults"}
+for w in (4, 32):
+    c = json.load(open(f"{d}/rate-cpu-w{w}.json")); g = json.load(open(f"{d}/rate-gpu-w{w}.json"))
+    rc = c["telemetry"]["evaluated"] / c["elapsed_s"]
+    rg = g["telemetry"]["evaluated"] / g["elapsed_s"]
+    out[f"W{w}"] = {"cpu_1_thread_evaluated_per_s": rc, "gpu_evaluated_per_s": rg,
+                    "ratio_gpu_over_cpu": rg / rc, "cpu_best": c["best"], "gpu_best": g["best"],
+                    "gpu_replicas": g.get("replicas"), "cpu_evaluator": c.get("evaluator")}
 json.dump(out, open(d + "/rate.json", "w"), indent=1)
 print(json.dumps(out))
 PY
