@@ -132,9 +132,9 @@ static void *counter_main(void *arg)
     return NULL;
 }
 
-/* Threads for a whole-layout count: one per online core (at most 8), and
- * only when there is enough work to pay for them. */
-static int32_t count_threads(int32_t m)
+/* One thread per online core (at most 8), and only when there is enough
+ * work to pay for them. */
+int32_t crossings_grid_threads(int32_t m)
 {
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
     if (m < 8192 || cores < 2)
@@ -158,7 +158,7 @@ uint64_t crossings_grid(const struct lcn_graph *g, const struct lcn_pt *pts, int
     segs_init(&s, g, pts);
     /* Edges are dealt round-robin so long and short edges spread evenly; each
      * thread counts into its own array and the sums are added at the end. */
-    int32_t T = count_threads(g->m);
+    int32_t T = crossings_grid_threads(g->m);
     struct counter *w = xcalloc((size_t)T, sizeof(*w));
     for (int32_t t = 0; t < T; t++) {
         w[t] = (struct counter){.gr = &gr, .s = &s, .m = g->m, .first = t, .step = T};

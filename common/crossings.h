@@ -29,6 +29,10 @@ uint64_t crossings_full(const struct lcn_graph *g, const struct lcn_pt *pts, int
 uint64_t crossings_grid(const struct lcn_graph *g, const struct lcn_pt *pts, int32_t *c,
                         int32_t per_side);
 
+/* Threads crossings_grid counts with for m edges: one per online core (at
+ * most 8) from 8192 edges on, else 1. Benchmarks record it. */
+int32_t crossings_grid_threads(int32_t m);
+
 struct lcn_grid;
 /*
  * The counting step of crossings_grid on a grid that already holds every

@@ -737,7 +737,8 @@ static void run_case(const struct opts *o, const struct bcase *bc)
         } else {
             fprintf(J, "null");
         }
-        fprintf(J, ",\n     \"grid\":{\"per_side\":%d,\"wall_s\":", grid_side_for_edges(g.m));
+        fprintf(J, ",\n     \"grid\":{\"per_side\":%d,\"threads\":%d,\"wall_s\":",
+                grid_side_for_edges(g.m), crossings_grid_threads(g.m));
         jarr(grid.wall, grid.n);
         fprintf(J, ",\"cpu_s\":");
         jarr(grid.cpu, grid.n);
@@ -941,7 +942,8 @@ int main(int argc, char **argv)
     char kern[600];
     snprintf(kern, sizeof(kern), "%s %s %s", un.sysname, un.release, un.machine);
     jstr(kern);
-    fprintf(J, ",\"threads_used\":1,\"loadavg_start\":");
+    fprintf(J, ",\"threads_used\":\"1, except the grid recount: each case's grid.threads\","
+               "\"loadavg_start\":");
     jarr(la0, 3);
     fprintf(J, ",\"note\":");
     jstr(o.note);
