@@ -371,7 +371,7 @@ void gpu_solver_params_default(struct gpu_solver_params *sp)
     sp->t_lo = 0.1;
     sp->t_hi = 5.0;
     sp->cool = 0.1;
-    sp->beta = 1.0;
+    sp->beta = 2.0;
     sp->tournament = 8;
     sp->p_hot = 0.6;
     sp->p_local = 0.7;
