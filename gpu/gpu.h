@@ -140,6 +140,8 @@ struct gpu_solver_params {
     double t_lo, t_hi;    /* ladder ends, in units of w[K] (the weight of an edge at K) */
     double cool;          /* temperature scale at the end of the run (1 = no cooling) */
     double beta;          /* energy steepness: w[c+1]/w[c] = e^beta near K */
+    double beta_alt;      /* steepness of the ladders picked by alt_every */
+    int32_t alt_every;    /* every alt_every-th ladder uses beta_alt (0: all use beta) */
     int32_t tournament;
     double p_hot, p_local, p_bary;
 };
@@ -148,7 +150,8 @@ void gpu_solver_params_default(struct gpu_solver_params *sp);
 
 /*
  * Applies "key=value,..." knobs (replicas, ladder, W, block, batch_steps,
- * tournament, t_lo, t_hi, cool, beta, p_hot, p_local, p_bary) to sp.
+ * tournament, t_lo, t_hi, cool, beta, beta_alt, alt_every, p_hot, p_local,
+ * p_bary) to sp.
  * Returns 0, or LCN_EINVAL with a message for an unknown key or a value out
  * of range.
  */

@@ -137,7 +137,7 @@ static __global__ void __launch_bounds__(1024)
     struct carve c = carve_smem(smem, n, W, G, dmax, lcap);
     int *cnt = dv.cnt + (size_t)r * m;
     int *hist = dv.hist + (size_t)r * (m + 1);
-    const int64_t *wt = dv.wtab;
+    const int64_t *wt = dv.wtab + (size_t)sol_table(&sp, r, dv.L) * (m + 1);
     unsigned long long tests = 0;
 
     for (int i = tid; i < n; i += B)
@@ -491,7 +491,7 @@ static __global__ void k_best(const struct sol_params sp, const struct sol_dev d
         rec->min_step = minstep;
         if (rec->best.K != rec->kref) {
             rec->kref = rec->best.K;
-            sol_energy_table(wtab, sp.m, rec->kref, r16, lin);
+            sol_energy_tables(wtab, &sp, rec->kref, r16, lin);
         }
     }
 }
@@ -506,8 +506,9 @@ static __global__ void k_energy(const struct sol_params sp, const struct sol_dev
     __syncthreads();
     long long e = 0;
     const int *cnt = dv.cnt + (size_t)r * sp.m;
+    const int64_t *wt = dv.wtab + (size_t)sol_table(&sp, r, dv.L) * (sp.m + 1);
     for (int i = threadIdx.x; i < sp.m; i += blockDim.x)
-        e += dv.wtab[cnt[i]];
+        e += wt[cnt[i]];
     atomicAdd(&tot, (unsigned long long)e);
     __syncthreads();
     if (threadIdx.x == 0)
@@ -649,7 +650,8 @@ static int sjob_setup(struct gpu_ctx *ctx, int slot, const struct lcn_graph *g,
         return rc;
     if (gp->W < 1 || gp->W > SOL_WMAX || gp->ladder < 1 || gp->ladder > SOL_LMAX ||
         gp->block < 32 || gp->block > 1024 || (gp->block & 31) || gp->t_lo <= 0 ||
-        gp->t_hi < gp->t_lo || gp->beta <= 0 || gp->beta > 5 || gp->cool <= 0 || gp->cool > 1) {
+        gp->t_hi < gp->t_lo || gp->beta <= 0 || gp->beta > 5 || gp->cool <= 0 || gp->cool > 1 ||
+        gp->alt_every < 0 || (gp->alt_every > 0 && (gp->beta_alt <= 0 || gp->beta_alt > 5))) {
         snprintf(why, (size_t)len, "invalid gpu solver parameters");
         return LCN_EINVAL;
     }
@@ -700,18 +702,20 @@ static int sjob_setup(struct gpu_ctx *ctx, int slot, const struct lcn_graph *g,
     int n = g->n, m = g->m;
     int32_t *c0 = (int32_t *)xmalloc(sizeof(int32_t) * (size_t)(m + 1));
     int32_t *h0 = (int32_t *)xcalloc((size_t)m + 1, sizeof(int32_t));
-    int64_t *w0 = (int64_t *)xmalloc(sizeof(int64_t) * (size_t)(m + 1));
+    int64_t *w0 = (int64_t *)xmalloc(sizeof(int64_t) * 2 * (size_t)(m + 1));
     crossings_grid(g, start, c0, 0);
     obj_from_counts(&j->start_obj, c0, m);
     for (int e = 0; e < m; e++)
         h0[c0[e]]++;
-    sol_energy_table(w0, m, j->start_obj.K, j->r16, j->lin);
-    int64_t E0 = 0;
-    for (int e = 0; e < m; e++)
-        E0 += w0[c0[e]];
+    sol_energy_tables(w0, &j->sp, j->start_obj.K, j->r16, j->lin);
+    int64_t E0[2] = {0, 0};
+    for (int e = 0; e < m; e++) {
+        E0[0] += w0[c0[e]];
+        E0[1] += w0[m + 1 + c0[e]];
+    }
     struct sol_replica *rp = (struct sol_replica *)xcalloc((size_t)R, sizeof(*rp));
     for (int r = 0; r < R; r++) {
-        rp[r].E = E0;
+        rp[r].E = E0[sol_table(&j->sp, r, j->L)];
         rp[r].cur = rp[r].best = j->start_obj;
         rp[r].sigma = LCN_MAX(j->sp.sigma_min, LCN_MIN(sigma0, j->sp.sigma_max));
         rp[r].slot = r % j->L;
@@ -729,7 +733,7 @@ static int sjob_setup(struct gpu_ctx *ctx, int slot, const struct lcn_graph *g,
     if (!rc)
         rc = gpu_h2d(ctx, s, s->hist, h0, sizeof(int) * (size_t)(m + 1));
     if (!rc)
-        rc = gpu_h2d(ctx, s, s->wtab, w0, sizeof(int64_t) * (size_t)(m + 1));
+        rc = gpu_h2d(ctx, s, s->wtab, w0, sizeof(int64_t) * 2 * (size_t)(m + 1));
     if (!rc)
         rc = gpu_h2d(ctx, s, s->temps, temps, sizeof(double) * (size_t)j->L);
     if (!rc)

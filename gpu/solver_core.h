@@ -10,7 +10,8 @@
  *   - candidate points: integer arithmetic on the draws (an Irwin-Hall sum of
  *     four 16-bit uniforms stands in for a Gaussian step);
  *   - energy: E = sum_e w[c_e] with an int64 table w built by an integer
- *     recurrence (exponential in c around a reference K, then linear);
+ *     recurrence (exponential in c around a reference K, then linear); two
+ *     tables of different steepness, each ladder using one (sol_table);
  *   - Metropolis: accept when dE <= 0 or (double)dE <= T * L[u], L a table of
  *     -ln(u) built once on the host and copied to the device;
  *   - replica exchange: (E_i - E_j) * (1/T_i - 1/T_j) >= -L[u] in doubles,
@@ -43,6 +44,8 @@ struct sol_params {
     uint32_t p_bary;      /* P(neighbour barycentre step) in 1/65536; rest = global jump */
     int32_t sigma_min, sigma_max;
     uint32_t k0, k1; /* seed as key */
+    int32_t alt_every; /* ladders l with l % alt_every == alt_every - 1 use the second table (0: none) */
+    uint32_t r16_alt;  /* the second table's ratio */
 };
 
 /* Per-replica scalars, in device memory (array of R), mirrored by the twin. */
@@ -197,6 +200,25 @@ LCN_HD static inline void sol_energy_table(int64_t *w, int32_t m, int32_t kref, 
     }
     for (int32_t c = 0; c <= m; c++)
         w[c] += lin * c;
+}
+
+/*
+ * The two energy tables, one after the other (2 x (m+1) entries): the
+ * first with ratio r16, the second with sp->r16_alt (a copy of the first
+ * when alt_every is 0). Exchanges stay within a ladder, so each ladder is
+ * a tempering chain of one energy: a portfolio of steepness across ladders.
+ */
+LCN_HD static inline void sol_energy_tables(int64_t *w, const struct sol_params *sp, int32_t kref,
+                                            uint32_t r16, int64_t lin)
+{
+    sol_energy_table(w, sp->m, kref, r16, lin);
+    sol_energy_table(w + sp->m + 1, sp->m, kref, sp->alt_every > 0 ? sp->r16_alt : r16, lin);
+}
+
+/* Which table replica r (ladders of L contiguous replicas) uses: 0 or 1. */
+LCN_HD static inline int32_t sol_table(const struct sol_params *sp, int32_t r, int32_t L)
+{
+    return sp->alt_every > 0 && (r / L) % sp->alt_every == sp->alt_every - 1;
 }
 
 /* Metropolis on an integer energy change. */

@@ -45,6 +45,8 @@ void solref_derive(const struct gpu_solver_params *gp, const struct lcn_graph *g
     sp->k1 = (uint32_t)(seed >> 32);
     solref_fill_temps(temps, gp->ladder, gp->t_lo * SOL_W_BASE, gp->t_hi * SOL_W_BASE);
     *r16 = (uint32_t)llround(65536.0 * exp(gp->beta));
+    sp->alt_every = gp->alt_every;
+    sp->r16_alt = gp->alt_every > 0 ? (uint32_t)llround(65536.0 * exp(gp->beta_alt)) : *r16;
     *lin = 1;
     *sigma0 = LCN_MAX(1, span / 10);
 }
@@ -57,9 +59,15 @@ static int64_t energy_of(const int64_t *w, const int32_t *c, int32_t m)
     return e;
 }
 
+/* The energy table replica r uses. */
+static const int64_t *wtab_of(const struct solref *s, int32_t r)
+{
+    return s->wtab + (size_t)sol_table(&s->sp, r, s->L) * (size_t)(s->g->m + 1);
+}
+
 int64_t solref_energy(const struct solref *s, int32_t r)
 {
-    return energy_of(s->wtab, s->cnt + (size_t)r * s->g->m, s->g->m);
+    return energy_of(wtab_of(s, r), s->cnt + (size_t)r * s->g->m, s->g->m);
 }
 
 int solref_init(struct solref *s, const struct lcn_graph *g, const struct sol_params *sp,
@@ -84,7 +92,7 @@ int solref_init(struct solref *s, const struct lcn_graph *g, const struct sol_pa
     s->hist = xcalloc((size_t)R * (size_t)(m + 1), sizeof(int32_t));
     s->rep = xcalloc((size_t)R, sizeof(*s->rep));
     s->ends = xmalloc(sizeof(int32_t) * 2 * (size_t)(m ? m : 1));
-    s->wtab = xmalloc(sizeof(int64_t) * (size_t)(m + 1));
+    s->wtab = xmalloc(sizeof(int64_t) * 2 * (size_t)(m + 1));
     s->ltab = xmalloc(sizeof(double) * SOL_LTAB);
     s->temps = xmalloc(sizeof(double) * (size_t)L);
     for (int32_t e = 0; e < m; e++) {
@@ -100,8 +108,8 @@ int solref_init(struct solref *s, const struct lcn_graph *g, const struct sol_pa
     s->r16 = r16;
     s->lin = lin;
     s->kref = o.K;
-    sol_energy_table(s->wtab, m, s->kref, r16, lin);
-    int64_t E0 = energy_of(s->wtab, c0, m);
+    sol_energy_tables(s->wtab, sp, s->kref, r16, lin);
+    int64_t E0[2] = {energy_of(s->wtab, c0, m), energy_of(s->wtab + m + 1, c0, m)};
     for (int32_t r = 0; r < R; r++) {
         memcpy(s->cur + (size_t)r * n, start, sizeof(struct lcn_pt) * (size_t)n);
         memcpy(s->best + (size_t)r * n, start, sizeof(struct lcn_pt) * (size_t)n);
@@ -110,7 +118,7 @@ int solref_init(struct solref *s, const struct lcn_graph *g, const struct sol_pa
         for (int32_t e = 0; e < m; e++)
             h[c0[e]]++;
         struct sol_replica *rp = &s->rep[r];
-        rp->E = E0;
+        rp->E = E0[sol_table(sp, r, L)];
         rp->cur = rp->best = o;
         rp->sigma = sigma0 < sp->sigma_min ? sp->sigma_min : (sigma0 > sp->sigma_max ? sp->sigma_max : sigma0);
         rp->slot = r % L;
@@ -150,6 +158,7 @@ void solref_step(struct solref *s, int32_t r, double tscale)
     struct lcn_pt *pts = s->cur + (size_t)r * n;
     int32_t *cnt = s->cnt + (size_t)r * m;
     int32_t *hist = s->hist + (size_t)r * (m + 1);
+    const int64_t *wt = wtab_of(s, r);
     uint64_t step = rp->step++;
 
     int32_t v = sol_pick_node(sp, step, (uint32_t)r, cnt, s->ends);
@@ -212,10 +221,10 @@ void solref_step(struct solref *s, int32_t r, double tscale)
             }
             int32_t delta = ncf - oc;
             if (delta)
-                dE += s->wtab[cnt[f] + delta] - s->wtab[cnt[f]];
+                dE += wt[cnt[f] + delta] - wt[cnt[f]];
         }
         for (int32_t k = 0; k < d; k++)
-            dE += s->wtab[nc[k]] - s->wtab[cnt[inc[k]]];
+            dE += wt[nc[k]] - wt[cnt[inc[k]]];
         if (bad)
             continue;
         rp->valid++;
@@ -303,7 +312,7 @@ void solref_step(struct solref *s, int32_t r, double tscale)
 
 void solref_boundary(struct solref *s, double tscale)
 {
-    int32_t R = s->R, L = s->L, m = s->g->m;
+    int32_t R = s->R, L = s->L;
     /* global best: lowest tuple, ties to the lowest replica index */
     int32_t gb = 0;
     for (int32_t r = 1; r < R; r++)
@@ -313,7 +322,7 @@ void solref_boundary(struct solref *s, double tscale)
     s->gbest_rep = gb;
     if (s->gbest.K != s->kref) {
         s->kref = s->gbest.K;
-        sol_energy_table(s->wtab, m, s->kref, s->r16, s->lin);
+        sol_energy_tables(s->wtab, &s->sp, s->kref, s->r16, s->lin);
     }
     for (int32_t r = 0; r < R; r++)
         s->rep[r].E = solref_energy(s, r);
@@ -371,7 +380,9 @@ void gpu_solver_params_default(struct gpu_solver_params *sp)
     sp->t_lo = 0.1;
     sp->t_hi = 5.0;
     sp->cool = 0.1;
-    sp->beta = 2.0;
+    sp->beta = 1.0;
+    sp->beta_alt = 2.0;
+    sp->alt_every = 3;
     sp->tournament = 8;
     sp->p_hot = 0.6;
     sp->p_local = 0.7;
@@ -391,6 +402,8 @@ static const struct knob gknobs[] = {
     {"t_hi", KNOB_DOUBLE, GK(t_hi), 1e-6, 1e6, NULL},
     {"cool", KNOB_DOUBLE, GK(cool), 1e-6, 1, NULL},
     {"beta", KNOB_DOUBLE, GK(beta), 0.01, 5, NULL},
+    {"beta_alt", KNOB_DOUBLE, GK(beta_alt), 0.01, 5, NULL},
+    {"alt_every", KNOB_INT, GK(alt_every), 0, 64, NULL},
     {"p_hot", KNOB_DOUBLE, GK(p_hot), 0, 1, NULL},
     {"p_local", KNOB_DOUBLE, GK(p_local), 0, 1, NULL},
     {"p_bary", KNOB_DOUBLE, GK(p_bary), 0, 1, NULL},

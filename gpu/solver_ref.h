@@ -26,7 +26,7 @@ struct solref {
     int32_t *cnt, *hist;     /* R x m, R x (m+1) */
     struct sol_replica *rep; /* R */
     int32_t *ends;           /* 2m endpoint pairs */
-    int64_t *wtab;           /* m+1 */
+    int64_t *wtab;           /* 2 x (m+1): sol_energy_tables */
     int32_t kref;
     uint32_t r16;
     int64_t lin;

@@ -244,6 +244,8 @@ static void test_solver_r2_w2(void **st) { solver_vs_twin(GEN_RANDOM, 50, 2, 2, 
 static void test_solver_r4_w32(void **st) { solver_vs_twin(GEN_PLANTED, 60, 4, 4, 32, 3, 20); }
 static void test_solver_r4_w256(void **st) { solver_vs_twin(GEN_DENSE, 40, 4, 2, 256, 2, 5); }
 static void test_solver_big_chunks(void **st) { solver_vs_twin(GEN_GRID, 1200, 2, 2, 4, 2, 20); }
+/* three ladders: the third runs on the second energy table (alt_every 3) */
+static void test_solver_portfolio(void **st) { solver_vs_twin(GEN_RANDOM, 60, 6, 2, 4, 3, 30); }
 
 struct runlog {
     const struct lcn_graph *g;
@@ -404,6 +406,7 @@ int main(void)
         cmocka_unit_test(test_solver_r4_w32),
         cmocka_unit_test(test_solver_r4_w256),
         cmocka_unit_test(test_solver_big_chunks),
+        cmocka_unit_test(test_solver_portfolio),
         cmocka_unit_test(test_engine_budget_residency),
         cmocka_unit_test(test_force_layout),
         cmocka_unit_test(test_invalid_config_refused),

@@ -119,6 +119,43 @@ static void test_twin_planted(void **st)
     run_twin(GEN_PLANTED, 50, 2, 8, 8);
 }
 
+/* Three ladders of two with alt_every 3: ladder 2 (replicas 4, 5) runs on
+ * the second, steeper table; each replica's energy is the sum under its
+ * own table (check_replicas), and the two tables differ. */
+static void test_twin_energy_portfolio(void **st)
+{
+    run_twin(GEN_RANDOM, 40, 2, 6, 2);
+    struct lcn_graph g;
+    struct lcn_pt *pts;
+    make(GEN_RANDOM, 40, 11, &g, &pts);
+    struct gpu_solver_params gp;
+    gpu_solver_params_default(&gp);
+    gp.ladder = 2;
+    gp.alt_every = 3;
+    gp.beta_alt = 2.0;
+    struct sol_params sp;
+    double temps[64];
+    uint32_t r16;
+    int64_t lin;
+    int32_t sigma0;
+    solref_derive(&gp, &g, 5, &sp, temps, &r16, &lin, &sigma0);
+    assert_true(sp.alt_every == 3 && sp.r16_alt > r16);
+    for (int32_t r = 0; r < 6; r++)
+        assert_int_equal(sol_table(&sp, r, 2), r >= 4);
+    struct solref a;
+    assert_int_equal(solref_init(&a, &g, &sp, 6, 2, pts, temps, r16, lin, sigma0), 0);
+    assert_true(a.rep[4].E != a.rep[0].E); /* same start layout, other table */
+    assert_true(a.rep[4].E == solref_energy(&a, 4) && a.rep[0].E == solref_energy(&a, 0));
+    solref_release(&a);
+    gp.alt_every = 0; /* one table: every replica alike */
+    solref_derive(&gp, &g, 5, &sp, temps, &r16, &lin, &sigma0);
+    assert_int_equal(sol_table(&sp, 4, 2), 0);
+    assert_true(sp.r16_alt == r16);
+    graph_release(&g);
+    free(pts);
+    (void)st;
+}
+
 static void test_energy_table(void **st)
 {
     int64_t w[200];
@@ -154,6 +191,7 @@ int main(void)
         cmocka_unit_test(test_energy_table),    cmocka_unit_test(test_candidates_in_bounds),
         cmocka_unit_test(test_twin_grid),       cmocka_unit_test(test_twin_random_w4),
         cmocka_unit_test(test_twin_dense_w32),  cmocka_unit_test(test_twin_planted),
+        cmocka_unit_test(test_twin_energy_portfolio),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
