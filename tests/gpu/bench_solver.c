@@ -11,8 +11,11 @@
  * and again here, and written with a summary JSON (tuple, time to target
  * or null = censored, telemetry, replicas, stop reason).
  *
+ * With --graphs-at-once G, G graphs (G x seeds runs) run at the same time,
+ * each run with --replicas-total / (G x seeds) replicas.
+ *
  * usage: bench_solver --out DIR --budget-s S --seeds 1,2,3 [--targets FILE]
- *                     [--replicas-total R] [--tuning k=v,...] GRAPH.json...
+ *                     [--replicas-total R] [--graphs-at-once G] [--tuning k=v,...] GRAPH.json...
  * FILE: lines "name K" (name = file name without .json).
  */
 #include <jansson.h>
@@ -34,7 +37,7 @@ struct run {
     const char *name, *outdir, *tuning;
     uint64_t seed;
     double budget;
-    int target, replicas, rc;
+    int target, replicas, concurrent, rc;
     struct engine_result res;
 };
 
@@ -68,11 +71,60 @@ static int load_target(const char *file, const char *name)
     return found;
 }
 
+/* Checks one finished run again, writes its layout and summary, prints its
+ * tuple. Returns 1 when it failed or its layout is not what it claimed. */
+static int report_run(struct run *r, const struct graphio_doc *doc)
+{
+    char path[512];
+    if (r->rc) {
+        printf("  seed %llu FAILED (%s)", (unsigned long long)r->seed, lcn_strerror(r->rc));
+        return 1;
+    }
+    struct lcn_report rep;
+    validate_layout(&doc->g, r->res.layout, 4, &rep);
+    int ok = rep.valid && obj_cmp(&rep.obj, &r->res.best) == 0;
+    report_release(&rep);
+    snprintf(path, sizeof(path), "%s/%s-s%llu.layout.json", r->outdir, r->name, (unsigned long long)r->seed);
+    json_t *lay = graphio_layout_json(doc, r->res.layout, NULL);
+    graphio_write_file(lay, path, 0, NULL);
+    json_decref(lay);
+    snprintf(path, sizeof(path), "%s/%s-s%llu.json", r->outdir, r->name, (unsigned long long)r->seed);
+    FILE *f = fopen(path, "w");
+    const struct engine_telemetry *t = &r->res.tel;
+    fprintf(f, "{\"graph\": \"%s\", \"seed\": %llu, \"backend\": \"%s\", \"evaluator\": \"%s\", "
+               "\"budget_s\": %.3f, \"elapsed_s\": %.4f, \"replicas\": %d, \"proposal_workers\": %d, "
+               "\"concurrent_runs\": %d, \"oracle_valid\": %s, \"stop\": \"%s\", "
+               "\"best\": {\"K\": %d, \"nK\": %d, \"Phi\": %lld, \"C\": %lld}, \"target_k\": %d, ",
+            r->name, (unsigned long long)r->seed, r->res.backend, r->res.evaluator, r->budget,
+            r->res.elapsed_s, r->res.replicas, r->res.proposal_workers, r->concurrent, ok ? "true" : "false",
+            engine_stop_name(r->res.stop), r->res.best.K, r->res.best.nK,
+            (long long)r->res.best.Phi, (long long)r->res.best.C, r->target);
+    if (r->res.time_to_target_s >= 0)
+        fprintf(f, "\"time_to_target_s\": %.4f, ", r->res.time_to_target_s);
+    else
+        fprintf(f, "\"time_to_target_s\": null, ");
+    fprintf(f, "\"telemetry\": {\"attempted\": %llu, \"valid\": %llu, \"evaluated\": %llu, "
+               "\"selected\": %llu, \"accepted\": %llu, \"rejected\": %llu, \"committed\": %llu, "
+               "\"best_updates\": %llu, \"exchanges_attempted\": %llu, \"exchanges_accepted\": %llu, "
+               "\"pair_tests\": %llu}}\n",
+            (unsigned long long)t->attempted, (unsigned long long)t->valid,
+            (unsigned long long)t->evaluated, (unsigned long long)t->selected,
+            (unsigned long long)t->accepted, (unsigned long long)t->rejected,
+            (unsigned long long)t->committed, (unsigned long long)t->best_updates,
+            (unsigned long long)t->exchanges_attempted, (unsigned long long)t->exchanges_accepted,
+            (unsigned long long)t->pair_tests);
+    fclose(f);
+    printf("  (%d,%d,%lld,%lld)%s", r->res.best.K, r->res.best.nK, (long long)r->res.best.Phi,
+           (long long)r->res.best.C, ok ? "" : "!INVALID");
+    engine_result_release(&r->res);
+    return !ok;
+}
+
 int main(int argc, char **argv)
 {
     const char *out = NULL, *seeds = "1,2,3,4,5", *targets = NULL, *tuning = NULL;
     double budget = 60;
-    int total = 0, first_graph = argc;
+    int total = 0, first_graph = argc, at_once = 1;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--out") && i + 1 < argc)
             out = argv[++i];
@@ -84,11 +136,13 @@ int main(int argc, char **argv)
             targets = argv[++i];
         else if (!strcmp(argv[i], "--replicas-total") && i + 1 < argc)
             total = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--graphs-at-once") && i + 1 < argc)
+            at_once = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--tuning") && i + 1 < argc)
             tuning = argv[++i];
         else if (argv[i][0] == '-') {
             fprintf(stderr, "usage: bench_solver --out DIR --budget-s S --seeds 1,2,.. [--targets FILE] "
-                            "[--replicas-total R] [--tuning k=v,..] GRAPH.json...\n");
+                            "[--replicas-total R] [--graphs-at-once G] [--tuning k=v,..] GRAPH.json...\n");
             return 2;
         } else {
             first_graph = i;
@@ -111,7 +165,11 @@ int main(int argc, char **argv)
     }
     struct gpu_config cfg;
     gpu_config_default(&cfg);
-    cfg.slots = ns;
+    if (at_once < 1 || at_once > 16) {
+        fprintf(stderr, "bench_solver: --graphs-at-once takes 1..16\n");
+        return 2;
+    }
+    cfg.slots = ns * at_once;
     cfg.max_nodes = 12000;
     cfg.max_edges = 24000;
     cfg.max_replicas = 2048;
@@ -122,91 +180,55 @@ int main(int argc, char **argv)
         return 1;
     }
     int fails = 0;
-    for (int gi = first_graph; gi < argc; gi++) {
-        struct graphio_doc doc;
-        struct graphio_error ge;
-        if (graphio_read_file(&doc, argv[gi], NULL, &ge)) {
-            char m[300];
-            graphio_error_format(&ge, m, sizeof(m));
-            fprintf(stderr, "bench_solver: %s: %s\n", argv[gi], m);
-            return 1;
-        }
-        const char *base = strrchr(argv[gi], '/');
-        char name[256];
-        snprintf(name, sizeof(name), "%s", base ? base + 1 : argv[gi]);
-        char *dot = strstr(name, ".json");
-        if (dot)
-            *dot = 0;
-        int target = load_target(targets, name);
-        struct run *runs = xcalloc((size_t)ns, sizeof(*runs));
-        pthread_t *th = xmalloc(sizeof(pthread_t) * (size_t)ns);
-        for (int s = 0; s < ns; s++) {
-            runs[s].ctx = ctx;
-            runs[s].doc = &doc;
-            runs[s].name = name;
-            runs[s].outdir = out;
-            runs[s].tuning = tuning;
-            runs[s].seed = sv[s];
-            runs[s].budget = budget;
-            runs[s].target = target;
-            runs[s].replicas = total > 0 ? total / ns : 0;
-            pthread_create(&th[s], NULL, run_main, &runs[s]);
-        }
-        for (int s = 0; s < ns; s++)
-            pthread_join(th[s], NULL);
-        printf("%-14s", name);
-        for (int s = 0; s < ns; s++) {
-            struct run *r = &runs[s];
-            char path[512];
-            if (r->rc) {
-                printf("  seed %llu FAILED (%s)", (unsigned long long)r->seed, lcn_strerror(r->rc));
-                fails++;
-                continue;
+    for (int g0 = first_graph; g0 < argc; g0 += at_once) {
+        int ng = LCN_MIN(at_once, argc - g0), nr = ng * ns;
+        struct graphio_doc *docs = xcalloc((size_t)ng, sizeof(*docs));
+        char(*names)[256] = xcalloc((size_t)ng, sizeof(*names));
+        for (int k = 0; k < ng; k++) {
+            const char *path = argv[g0 + k];
+            struct graphio_error ge;
+            if (graphio_read_file(&docs[k], path, NULL, &ge)) {
+                char m[300];
+                graphio_error_format(&ge, m, sizeof(m));
+                fprintf(stderr, "bench_solver: %s: %s\n", path, m);
+                return 1;
             }
-            struct lcn_report rep;
-            validate_layout(&doc.g, r->res.layout, 4, &rep);
-            int ok = rep.valid && obj_cmp(&rep.obj, &r->res.best) == 0;
-            report_release(&rep);
-            fails += !ok;
-            snprintf(path, sizeof(path), "%s/%s-s%llu.layout.json", out, name, (unsigned long long)r->seed);
-            json_t *lay = graphio_layout_json(&doc, r->res.layout, NULL);
-            graphio_write_file(lay, path, 0, NULL);
-            json_decref(lay);
-            snprintf(path, sizeof(path), "%s/%s-s%llu.json", out, name, (unsigned long long)r->seed);
-            FILE *f = fopen(path, "w");
-            const struct engine_telemetry *t = &r->res.tel;
-            fprintf(f, "{\"graph\": \"%s\", \"seed\": %llu, \"backend\": \"%s\", \"evaluator\": \"%s\", "
-                       "\"budget_s\": %.3f, \"elapsed_s\": %.4f, \"replicas\": %d, \"proposal_workers\": %d, "
-                       "\"concurrent_runs\": %d, \"oracle_valid\": %s, \"stop\": \"%s\", "
-                       "\"best\": {\"K\": %d, \"nK\": %d, \"Phi\": %lld, \"C\": %lld}, \"target_k\": %d, ",
-                    name, (unsigned long long)r->seed, r->res.backend, r->res.evaluator, budget,
-                    r->res.elapsed_s, r->res.replicas, r->res.proposal_workers, ns, ok ? "true" : "false",
-                    engine_stop_name(r->res.stop), r->res.best.K, r->res.best.nK,
-                    (long long)r->res.best.Phi, (long long)r->res.best.C, target);
-            if (r->res.time_to_target_s >= 0)
-                fprintf(f, "\"time_to_target_s\": %.4f, ", r->res.time_to_target_s);
-            else
-                fprintf(f, "\"time_to_target_s\": null, ");
-            fprintf(f, "\"telemetry\": {\"attempted\": %llu, \"valid\": %llu, \"evaluated\": %llu, "
-                       "\"selected\": %llu, \"accepted\": %llu, \"rejected\": %llu, \"committed\": %llu, "
-                       "\"best_updates\": %llu, \"exchanges_attempted\": %llu, \"exchanges_accepted\": %llu, "
-                       "\"pair_tests\": %llu}}\n",
-                    (unsigned long long)t->attempted, (unsigned long long)t->valid,
-                    (unsigned long long)t->evaluated, (unsigned long long)t->selected,
-                    (unsigned long long)t->accepted, (unsigned long long)t->rejected,
-                    (unsigned long long)t->committed, (unsigned long long)t->best_updates,
-                    (unsigned long long)t->exchanges_attempted, (unsigned long long)t->exchanges_accepted,
-                    (unsigned long long)t->pair_tests);
-            fclose(f);
-            printf("  (%d,%d,%lld,%lld)%s", r->res.best.K, r->res.best.nK, (long long)r->res.best.Phi,
-                   (long long)r->res.best.C, ok ? "" : "!INVALID");
-            engine_result_release(&r->res);
+            const char *base = strrchr(path, '/');
+            snprintf(names[k], sizeof(names[k]), "%s", base ? base + 1 : path);
+            char *dot = strstr(names[k], ".json");
+            if (dot)
+                *dot = 0;
         }
-        printf("\n");
-        fflush(stdout);
+        struct run *runs = xcalloc((size_t)nr, sizeof(*runs));
+        pthread_t *th = xmalloc(sizeof(pthread_t) * (size_t)nr);
+        for (int i = 0; i < nr; i++) {
+            int k = i / ns, s = i % ns;
+            runs[i].ctx = ctx;
+            runs[i].doc = &docs[k];
+            runs[i].name = names[k];
+            runs[i].outdir = out;
+            runs[i].tuning = tuning;
+            runs[i].seed = sv[s];
+            runs[i].budget = budget;
+            runs[i].target = load_target(targets, names[k]);
+            runs[i].replicas = total > 0 ? total / (ns * at_once) : 0;
+            runs[i].concurrent = nr;
+            pthread_create(&th[i], NULL, run_main, &runs[i]);
+        }
+        for (int i = 0; i < nr; i++)
+            pthread_join(th[i], NULL);
+        for (int k = 0; k < ng; k++) {
+            printf("%-14s", names[k]);
+            for (int s = 0; s < ns; s++)
+                fails += report_run(&runs[k * ns + s], &docs[k]);
+            printf("\n");
+            fflush(stdout);
+            graphio_release(&docs[k]);
+        }
         free(runs);
         free(th);
-        graphio_release(&doc);
+        free(docs);
+        free(names);
     }
     gpu_ctx_free(ctx);
     return fails ? 1 : 0;
