@@ -38,7 +38,7 @@ def load(d):
     out = {}
     if os.path.isdir(os.path.join(d, "runs")) and os.path.exists(os.path.join(d, "manifest.json")):
         for f in glob.glob(os.path.join(d, "runs", "*.json")):
-            if f.endswith(".solve.json") or f.endswith(".check.json"):
+            if f.endswith((".solve.json", ".check.json", ".coords.json")):
                 continue
             r = json.load(open(f))
             ok = r.get("exit") == 0 and r.get("valid") and r.get("tuple_matches_check")
