@@ -62,6 +62,20 @@ static void check_replicas(struct solref *s)
     }
 }
 
+/* What solref_derive makes of solver params for a graph (seed 5). */
+struct derived {
+    struct sol_params sp;
+    double temps[64];
+    uint32_t r16;
+    int64_t lin;
+    int32_t sigma0;
+};
+
+static void derive(const struct gpu_solver_params *gp, const struct lcn_graph *g, struct derived *d)
+{
+    solref_derive(gp, g, 5, &d->sp, d->temps, &d->r16, &d->lin, &d->sigma0);
+}
+
 static void run_twin(enum gen_family fam, int32_t n, int32_t W, int32_t R, int32_t L)
 {
     struct lcn_graph g;
@@ -71,15 +85,11 @@ static void run_twin(enum gen_family fam, int32_t n, int32_t W, int32_t R, int32
     gpu_solver_params_default(&gp);
     gp.W = W;
     gp.ladder = L;
-    struct sol_params sp;
-    double temps[64];
-    uint32_t r16;
-    int64_t lin;
-    int32_t sigma0;
-    solref_derive(&gp, &g, 5, &sp, temps, &r16, &lin, &sigma0);
+    struct derived d;
+    derive(&gp, &g, &d);
     struct solref a, b;
-    assert_int_equal(solref_init(&a, &g, &sp, R, L, pts, temps, r16, lin, sigma0), 0);
-    assert_int_equal(solref_init(&b, &g, &sp, R, L, pts, temps, r16, lin, sigma0), 0);
+    assert_int_equal(solref_init(&a, &g, &d.sp, R, L, pts, d.temps, d.r16, d.lin, d.sigma0), 0);
+    assert_int_equal(solref_init(&b, &g, &d.sp, R, L, pts, d.temps, d.r16, d.lin, d.sigma0), 0);
     for (int batch = 0; batch < 4; batch++) {
         solref_batch(&a, 30, 1.0 - 0.2 * batch);
         solref_batch(&b, 30, 1.0 - 0.2 * batch);
@@ -133,24 +143,20 @@ static void test_twin_energy_portfolio(void **st)
     gp.ladder = 2;
     gp.alt_every = 3;
     gp.beta_alt = 2.0;
-    struct sol_params sp;
-    double temps[64];
-    uint32_t r16;
-    int64_t lin;
-    int32_t sigma0;
-    solref_derive(&gp, &g, 5, &sp, temps, &r16, &lin, &sigma0);
-    assert_true(sp.alt_every == 3 && sp.r16_alt > r16);
+    struct derived d;
+    derive(&gp, &g, &d);
+    assert_true(d.sp.alt_every == 3 && d.sp.r16_alt > d.r16);
     for (int32_t r = 0; r < 6; r++)
-        assert_int_equal(sol_table(&sp, r, 2), r >= 4);
+        assert_int_equal(sol_table(&d.sp, r, 2), r >= 4);
     struct solref a;
-    assert_int_equal(solref_init(&a, &g, &sp, 6, 2, pts, temps, r16, lin, sigma0), 0);
+    assert_int_equal(solref_init(&a, &g, &d.sp, 6, 2, pts, d.temps, d.r16, d.lin, d.sigma0), 0);
     assert_true(a.rep[4].E != a.rep[0].E); /* same start layout, other table */
     assert_true(a.rep[4].E == solref_energy(&a, 4) && a.rep[0].E == solref_energy(&a, 0));
     solref_release(&a);
     gp.alt_every = 0; /* one table: every replica alike */
-    solref_derive(&gp, &g, 5, &sp, temps, &r16, &lin, &sigma0);
-    assert_int_equal(sol_table(&sp, 4, 2), 0);
-    assert_true(sp.r16_alt == r16);
+    derive(&gp, &g, &d);
+    assert_int_equal(sol_table(&d.sp, 4, 2), 0);
+    assert_true(d.sp.r16_alt == d.r16);
     graph_release(&g);
     free(pts);
     (void)st;
