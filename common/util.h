@@ -37,4 +37,16 @@ int64_t lcn_wall_ms(void);
 #define LCN_MAX(a, b)    ((a) > (b) ? (a) : (b))
 #define LCN_ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
 
+/* Unlinks x from an intrusive doubly linked list whose first element is
+ * `head`, through x's link fields `prev` and `next` (left as they were). */
+#define LCN_DLIST_UNLINK(head, x, prev, next)                                                     \
+    do {                                                                                          \
+        if ((x)->prev)                                                                            \
+            (x)->prev->next = (x)->next;                                                          \
+        else                                                                                      \
+            (head) = (x)->next;                                                                   \
+        if ((x)->next)                                                                            \
+            (x)->next->prev = (x)->prev;                                                          \
+    } while (0)
+
 #endif

@@ -209,12 +209,7 @@ static void sse_detach_job(struct sse *s)
 {
     if (!s->job)
         return;
-    if (s->jprev)
-        s->jprev->jnext = s->jnext;
-    else
-        s->job->streams = s->jnext;
-    if (s->jnext)
-        s->jnext->jprev = s->jprev;
+    LCN_DLIST_UNLINK(s->job->streams, s, jprev, jnext);
     s->jprev = s->jnext = NULL;
     s->job = NULL;
 }
@@ -224,12 +219,7 @@ static void sse_close(void *arg)
     struct sse *s = arg;
     struct lcnd *d = s->d;
     sse_detach_job(s);
-    if (s->gprev)
-        s->gprev->gnext = s->gnext;
-    else
-        d->streams = s->gnext;
-    if (s->gnext)
-        s->gnext->gprev = s->gprev;
+    LCN_DLIST_UNLINK(d->streams, s, gprev, gnext);
     d->n_streams--;
     free(s->out.p);
     free(s);

@@ -274,12 +274,7 @@ static void susp_del(struct http_req *r)
     struct http_server *s = r->s;
     if (!r->suspended)
         return;
-    if (r->sprev)
-        r->sprev->snext = r->snext;
-    else
-        s->susp = r->snext;
-    if (r->snext)
-        r->snext->sprev = r->sprev;
+    LCN_DLIST_UNLINK(s->susp, r, sprev, snext);
     r->suspended = 0;
     r->sprev = r->snext = NULL;
     s->n_susp--;
@@ -298,12 +293,7 @@ static void req_free(struct http_req *r)
 {
     struct http_server *s = r->s;
     susp_del(r);
-    if (r->lprev)
-        r->lprev->lnext = r->lnext;
-    else
-        s->live = r->lnext;
-    if (r->lnext)
-        r->lnext->lprev = r->lprev;
+    LCN_DLIST_UNLINK(s->live, r, lprev, lnext);
     s->n_live--;
     if (r->is_stream && r->cl)
         r->cl(r->stream_arg);
