@@ -184,6 +184,7 @@ int main(int argc, char **argv)
         int ng = LCN_MIN(at_once, argc - g0), nr = ng * ns;
         struct graphio_doc *docs = xcalloc((size_t)ng, sizeof(*docs));
         char(*names)[256] = xcalloc((size_t)ng, sizeof(*names));
+        int *target = xcalloc((size_t)ng, sizeof(*target));
         for (int k = 0; k < ng; k++) {
             const char *path = argv[g0 + k];
             struct graphio_error ge;
@@ -198,6 +199,7 @@ int main(int argc, char **argv)
             char *dot = strstr(names[k], ".json");
             if (dot)
                 *dot = 0;
+            target[k] = load_target(targets, names[k]);
         }
         struct run *runs = xcalloc((size_t)nr, sizeof(*runs));
         pthread_t *th = xmalloc(sizeof(pthread_t) * (size_t)nr);
@@ -210,7 +212,7 @@ int main(int argc, char **argv)
             runs[i].tuning = tuning;
             runs[i].seed = sv[s];
             runs[i].budget = budget;
-            runs[i].target = load_target(targets, names[k]);
+            runs[i].target = target[k];
             runs[i].replicas = total > 0 ? total / (ns * at_once) : 0;
             runs[i].concurrent = nr;
             pthread_create(&th[i], NULL, run_main, &runs[i]);
@@ -229,6 +231,7 @@ int main(int argc, char **argv)
         free(th);
         free(docs);
         free(names);
+        free(target);
     }
     gpu_ctx_free(ctx);
     return fails ? 1 : 0;
