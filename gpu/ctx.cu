@@ -151,6 +151,7 @@ static int slot_init(struct gpu_ctx *ctx, struct gpu_slot *s)
     if ((rc = dalloc(ctx, &s->edges, M)) || (rc = dalloc(ctx, &s->inc_off, N + 1)) ||
         (rc = dalloc(ctx, &s->inc, 2 * M)) || (rc = dalloc(ctx, &s->cur, R * N)) ||
         (rc = dalloc(ctx, &s->best, R * N)) || (rc = dalloc(ctx, &s->cnt, R * M)) ||
+        (rc = dalloc(ctx, &s->bcnt, R * M)) ||
         (rc = dalloc(ctx, &s->hist, R * (M + 1))) || (rc = dalloc(ctx, &s->rep, R)) ||
         (rc = dalloc(ctx, &s->wtab, 2 * (M + 1))) || (rc = dalloc(ctx, &s->temps, R)) ||
         (rc = dalloc(ctx, &s->rec, 1)) || (rc = dalloc(ctx, &s->pts, N)) ||
@@ -170,7 +171,7 @@ static int slot_init(struct gpu_ctx *ctx, struct gpu_slot *s)
 
 static void slot_release(struct gpu_ctx *ctx, struct gpu_slot *s)
 {
-    void *ptrs[] = {s->edges, s->inc_off, s->inc, s->cur, s->best, s->cnt, s->hist, s->rep,
+    void *ptrs[] = {s->edges, s->inc_off, s->inc, s->cur, s->best, s->cnt, s->bcnt, s->hist, s->rep,
                     s->wtab, s->temps, s->rec, s->pts, s->q, s->v, s->counts, s->out, s->valid,
                     s->tests, s->cell_count, s->cell_start, s->cell_items, s->long_list,
                     s->long_n, s->fpos, s->scan_tmp};

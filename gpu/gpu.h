@@ -144,6 +144,10 @@ struct gpu_solver_params {
     int32_t alt_every;    /* every alt_every-th ladder uses beta_alt (0: all use beta) */
     int32_t tournament;
     double p_hot, p_local, p_bary;
+    double lin;            /* weight of one crossing on any edge, in units of w[K] (0: the
+                            * table's least unit, a tie-break) */
+    int32_t restart_steps; /* the cold half of each ladder restarts from the elite after this
+                            * many steps per replica without a better best (0: never) */
 };
 
 void gpu_solver_params_default(struct gpu_solver_params *sp);
@@ -151,7 +155,7 @@ void gpu_solver_params_default(struct gpu_solver_params *sp);
 /*
  * Applies "key=value,..." knobs (replicas, ladder, W, block, batch_steps,
  * tournament, t_lo, t_hi, cool, beta, beta_alt, alt_every, p_hot, p_local,
- * p_bary) to sp.
+ * p_bary, lin, restart_steps) to sp.
  * Returns 0, or LCN_EINVAL with a message for an unknown key or a value out
  * of range.
  */

@@ -26,6 +26,9 @@ struct gpu_record {
     uint64_t best_updates, pair_tests;
     uint64_t ex_att, ex_acc;
     uint64_t min_step;
+    uint64_t restarts;      /* replica restarts from the elite, summed */
+    uint64_t last_improved; /* min_step when the best last improved (or a restart wave ran) */
+    int32_t restart_now;    /* set by k_best: this boundary restarts the cold halves */
 };
 
 /* One workspace slot: every buffer a job needs, allocated at context start. */
@@ -38,7 +41,7 @@ struct gpu_slot {
     int *inc_off, *inc;
     /* solver replicas */
     int2 *cur, *best;
-    int *cnt, *hist;
+    int *cnt, *hist, *bcnt; /* bcnt: counts of each replica's best layout */
     struct sol_replica *rep;
     long long *wtab;
     double *temps;

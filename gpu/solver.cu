@@ -4,7 +4,8 @@
  *
  * A launch of k_steps runs S steps of every replica. A step (solver_core.h
  * holds its arithmetic, solver_ref.c its CPU twin):
- *   1. thread 0 picks the node v (bottleneck tournament or uniform);
+ *   1. the node v: a tournament over random edges (the block draws them
+ *      in parallel and reduces to the highest count) or a uniform node;
  *   2. the block loads v's incident edges and their far endpoints, and
  *      threads 0..W-1 draw the W candidate points (proposal workers);
  *   3. for each group of candidates, the block scans the edges in chunks of
@@ -51,7 +52,7 @@ struct sol_dev {
     const int2 *edges;
     const int *inc_off, *inc;
     int2 *cur, *best;
-    int *cnt, *hist;
+    int *cnt, *hist, *bcnt;
     struct sol_replica *rep;
     const int64_t *wtab;
     const double *ltab, *temps;
@@ -62,7 +63,8 @@ struct sol_dev {
 struct sh_step {
     long long best_dE, dphi, dsum;
     unsigned long long tests;
-    int v, d, H, best_c, accept, nmax, improved, stop;
+    int v, d, H, best_c, accept, nmax, improved, stop, hot;
+    unsigned int tkey;
     int bx0, by0, bx1, by1;
     int2 p, bary;
     struct sol_replica rep;
@@ -113,6 +115,27 @@ __device__ static inline struct carve carve_smem(unsigned char *base, int n, int
     return c;
 }
 
+/*
+ * Sums *val over the lanes of a warp that hold the same key, keys being
+ * non-decreasing with the lane (contiguous runs). Every lane of the warp
+ * must call it. Returns 1 on the first lane of each run, whose *val is then
+ * the run's sum (integer: the same for any order).
+ */
+__device__ static inline int warp_sum_by_key(long long *val, int key)
+{
+    const int lane = threadIdx.x & 31;
+    long long v = *val;
+    for (int off = 1; off < 32; off <<= 1) {
+        long long o = __shfl_down_sync(0xffffffffu, v, off);
+        int ok = __shfl_down_sync(0xffffffffu, key, off);
+        if (lane + off < 32 && ok == key)
+            v += o;
+    }
+    *val = v;
+    int prev = __shfl_up_sync(0xffffffffu, key, 1);
+    return lane == 0 || prev != key;
+}
+
 /* Kept edges of chunk [base, lim): box-filtered, not incident to v. */
 __device__ static inline void collect_hits(const struct sol_dev &dv, struct carve &c,
                                            struct sh_step &sh, int v, int base, int lim)
@@ -139,6 +162,7 @@ static __global__ void __launch_bounds__(1024)
     int *hist = dv.hist + (size_t)r * (m + 1);
     const int64_t *wt = dv.wtab + (size_t)sol_table(&sp, r, dv.L) * (m + 1);
     unsigned long long tests = 0;
+    const int tour = sol_tour_size(&sp);
 
     for (int i = tid; i < n; i += B)
         c.sc[i] = dv.cur[(size_t)r * n + i];
@@ -151,17 +175,30 @@ static __global__ void __launch_bounds__(1024)
     for (int s = 0; s < S; s++) {
         if (tid == 0) {
             sh.stop = max_steps > 0 && (long long)sh.rep.step >= max_steps;
-            if (!sh.stop) {
-                int v = sol_pick_node(&sp, sh.rep.step, (uint32_t)r, cnt, (const int32_t *)dv.edges);
-                sh.v = v;
-                sh.d = dv.inc_off[v + 1] - dv.inc_off[v];
-                sh.p = c.sc[v];
-            }
+            sh.hot = sol_node_hot(&sp, sol_node_draw(&sp, sh.rep.step, (uint32_t)r));
+            sh.tkey = 0;
         }
         __syncthreads();
         if (sh.stop)
             break;
         const uint64_t step = sh.rep.step;
+        /* the node: the tournament's draws in parallel, reduced to the winner (sol_pick_node) */
+        if (sh.hot) {
+            for (int k = tid; k < tour; k += B) {
+                int e = sol_tour_edge(&sp, step, (uint32_t)r, k);
+                atomicMax(&sh.tkey, sol_tour_key(cnt[e], k));
+            }
+            __syncthreads();
+        }
+        if (tid == 0) {
+            struct lcn_u32x4 a = sol_node_draw(&sp, step, (uint32_t)r);
+            int win = sh.hot ? sol_tour_edge(&sp, step, (uint32_t)r, sol_tour_k(sh.tkey)) : -1;
+            int v = sol_node_of(&sp, a, win, (const int32_t *)dv.edges);
+            sh.v = v;
+            sh.d = dv.inc_off[v + 1] - dv.inc_off[v];
+            sh.p = c.sc[v];
+        }
+        __syncthreads();
         const int v = sh.v, d = sh.d;
         const struct lcn_pt p = P(sh.p);
         for (int k = tid; k < d; k += B) {
@@ -233,53 +270,61 @@ static __global__ void __launch_bounds__(1024)
                     c.hoc[h] = oc;
                 }
                 __syncthreads();
-                for (int it = tid; it < Gc * H; it += B) {
-                    int ci = it / H, h = it - ci * H, f = c.hits[h];
-                    int2 ee = dv.edges[f];
-                    struct lcn_pt a = P(c.sc[ee.x]), b = P(c.sc[ee.y]);
-                    struct lcn_pt q = P(c.cand[g0 + ci]);
-                    if (geom_on_interior(a, b, q))
-                        c.cbad[ci] = 1;
-                    int nc = 0;
-                    for (int k = 0; k < d; k++) {
-                        int u = c.inc_u[k];
-                        if (ee.x == u || ee.y == u)
-                            continue;
-                        tests++;
-                        if (geom_segments_meet(q, P(c.inc_p[k]), a, b)) {
-                            nc++;
-                            atomicAdd(&c.cntc[ci * d + k], 1);
+                /* warp-uniform trips: each warp's energy changes are summed per
+                 * candidate (warp_sum_by_key) before one shared atomic each */
+                const int total = Gc * H;
+                for (int wb = tid & ~31; wb < total; wb += B) {
+                    const int it = wb + (tid & 31);
+                    int ci = -1;
+                    long long de = 0;
+                    if (it < total) {
+                        ci = it / H;
+                        int h = it - ci * H, f = c.hits[h];
+                        int2 ee = dv.edges[f];
+                        struct lcn_pt a = P(c.sc[ee.x]), b = P(c.sc[ee.y]);
+                        struct lcn_pt q = P(c.cand[g0 + ci]);
+                        if (geom_on_interior(a, b, q))
+                            c.cbad[ci] = 1;
+                        int nc = 0;
+                        for (int k = 0; k < d; k++) {
+                            int u = c.inc_u[k];
+                            if (ee.x == u || ee.y == u)
+                                continue;
+                            tests++;
+                            if (geom_segments_meet(q, P(c.inc_p[k]), a, b)) {
+                                nc++;
+                                atomicAdd(&c.cntc[ci * d + k], 1);
+                            }
+                        }
+                        int delta = nc - c.hoc[h];
+                        if (delta) {
+                            int cf = cnt[f];
+                            de = wt[cf + delta] - wt[cf];
                         }
                     }
-                    int delta = nc - c.hoc[h];
-                    if (delta) {
-                        int cf = cnt[f];
-                        long long de = wt[cf + delta] - wt[cf];
+                    if (warp_sum_by_key(&de, ci) && ci >= 0 && de != 0)
                         atomicAdd((unsigned long long *)&c.cdE[ci], (unsigned long long)de);
-                    }
                 }
                 __syncthreads();
             }
-            /* V2 and V3 for the candidates: nodes inside the union box */
-            for (int w = tid; w < n; w += B) {
+            /* V2 and V3 for the candidates: (node inside the union box, candidate) pairs */
+            for (int it = tid; it < n * Gc; it += B) {
+                int w = it / Gc, ci = it - w * Gc;
                 if (w == v)
                     continue;
                 int2 pw2 = c.sc[w];
                 if (pw2.x < sh.bx0 || pw2.x > sh.bx1 || pw2.y < sh.by0 || pw2.y > sh.by1)
                     continue;
-                struct lcn_pt pw = P(pw2);
-                for (int ci = 0; ci < Gc; ci++) {
-                    struct lcn_pt q = P(c.cand[g0 + ci]);
-                    if (geom_pt_eq(pw, q)) {
-                        c.cbad[ci] = 1;
-                        continue;
-                    }
-                    for (int k = 0; k < d; k++)
-                        if (w != c.inc_u[k] && geom_on_interior(q, P(c.inc_p[k]), pw)) {
-                            c.cbad[ci] = 1;
-                            break;
-                        }
+                struct lcn_pt pw = P(pw2), q = P(c.cand[g0 + ci]);
+                if (geom_pt_eq(pw, q)) {
+                    c.cbad[ci] = 1;
+                    continue;
                 }
+                for (int k = 0; k < d; k++)
+                    if (w != c.inc_u[k] && geom_on_interior(q, P(c.inc_p[k]), pw)) {
+                        c.cbad[ci] = 1;
+                        break;
+                    }
             }
             __syncthreads();
             for (int ci = tid; ci < Gc; ci += B) {
@@ -414,9 +459,12 @@ static __global__ void __launch_bounds__(1024)
                 }
             }
             __syncthreads();
-            if (sh.improved)
+            if (sh.improved) {
                 for (int i = tid; i < n; i += B)
                     dv.best[(size_t)r * n + i] = c.sc[i];
+                for (int i = tid; i < m; i += B)
+                    dv.bcnt[(size_t)r * m + i] = cnt[i];
+            }
         }
         if (tid == 0)
             sh.rep.step++;
@@ -437,16 +485,16 @@ static __global__ void k_best(const struct sol_params sp, const struct sol_dev d
                               uint32_t r16, int64_t lin)
 {
     __shared__ int bi[1024];
-    __shared__ unsigned long long sums[10];
+    __shared__ unsigned long long sums[11];
     __shared__ unsigned long long minstep;
     const int tid = threadIdx.x, B = blockDim.x;
-    if (tid < 10)
+    if (tid < 11)
         sums[tid] = 0;
     if (tid == 0)
         minstep = ~0ull;
     __syncthreads();
     int best = -1;
-    unsigned long long loc[10] = {0};
+    unsigned long long loc[11] = {0};
     unsigned long long ms = ~0ull;
     for (int r = tid; r < dv.R; r += B) {
         const struct sol_replica *x = &dv.rep[r];
@@ -461,10 +509,11 @@ static __global__ void k_best(const struct sol_params sp, const struct sol_dev d
         loc[6] += x->committed;
         loc[7] += x->best_updates;
         loc[8] += x->pair_tests;
+        loc[9] += x->restarts;
         ms = min(ms, (unsigned long long)x->step);
     }
     bi[tid] = best;
-    for (int i = 0; i < 9; i++)
+    for (int i = 0; i < 10; i++)
         atomicAdd(&sums[i], loc[i]);
     atomicMin(&minstep, ms);
     __syncthreads();
@@ -477,6 +526,8 @@ static __global__ void k_best(const struct sol_params sp, const struct sol_dev d
                 b = o;
         }
         struct gpu_record *rec = dv.rec;
+        if (obj_cmp(&dv.rep[b].best, &rec->best) < 0)
+            rec->last_improved = minstep;
         rec->best = dv.rep[b].best;
         rec->best_rep = b;
         rec->attempted = sums[0];
@@ -489,6 +540,10 @@ static __global__ void k_best(const struct sol_params sp, const struct sol_dev d
         rec->best_updates = sums[7];
         rec->pair_tests = sums[8];
         rec->min_step = minstep;
+        rec->restarts = sums[9];
+        rec->restart_now = sol_restart_due(&sp, minstep, rec->last_improved);
+        if (rec->restart_now)
+            rec->last_improved = minstep;
         if (rec->best.K != rec->kref) {
             rec->kref = rec->best.K;
             sol_energy_tables(wtab, &sp, rec->kref, r16, lin);
@@ -496,11 +551,46 @@ static __global__ void k_best(const struct sol_params sp, const struct sol_dev d
     }
 }
 
-/* Energy of every replica under the current table (one block per replica). */
+/*
+ * Elite restarts when k_best decided one (the cold half of every ladder
+ * takes the best replica's best layout and counts; sol_restart_due), then
+ * the energy of every replica under the current table (one block per
+ * replica).
+ */
 static __global__ void k_energy(const struct sol_params sp, const struct sol_dev dv)
 {
     __shared__ unsigned long long tot;
-    const int r = blockIdx.x;
+    const int r = blockIdx.x, n = sp.n, m = sp.m;
+    struct sol_replica *rp = &dv.rep[r];
+    if (dv.rec->restart_now && sol_restarts_slot(rp->slot, dv.L)) {
+        const int b = dv.rec->best_rep;
+        const struct sol_replica *eb = &dv.rep[b];
+        const int take_best = r != b && obj_cmp(&eb->best, &rp->best) < 0;
+        int *hist = dv.hist + (size_t)r * (m + 1);
+        for (int i = threadIdx.x; i < n; i += blockDim.x) {
+            int2 q = dv.best[(size_t)b * n + i];
+            dv.cur[(size_t)r * n + i] = q;
+            if (take_best)
+                dv.best[(size_t)r * n + i] = q;
+        }
+        for (int i = threadIdx.x; i <= m; i += blockDim.x)
+            hist[i] = 0;
+        __syncthreads();
+        for (int i = threadIdx.x; i < m; i += blockDim.x) {
+            int c = dv.bcnt[(size_t)b * m + i];
+            dv.cnt[(size_t)r * m + i] = c;
+            if (take_best)
+                dv.bcnt[(size_t)r * m + i] = c;
+            atomicAdd(&hist[c], 1);
+        }
+        __syncthreads();
+        if (threadIdx.x == 0) {
+            rp->cur = eb->best;
+            if (take_best)
+                rp->best = eb->best;
+            rp->restarts++;
+        }
+    }
     if (threadIdx.x == 0)
         tot = 0;
     __syncthreads();
@@ -558,8 +648,10 @@ static __global__ void k_replicate(const struct sol_params sp, const struct sol_
         dv.cur[(size_t)r * sp.n + i] = dv.cur[i];
         dv.best[(size_t)r * sp.n + i] = dv.cur[i];
     }
-    for (int i = threadIdx.x; i < sp.m; i += blockDim.x)
+    for (int i = threadIdx.x; i < sp.m; i += blockDim.x) {
         dv.cnt[(size_t)r * sp.m + i] = dv.cnt[i];
+        dv.bcnt[(size_t)r * sp.m + i] = dv.cnt[i];
+    }
     for (int i = threadIdx.x; i <= sp.m; i += blockDim.x)
         dv.hist[(size_t)r * (sp.m + 1) + i] = dv.hist[i];
 }
@@ -691,6 +783,7 @@ static int sjob_setup(struct gpu_ctx *ctx, int slot, const struct lcn_graph *g,
     dv->best = s->best;
     dv->cnt = s->cnt;
     dv->hist = s->hist;
+    dv->bcnt = s->bcnt;
     dv->rep = s->rep;
     dv->wtab = (const int64_t *)s->wtab;
     dv->ltab = ctx->ltab;
@@ -730,6 +823,8 @@ static int sjob_setup(struct gpu_ctx *ctx, int slot, const struct lcn_graph *g,
         rc = gpu_h2d(ctx, s, s->cur, start, sizeof(int2) * (size_t)n);
     if (!rc)
         rc = gpu_h2d(ctx, s, s->cnt, c0, sizeof(int) * (size_t)m);
+    if (!rc)
+        rc = gpu_h2d(ctx, s, s->bcnt, c0, sizeof(int) * (size_t)m);
     if (!rc)
         rc = gpu_h2d(ctx, s, s->hist, h0, sizeof(int) * (size_t)(m + 1));
     if (!rc)
@@ -910,6 +1005,7 @@ static void fill_tel(const struct gpu_record *rec, struct engine_telemetry *t, d
     t->exchanges_attempted = rec->ex_att;
     t->exchanges_accepted = rec->ex_acc;
     t->pair_tests = rec->pair_tests;
+    t->restarts = rec->restarts;
     t->elapsed_s = elapsed;
 }
 

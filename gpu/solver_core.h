@@ -46,6 +46,7 @@ struct sol_params {
     uint32_t k0, k1; /* seed as key */
     int32_t alt_every; /* ladders l with l % alt_every == alt_every - 1 use the second table (0: none) */
     uint32_t r16_alt;  /* the second table's ratio */
+    int32_t restart_steps; /* elite restarts after this many steps without a better best (0: none) */
 };
 
 /* Per-replica scalars, in device memory (array of R), mirrored by the twin. */
@@ -59,6 +60,7 @@ struct sol_replica {
     uint32_t win_att, win_acc; /* acceptance window for sigma adaptation */
     uint64_t attempted, valid, evaluated, selected, accepted, rejected, committed;
     uint64_t best_updates, pair_tests;
+    uint64_t restarts; /* times this replica restarted from the elite */
 };
 
 enum sol_lane {
@@ -142,30 +144,75 @@ LCN_HD static inline struct lcn_pt sol_candidate(const struct sol_params *sp, ui
 
 /*
  * Node to move at (step, replica). With probability p_hot a tournament over
- * `tournament` (1..16) random edges picks the edge with the highest count
- * (ties: the first drawn) and one of its endpoints; otherwise a uniform node.
+ * `tournament` (1..SOL_TMAX) random edges picks the edge with the highest
+ * count (ties: the first drawn) and one of its endpoints; otherwise a
+ * uniform node. The kernel runs the tournament's draws in parallel and
+ * reduces them (sol_tour_key); sol_pick_node is the sequential definition.
  * cnt: the replica's counts; ends: edge endpoints as pairs (ends[2e], ends[2e+1]).
  */
+#define SOL_TMAX 256
+
+LCN_HD static inline struct lcn_u32x4 sol_node_draw(const struct sol_params *sp, uint64_t step,
+                                                    uint32_t replica)
+{
+    return sol_draw(sp, step, replica, RNG_PURPOSE_MOVE, SOL_LANE_NODE);
+}
+
+LCN_HD static inline int sol_node_hot(const struct sol_params *sp, struct lcn_u32x4 a)
+{
+    return (a.v[0] & 0xffff) < sp->p_hot && sp->m > 0;
+}
+
+LCN_HD static inline int32_t sol_tour_size(const struct sol_params *sp)
+{
+    return sp->tournament < 1 ? 1 : (sp->tournament > SOL_TMAX ? SOL_TMAX : sp->tournament);
+}
+
+/* Edge of tournament draw k. */
+LCN_HD static inline int32_t sol_tour_edge(const struct sol_params *sp, uint64_t step,
+                                           uint32_t replica, int32_t k)
+{
+    struct lcn_u32x4 b = sol_draw(sp, step, replica, RNG_PURPOSE_MOVE, SOL_LANE_NODE + 3 + (uint32_t)(k >> 2));
+    return (int32_t)sol_below(b.v[k & 3], (uint32_t)sp->m);
+}
+
+/* Orders draws as the tournament does: higher count first, then lower k
+ * (counts below 2^16: SOL_MAX_EDGES). The maximum key names the winner. */
+LCN_HD static inline uint32_t sol_tour_key(int32_t count, int32_t k)
+{
+    return ((uint32_t)count << 16) | (uint32_t)(0xffff - k);
+}
+
+LCN_HD static inline int32_t sol_tour_k(uint32_t key)
+{
+    return (int32_t)(0xffff - (key & 0xffff));
+}
+
+/* The node of a draw: the tournament winner's endpoint, or a uniform node. */
+LCN_HD static inline int32_t sol_node_of(const struct sol_params *sp, struct lcn_u32x4 a,
+                                         int32_t win_e, const int32_t *ends)
+{
+    if (win_e < 0)
+        return (int32_t)sol_below(a.v[1], (uint32_t)sp->n);
+    return ends[2 * win_e + ((a.v[0] >> 16) & 1)];
+}
+
 LCN_HD static inline int32_t sol_pick_node(const struct sol_params *sp, uint64_t step,
                                            uint32_t replica, const int32_t *cnt,
                                            const int32_t *ends)
 {
-    struct lcn_u32x4 a = sol_draw(sp, step, replica, RNG_PURPOSE_MOVE, SOL_LANE_NODE);
-    if ((a.v[0] & 0xffff) >= sp->p_hot || sp->m == 0)
-        return (int32_t)sol_below(a.v[1], (uint32_t)sp->n);
-    int32_t best_e = -1, best_c = -1;
-    int32_t t = sp->tournament < 1 ? 1 : (sp->tournament > 16 ? 16 : sp->tournament);
-    struct lcn_u32x4 b;
+    struct lcn_u32x4 a = sol_node_draw(sp, step, replica);
+    if (!sol_node_hot(sp, a))
+        return sol_node_of(sp, a, -1, ends);
+    int32_t best_e = -1, best_c = -1, t = sol_tour_size(sp);
     for (int32_t k = 0; k < t; k++) {
-        if ((k & 3) == 0)
-            b = sol_draw(sp, step, replica, RNG_PURPOSE_MOVE, SOL_LANE_NODE + 3 + (uint32_t)(k >> 2));
-        int32_t e = (int32_t)sol_below(b.v[k & 3], (uint32_t)sp->m);
+        int32_t e = sol_tour_edge(sp, step, replica, k);
         if (cnt[e] > best_c) {
             best_c = cnt[e];
             best_e = e;
         }
     }
-    return ends[2 * best_e + ((a.v[0] >> 16) & 1)];
+    return sol_node_of(sp, a, best_e, ends);
 }
 
 /*
@@ -239,6 +286,24 @@ LCN_HD static inline int sol_exchange(int64_t Ei, int64_t Ej, double Ti, double 
     double de = (double)(Ei - Ej);
     double x = de * db; /* log of the acceptance ratio */
     return x >= -ltab[word >> 20];
+}
+
+/*
+ * Elite restarts, decided at a batch boundary after the best reduction:
+ * when the best over all replicas has not improved for restart_steps steps
+ * (counted on the slowest replica), the cold half of every ladder (slots
+ * below (L + 1) / 2) restarts from the elite, the best replica's best
+ * layout with its counts, and the stall count starts again.
+ */
+LCN_HD static inline int sol_restart_due(const struct sol_params *sp, uint64_t min_step,
+                                         uint64_t last_improved)
+{
+    return sp->restart_steps > 0 && min_step - last_improved >= (uint64_t)sp->restart_steps;
+}
+
+LCN_HD static inline int sol_restarts_slot(int32_t slot, int32_t L)
+{
+    return slot < (L + 1) / 2;
 }
 
 /* Adapts sigma towards an acceptance ratio of 20-40% over a window. */

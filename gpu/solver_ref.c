@@ -47,7 +47,8 @@ void solref_derive(const struct gpu_solver_params *gp, const struct lcn_graph *g
     *r16 = (uint32_t)llround(65536.0 * exp(gp->beta));
     sp->alt_every = gp->alt_every;
     sp->r16_alt = gp->alt_every > 0 ? (uint32_t)llround(65536.0 * exp(gp->beta_alt)) : *r16;
-    *lin = 1;
+    sp->restart_steps = gp->restart_steps;
+    *lin = gp->lin > 0 ? LCN_MAX(1, llround(gp->lin * SOL_W_BASE)) : 1;
     *sigma0 = LCN_MAX(1, span / 10);
 }
 
@@ -89,6 +90,7 @@ int solref_init(struct solref *s, const struct lcn_graph *g, const struct sol_pa
     s->cur = xmalloc(sizeof(struct lcn_pt) * (size_t)R * (size_t)(n ? n : 1));
     s->best = xmalloc(sizeof(struct lcn_pt) * (size_t)R * (size_t)(n ? n : 1));
     s->cnt = xmalloc(sizeof(int32_t) * (size_t)R * (size_t)(m ? m : 1));
+    s->bcnt = xmalloc(sizeof(int32_t) * (size_t)R * (size_t)(m ? m : 1));
     s->hist = xcalloc((size_t)R * (size_t)(m + 1), sizeof(int32_t));
     s->rep = xcalloc((size_t)R, sizeof(*s->rep));
     s->ends = xmalloc(sizeof(int32_t) * 2 * (size_t)(m ? m : 1));
@@ -114,6 +116,7 @@ int solref_init(struct solref *s, const struct lcn_graph *g, const struct sol_pa
         memcpy(s->cur + (size_t)r * n, start, sizeof(struct lcn_pt) * (size_t)n);
         memcpy(s->best + (size_t)r * n, start, sizeof(struct lcn_pt) * (size_t)n);
         memcpy(s->cnt + (size_t)r * m, c0, sizeof(int32_t) * (size_t)m);
+        memcpy(s->bcnt + (size_t)r * m, c0, sizeof(int32_t) * (size_t)m);
         int32_t *h = s->hist + (size_t)r * (m + 1);
         for (int32_t e = 0; e < m; e++)
             h[c0[e]]++;
@@ -134,6 +137,7 @@ void solref_release(struct solref *s)
     free(s->cur);
     free(s->best);
     free(s->cnt);
+    free(s->bcnt);
     free(s->hist);
     free(s->rep);
     free(s->ends);
@@ -307,7 +311,29 @@ void solref_step(struct solref *s, int32_t r, double tscale)
         rp->best = rp->cur;
         rp->best_updates++;
         memcpy(s->best + (size_t)r * n, pts, sizeof(struct lcn_pt) * (size_t)n);
+        memcpy(s->bcnt + (size_t)r * m, cnt, sizeof(int32_t) * (size_t)m);
     }
+}
+
+/* Replica r restarts from replica b's best layout (sol_restart_due). */
+static void restart_from(struct solref *s, int32_t r, int32_t b)
+{
+    int32_t n = s->g->n, m = s->g->m;
+    struct sol_replica *rp = &s->rep[r];
+    const struct sol_replica *eb = &s->rep[b];
+    memcpy(s->cur + (size_t)r * n, s->best + (size_t)b * n, sizeof(struct lcn_pt) * (size_t)n);
+    memcpy(s->cnt + (size_t)r * m, s->bcnt + (size_t)b * m, sizeof(int32_t) * (size_t)m);
+    int32_t *h = s->hist + (size_t)r * (m + 1);
+    memset(h, 0, sizeof(int32_t) * (size_t)(m + 1));
+    for (int32_t e = 0; e < m; e++)
+        h[s->cnt[(size_t)r * m + e]]++;
+    rp->cur = eb->best;
+    if (r != b && obj_cmp(&eb->best, &rp->best) < 0) {
+        rp->best = eb->best;
+        memcpy(s->best + (size_t)r * n, s->best + (size_t)b * n, sizeof(struct lcn_pt) * (size_t)n);
+        memcpy(s->bcnt + (size_t)r * m, s->bcnt + (size_t)b * m, sizeof(int32_t) * (size_t)m);
+    }
+    rp->restarts++;
 }
 
 void solref_boundary(struct solref *s, double tscale)
@@ -318,11 +344,22 @@ void solref_boundary(struct solref *s, double tscale)
     for (int32_t r = 1; r < R; r++)
         if (obj_cmp(&s->rep[r].best, &s->rep[gb].best) < 0)
             gb = r;
+    uint64_t min_step = s->rep[0].step;
+    for (int32_t r = 1; r < R; r++)
+        min_step = LCN_MIN(min_step, s->rep[r].step);
+    if (obj_cmp(&s->rep[gb].best, &s->gbest) < 0)
+        s->last_improved = min_step;
     s->gbest = s->rep[gb].best;
     s->gbest_rep = gb;
     if (s->gbest.K != s->kref) {
         s->kref = s->gbest.K;
         sol_energy_tables(s->wtab, &s->sp, s->kref, s->r16, s->lin);
+    }
+    if (sol_restart_due(&s->sp, min_step, s->last_improved)) {
+        for (int32_t r = 0; r < R; r++)
+            if (sol_restarts_slot(s->rep[r].slot, L))
+                restart_from(s, r, gb);
+        s->last_improved = min_step;
     }
     for (int32_t r = 0; r < R; r++)
         s->rep[r].E = solref_energy(s, r);
@@ -383,10 +420,12 @@ void gpu_solver_params_default(struct gpu_solver_params *sp)
     sp->beta = 1.0;
     sp->beta_alt = 2.0;
     sp->alt_every = 3;
-    sp->tournament = 8;
+    sp->tournament = 64;
     sp->p_hot = 0.6;
     sp->p_local = 0.7;
     sp->p_bary = 0.15;
+    sp->restart_steps = 5000;
+    sp->lin = 0;
 }
 
 /* The GPU engine's knobs: one table drives parsing and ranges (knobs.h). */
@@ -397,7 +436,7 @@ static const struct knob gknobs[] = {
     {"W", KNOB_INT, GK(W), 1, SOL_WMAX, NULL},
     {"block", KNOB_INT, GK(block), 32, 1024, NULL},
     {"batch_steps", KNOB_INT, GK(batch_steps), 0, 1 << 20, NULL},
-    {"tournament", KNOB_INT, GK(tournament), 1, 16, NULL},
+    {"tournament", KNOB_INT, GK(tournament), 1, SOL_TMAX, NULL},
     {"t_lo", KNOB_DOUBLE, GK(t_lo), 1e-6, 1e6, NULL},
     {"t_hi", KNOB_DOUBLE, GK(t_hi), 1e-6, 1e6, NULL},
     {"cool", KNOB_DOUBLE, GK(cool), 1e-6, 1, NULL},
@@ -407,6 +446,8 @@ static const struct knob gknobs[] = {
     {"p_hot", KNOB_DOUBLE, GK(p_hot), 0, 1, NULL},
     {"p_local", KNOB_DOUBLE, GK(p_local), 0, 1, NULL},
     {"p_bary", KNOB_DOUBLE, GK(p_bary), 0, 1, NULL},
+    {"lin", KNOB_DOUBLE, GK(lin), 0, 16, NULL},
+    {"restart_steps", KNOB_INT, GK(restart_steps), 0, 1000000000, NULL},
 };
 #undef GK
 

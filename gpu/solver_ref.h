@@ -24,6 +24,7 @@ struct solref {
     int32_t R, L;            /* replicas, ladder length (R % L == 0) */
     struct lcn_pt *cur, *best; /* R x n */
     int32_t *cnt, *hist;     /* R x m, R x (m+1) */
+    int32_t *bcnt;           /* R x m: the counts of each replica's best layout */
     struct sol_replica *rep; /* R */
     int32_t *ends;           /* 2m endpoint pairs */
     int64_t *wtab;           /* 2 x (m+1): sol_energy_tables */
@@ -36,6 +37,7 @@ struct solref {
     struct lcn_obj gbest; /* best over replicas after the last boundary */
     int32_t gbest_rep;
     uint64_t ex_att, ex_acc; /* replica exchanges attempted / accepted */
+    uint64_t last_improved;  /* slowest replica's step when gbest last improved (or restarted) */
 };
 
 struct gpu_solver_params;
@@ -66,7 +68,8 @@ int solref_init(struct solref *s, const struct lcn_graph *g, const struct sol_pa
 void solref_release(struct solref *s);
 
 /* Runs S steps of every replica, then the batch boundary (best reduction,
- * table re-reference, energies, exchanges, sigma adaptation). */
+ * table re-reference, elite restarts, energies, exchanges, sigma
+ * adaptation). */
 void solref_batch(struct solref *s, int32_t S, double tscale);
 
 /* One step of replica r (exposed for tests). */

@@ -7,6 +7,12 @@
 #   rate     candidate evaluations/s: GPU engine vs CPU engine on one core,
 #            same generated graph (2519/4938 grid family), side by side
 #   solver   lcnd solve --backend gpu over instances x seeds (SOLVER_* below)
+#   sweep    the solver phase once per configuration of SWEEP, each into
+#            OUTDIR/sweep-NAME: SWEEP="NAME:REPLICAS_TOTAL:TUNING NAME:..." (TUNING
+#            k=v,k=v; SOLVER_GRAPHS, SOLVER_SEEDS, SOLVER_AT_ONCE apply to all)
+#   profile  Nsight Compute on k_steps (one launch after PROFILE_SKIP=30) of a
+#            PROFILE_S=4 s run of PROFILE_GRAPH with PROFILE_REPLICAS=48:
+#            warp states, scheduler, occupancy, stall sampling -> profile.txt
 # Results and manifests go to OUTDIR (default $OUT, else out/gpu-round).
 #
 # usage: tests/gpu/run-on-gpu.sh [OUTDIR] [phase ...]   (default phases: env tests kernels rate)
@@ -147,6 +153,28 @@ solver)
     "$BIN/bench_solver" --out "$OUTDIR/runs" --budget-s "$BUDGET" --seeds "$SEEDS" \
         --replicas-total "${SOLVER_REPLICAS_TOTAL:-528}" --graphs-at-once "${SOLVER_AT_ONCE:-1}" --targets bench/targets.txt \
         ${SOLVER_TUNING:+--tuning "$SOLVER_TUNING"} $GRAPHS | tee -a "$OUTDIR/solver-summary.txt"
+    ;;
+sweep)
+    for cfg in ${SWEEP:-}; do
+        IFS=: read -r name total tuning <<< "$cfg"
+        SOLVER_REPLICAS_TOTAL=$total SOLVER_TUNING=$tuning "$0" "$OUTDIR/sweep-$name" solver > /dev/null 2>&1
+        echo "sweep $name (replicas total $total, tuning $tuning):"
+        tail -n 2 "$OUTDIR/sweep-$name/solver-summary.txt"
+    done
+    ;;
+profile)
+    PG=${PROFILE_GRAPH:-$LCN_INSTANCES/gd2025-automatic/Automatic-3.json}
+    NCU=$(command -v ncu || echo /usr/local/cuda/bin/ncu)
+    manifest profile "$NCU k_steps skip ${PROFILE_SKIP:-30}: lcnd solve $PG --backend gpu --replicas ${PROFILE_REPLICAS:-48}"
+    "$NCU" --kernel-name k_steps --launch-skip "${PROFILE_SKIP:-30}" --launch-count 1 \
+        --section WarpStateStats --section SchedulerStats --section Occupancy --section LaunchStats \
+        --section ComputeWorkloadAnalysis --section SourceCounters -f -o "$OUTDIR/profile" \
+        "$BIN/lcnd" solve "$PG" --backend gpu --budget-s "${PROFILE_S:-4}" --seed 1 \
+        --replicas "${PROFILE_REPLICAS:-48}" ${SOLVER_TUNING:+--tuning "$SOLVER_TUNING"} --quiet \
+        --out "$OUTDIR/profile-layout.json" > "$OUTDIR/profile-run.json" 2> "$OUTDIR/profile-ncu.log"
+    "$NCU" -i "$OUTDIR/profile.ncu-rep" --print-details all > "$OUTDIR/profile.txt" 2>&1
+    "$NCU" -i "$OUTDIR/profile.ncu-rep" --page source --csv --print-source sass > "$OUTDIR/profile-sass.csv" 2>&1
+    tail -n 5 "$OUTDIR/profile-ncu.log"; wc -l "$OUTDIR/profile.txt"
     ;;
 *)
     echo "unknown phase $phase"; exit 2;;

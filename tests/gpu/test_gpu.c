@@ -173,9 +173,10 @@ static void test_eval_delta(void **st)
     free(pts);
 }
 
-/* Device solver vs its CPU twin, bit for bit. */
-static void solver_vs_twin(enum gen_family fam, int32_t n, int32_t R, int32_t L, int32_t W,
-                           int32_t batches, int32_t steps)
+/* Device solver vs its CPU twin, bit for bit, under extra knobs `tuning`
+ * (restart_steps > 0: the twin must have restarted at least twice). */
+static void solver_vs_twin_tuned(enum gen_family fam, int32_t n, int32_t R, int32_t L, int32_t W,
+                                 int32_t batches, int32_t steps, const char *tuning)
 {
     struct lcn_graph g;
     struct lcn_pt *pts;
@@ -186,6 +187,9 @@ static void solver_vs_twin(enum gen_family fam, int32_t n, int32_t R, int32_t L,
     gp.ladder = L;
     gp.W = W;
     gp.block = 128;
+    char err[160];
+    assert_int_equal(gpu_solver_params_parse(&gp, tuning, err, sizeof(err)), 0);
+    const int32_t restart_steps = gp.restart_steps;
     size_t nn = (size_t)g.n, mm = (size_t)g.m;
     struct lcn_pt *cur = xmalloc(sizeof(*cur) * R * nn), *best = xmalloc(sizeof(*best) * R * nn);
     int32_t *cnt = xmalloc(sizeof(int32_t) * R * mm);
@@ -202,6 +206,13 @@ static void solver_vs_twin(enum gen_family fam, int32_t n, int32_t R, int32_t L,
     assert_int_equal(solref_init(&tw, &g, &sp, R, L, pts, temps, r16, lin, sigma0), 0);
     for (int32_t b = 0; b < batches; b++)
         solref_batch(&tw, steps, pow(gp.cool, (double)b / batches));
+    uint64_t restarts = 0;
+    for (int32_t r = 0; r < R; r++)
+        restarts += tw.rep[r].restarts;
+    if (restart_steps > 0)
+        assert_true(restarts >= 2 * (uint64_t)(R / L) * (uint64_t)((L + 1) / 2));
+    else
+        assert_true(restarts == 0);
     for (int32_t r = 0; r < R; r++) {
         struct sol_replica a = rep[r], t = tw.rep[r];
         a.pair_tests = t.pair_tests = 0; /* the kernel skips boxed-out pairs */
@@ -239,6 +250,12 @@ static void solver_vs_twin(enum gen_family fam, int32_t n, int32_t R, int32_t L,
     free(pts);
 }
 
+static void solver_vs_twin(enum gen_family fam, int32_t n, int32_t R, int32_t L, int32_t W,
+                           int32_t batches, int32_t steps)
+{
+    solver_vs_twin_tuned(fam, n, R, L, W, batches, steps, "restart_steps=0");
+}
+
 static void test_solver_r1_w1(void **st) { solver_vs_twin(GEN_GRID, 80, 1, 1, 1, 3, 50); }
 static void test_solver_r2_w2(void **st) { solver_vs_twin(GEN_RANDOM, 50, 2, 2, 2, 3, 40); }
 static void test_solver_r4_w32(void **st) { solver_vs_twin(GEN_PLANTED, 60, 4, 4, 32, 3, 20); }
@@ -246,6 +263,13 @@ static void test_solver_r4_w256(void **st) { solver_vs_twin(GEN_DENSE, 40, 4, 2,
 static void test_solver_big_chunks(void **st) { solver_vs_twin(GEN_GRID, 1200, 2, 2, 4, 2, 20); }
 /* three ladders: the third runs on the second energy table (alt_every 3) */
 static void test_solver_portfolio(void **st) { solver_vs_twin(GEN_RANDOM, 60, 6, 2, 4, 3, 30); }
+/* elite restarts: the cold halves take the best replica's best layout and
+ * counts; a tournament of 200 edges (more than the block's 128 threads) and
+ * a crossing weight lin in the energy table */
+static void test_solver_restarts(void **st)
+{
+    solver_vs_twin_tuned(GEN_PLANTED, 30, 8, 4, 4, 24, 20, "restart_steps=20,tournament=200,lin=0.3");
+}
 
 struct runlog {
     const struct lcn_graph *g;
@@ -407,6 +431,7 @@ int main(void)
         cmocka_unit_test(test_solver_r4_w256),
         cmocka_unit_test(test_solver_big_chunks),
         cmocka_unit_test(test_solver_portfolio),
+        cmocka_unit_test(test_solver_restarts),
         cmocka_unit_test(test_engine_budget_residency),
         cmocka_unit_test(test_force_layout),
         cmocka_unit_test(test_invalid_config_refused),

@@ -85,6 +85,7 @@ static void run_twin(enum gen_family fam, int32_t n, int32_t W, int32_t R, int32
     gpu_solver_params_default(&gp);
     gp.W = W;
     gp.ladder = L;
+    gp.restart_steps = 0;
     struct derived d;
     derive(&gp, &g, &d);
     struct solref a, b;
@@ -103,6 +104,8 @@ static void run_twin(enum gen_family fam, int32_t n, int32_t W, int32_t R, int32
     for (int32_t r = 0; r < R; r++)
         assert_true(obj_cmp(&a.gbest, &a.rep[r].best) <= 0);
     assert_true(a.ex_att > 0 || L == 1);
+    for (int32_t r = 0; r < R; r++)
+        assert_true(a.rep[r].restarts == 0); /* restart_steps 0: never */
     solref_release(&a);
     solref_release(&b);
     graph_release(&g);
@@ -162,6 +165,75 @@ static void test_twin_energy_portfolio(void **st)
     (void)st;
 }
 
+/*
+ * Elite restarts: after a boundary that restarted, every restarted replica
+ * holds the elite's best layout, counts and tuple (check_replicas recounts
+ * them), it is in the cold half of its ladder, and the waves are counted;
+ * the twin stays deterministic.
+ */
+static uint64_t total_restarts(const struct solref *s)
+{
+    uint64_t t = 0;
+    for (int32_t r = 0; r < s->R; r++)
+        t += s->rep[r].restarts;
+    return t;
+}
+
+static void test_twin_restarts(void **st)
+{
+    struct lcn_graph g;
+    struct lcn_pt *pts;
+    make(GEN_PLANTED, 30, 3, &g, &pts);
+    struct gpu_solver_params gp;
+    gpu_solver_params_default(&gp);
+    gp.ladder = 4;
+    gp.restart_steps = 20;
+    struct derived d;
+    derive(&gp, &g, &d);
+    assert_int_equal(d.sp.restart_steps, 20);
+    const int32_t R = 8, L = 4, n = g.n;
+    struct solref a, b;
+    assert_int_equal(solref_init(&a, &g, &d.sp, R, L, pts, d.temps, d.r16, d.lin, d.sigma0), 0);
+    assert_int_equal(solref_init(&b, &g, &d.sp, R, L, pts, d.temps, d.r16, d.lin, d.sigma0), 0);
+    int waves = 0;
+    uint64_t *before = xcalloc((size_t)R, sizeof(uint64_t));
+    int32_t *slot = xcalloc((size_t)R, sizeof(int32_t));
+    for (int batch = 0; batch < 24; batch++) {
+        for (int32_t r = 0; r < R; r++) {
+            before[r] = a.rep[r].restarts;
+            slot[r] = a.rep[r].slot;
+        }
+        solref_batch(&a, 20, 1.0 - 0.03 * batch);
+        solref_batch(&b, 20, 1.0 - 0.03 * batch);
+        check_replicas(&a);
+        int restarted = 0;
+        for (int32_t r = 0; r < R; r++) {
+            if (a.rep[r].restarts == before[r])
+                continue;
+            restarted++;
+            assert_true(a.rep[r].restarts == before[r] + 1);
+            assert_true(slot[r] < (L + 1) / 2); /* cold half, before this boundary's exchanges */
+            assert_memory_equal(a.cur + (size_t)r * n, a.best + (size_t)a.gbest_rep * n,
+                                sizeof(struct lcn_pt) * (size_t)n);
+            assert_int_equal(obj_cmp(&a.rep[r].cur, &a.gbest), 0);
+            assert_int_equal(obj_cmp(&a.rep[r].best, &a.gbest), 0);
+        }
+        assert_true(restarted == 0 || restarted == R / L * ((L + 1) / 2));
+        waves += restarted > 0;
+    }
+    assert_true(waves >= 2);
+    assert_true(total_restarts(&a) == (uint64_t)waves * (R / L) * ((L + 1) / 2));
+    assert_memory_equal(a.cur, b.cur, sizeof(struct lcn_pt) * (size_t)R * n);
+    assert_memory_equal(a.rep, b.rep, sizeof(struct sol_replica) * (size_t)R);
+    free(before);
+    free(slot);
+    solref_release(&a);
+    solref_release(&b);
+    graph_release(&g);
+    free(pts);
+    (void)st;
+}
+
 static void test_energy_table(void **st)
 {
     int64_t w[200];
@@ -197,7 +269,7 @@ int main(void)
         cmocka_unit_test(test_energy_table),    cmocka_unit_test(test_candidates_in_bounds),
         cmocka_unit_test(test_twin_grid),       cmocka_unit_test(test_twin_random_w4),
         cmocka_unit_test(test_twin_dense_w32),  cmocka_unit_test(test_twin_planted),
-        cmocka_unit_test(test_twin_energy_portfolio),
+        cmocka_unit_test(test_twin_energy_portfolio), cmocka_unit_test(test_twin_restarts),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
