@@ -87,6 +87,17 @@ static void test_gpu_knobs(void **st)
     assert_int_equal(gpu_solver_params_parse(&p, "W=257", err, sizeof(err)), LCN_EINVAL);
     assert_int_equal(gpu_solver_params_parse(&p, "hinge_w=1", err, sizeof(err)), LCN_EINVAL);
     assert_int_equal(gpu_solver_params_parse(&p, "p_local=0.9,p_bary=0.2", err, sizeof(err)), LCN_EINVAL);
+    /* the search knobs of the restarts and the tournament, and their ranges */
+    gpu_solver_params_default(&p);
+    assert_int_equal(p.restart_steps, 5000);
+    assert_int_equal(p.tournament, 64);
+    assert_true(p.lin == 0);
+    assert_int_equal(gpu_solver_params_parse(&p, "restart_steps=0,tournament=256,lin=0.25", err, sizeof(err)), 0);
+    assert_true(p.restart_steps == 0 && p.tournament == 256 && p.lin == 0.25);
+    assert_int_equal(gpu_solver_params_parse(&p, "tournament=257", err, sizeof(err)), LCN_EINVAL);
+    assert_int_equal(gpu_solver_params_parse(&p, "tournament=0", err, sizeof(err)), LCN_EINVAL);
+    assert_int_equal(gpu_solver_params_parse(&p, "restart_steps=-1", err, sizeof(err)), LCN_EINVAL);
+    assert_int_equal(gpu_solver_params_parse(&p, "lin=16.5", err, sizeof(err)), LCN_EINVAL);
 }
 
 int main(void)
