@@ -87,14 +87,15 @@ __device__ static inline int box_meets(int bx0, int by0, int bx1, int by1, int2 
 /* Shared memory carve-up; the host computes the same size with smem_bytes. */
 struct carve {
     long long *cdE;
-    int2 *sc, *inc_p, *cand;
-    int *inc_e, *inc_u, *ncom, *cbad, *cntc, *hits, *hoc;
+    int2 *sc, *cand;
+    struct lcn_pt *inc_p;
+    int *inc_e, *inc_u, *ncom, *cbad, *cntc, *hits;
 };
 
 __host__ __device__ static inline size_t smem_bytes(int n, int W, int G, int dmax, int lcap)
 {
     return sizeof(long long) * (size_t)W + sizeof(int2) * ((size_t)n + dmax + W) +
-           sizeof(int) * (3 * (size_t)dmax + (size_t)W + (size_t)G * dmax + 2 * (size_t)lcap);
+           sizeof(int) * (3 * (size_t)dmax + (size_t)W + (size_t)G * dmax + (size_t)lcap);
 }
 
 __device__ static inline struct carve carve_smem(unsigned char *base, int n, int W, int G, int dmax,
@@ -103,15 +104,14 @@ __device__ static inline struct carve carve_smem(unsigned char *base, int n, int
     struct carve c;
     c.cdE = (long long *)base;
     c.sc = (int2 *)(c.cdE + W);
-    c.inc_p = c.sc + n;
-    c.cand = c.inc_p + dmax;
+    c.inc_p = (struct lcn_pt *)(c.sc + n);
+    c.cand = (int2 *)(c.inc_p + dmax);
     c.inc_e = (int *)(c.cand + W);
     c.inc_u = c.inc_e + dmax;
     c.ncom = c.inc_u + dmax;
     c.cbad = c.ncom + dmax;
     c.cntc = c.cbad + W;
     c.hits = c.cntc + (size_t)G * dmax;
-    c.hoc = c.hits + lcap;
     return c;
 }
 
@@ -207,7 +207,7 @@ static __global__ void __launch_bounds__(1024)
             int u = ee.x == v ? ee.y : ee.x;
             c.inc_e[k] = e;
             c.inc_u[k] = u;
-            c.inc_p[k] = c.sc[u];
+            c.inc_p[k] = P(c.sc[u]);
         }
         __syncthreads();
         if (tid == 0) {
@@ -242,7 +242,7 @@ static __global__ void __launch_bounds__(1024)
             }
             __syncthreads();
             for (int k = tid; k < d + Gc; k += B) {
-                int2 pt = k < d ? c.inc_p[k] : c.cand[g0 + k - d];
+                struct lcn_pt pt = k < d ? c.inc_p[k] : P(c.cand[g0 + k - d]);
                 atomicMin(&sh.bx0, pt.x);
                 atomicMax(&sh.bx1, pt.x);
                 atomicMin(&sh.by0, pt.y);
@@ -255,55 +255,54 @@ static __global__ void __launch_bounds__(1024)
                 __syncthreads();
                 collect_hits(dv, c, sh, v, base, min(base + lcap, m));
                 __syncthreads();
-                const int H = sh.H;
-                for (int h = tid; h < H; h += B) {
-                    int2 ee = dv.edges[c.hits[h]];
-                    struct lcn_pt a = P(c.sc[ee.x]), b = P(c.sc[ee.y]);
-                    int oc = 0;
-                    for (int k = 0; k < d; k++) {
-                        int u = c.inc_u[k];
-                        if (ee.x == u || ee.y == u)
-                            continue;
-                        tests++;
-                        oc += geom_segments_meet(p, P(c.inc_p[k]), a, b);
+                /* A warp's lanes take one kept edge each (warp-uniform trips):
+                 * the star masks of the edge once (sol_star_masks), the old
+                 * position's crossings, then every candidate of the group; each
+                 * candidate's energy change is summed over the warp before one
+                 * shared atomic. */
+                const int H = sh.H, nch = (d + 63) >> 6;
+                for (int hb = tid & ~31; hb < H; hb += B) {
+                    const int h = hb + (tid & 31);
+                    const bool on = h < H;
+                    int cf = 0, oc = 0;
+                    int2 ee = make_int2(-1, -1);
+                    struct lcn_pt a = P(ee), b = a;
+                    uint64_t pos = 0, neg = 0;
+                    if (on) {
+                        const int f = c.hits[h];
+                        ee = dv.edges[f];
+                        a = P(c.sc[ee.x]);
+                        b = P(c.sc[ee.y]);
+                        cf = cnt[f];
+                        for (int k0 = 0; k0 < d; k0 += 64) {
+                            sol_star_masks(c.inc_p, c.inc_u, d, k0, ee.x, ee.y, a, b, &pos, &neg);
+                            tests += sol_star_counted(pos, neg);
+                            oc += __popcll(sol_star_meets(p, a, b, pos, neg, c.inc_p, k0));
+                        }
                     }
-                    c.hoc[h] = oc;
-                }
-                __syncthreads();
-                /* warp-uniform trips: each warp's energy changes are summed per
-                 * candidate (warp_sum_by_key) before one shared atomic each */
-                const int total = Gc * H;
-                for (int wb = tid & ~31; wb < total; wb += B) {
-                    const int it = wb + (tid & 31);
-                    int ci = -1;
-                    long long de = 0;
-                    if (it < total) {
-                        ci = it / H;
-                        int h = it - ci * H, f = c.hits[h];
-                        int2 ee = dv.edges[f];
-                        struct lcn_pt a = P(c.sc[ee.x]), b = P(c.sc[ee.y]);
-                        struct lcn_pt q = P(c.cand[g0 + ci]);
-                        if (geom_on_interior(a, b, q))
-                            c.cbad[ci] = 1;
-                        int nc = 0;
-                        for (int k = 0; k < d; k++) {
-                            int u = c.inc_u[k];
-                            if (ee.x == u || ee.y == u)
-                                continue;
-                            tests++;
-                            if (geom_segments_meet(q, P(c.inc_p[k]), a, b)) {
-                                nc++;
-                                atomicAdd(&c.cntc[ci * d + k], 1);
+                    for (int ci = 0; ci < Gc; ci++) {
+                        long long de = 0;
+                        if (on) {
+                            const struct lcn_pt q = P(c.cand[g0 + ci]);
+                            if (geom_on_interior(a, b, q))
+                                c.cbad[ci] = 1;
+                            int nc = 0;
+                            for (int k0 = 0; k0 < d; k0 += 64) {
+                                if (nch > 1)
+                                    sol_star_masks(c.inc_p, c.inc_u, d, k0, ee.x, ee.y, a, b, &pos, &neg);
+                                tests += sol_star_counted(pos, neg);
+                                uint64_t met = sol_star_meets(q, a, b, pos, neg, c.inc_p, k0);
+                                nc += __popcll(met);
+                                for (; met; met &= met - 1)
+                                    atomicAdd(&c.cntc[ci * d + k0 + __ffsll((long long)met) - 1], 1);
                             }
+                            const int delta = nc - oc;
+                            if (delta)
+                                de = wt[cf + delta] - wt[cf];
                         }
-                        int delta = nc - c.hoc[h];
-                        if (delta) {
-                            int cf = cnt[f];
-                            de = wt[cf + delta] - wt[cf];
-                        }
+                        if (__any_sync(0xffffffffu, de != 0) && warp_sum_by_key(&de, 0) && de != 0)
+                            atomicAdd((unsigned long long *)&c.cdE[ci], (unsigned long long)de);
                     }
-                    if (warp_sum_by_key(&de, ci) && ci >= 0 && de != 0)
-                        atomicAdd((unsigned long long *)&c.cdE[ci], (unsigned long long)de);
                 }
                 __syncthreads();
             }
@@ -321,7 +320,7 @@ static __global__ void __launch_bounds__(1024)
                     continue;
                 }
                 for (int k = 0; k < d; k++)
-                    if (w != c.inc_u[k] && geom_on_interior(q, P(c.inc_p[k]), pw)) {
+                    if (w != c.inc_u[k] && geom_on_interior(q, c.inc_p[k], pw)) {
                         c.cbad[ci] = 1;
                         break;
                     }
@@ -401,17 +400,14 @@ static __global__ void __launch_bounds__(1024)
                     int2 ee = dv.edges[f];
                     struct lcn_pt a = P(c.sc[ee.x]), b = P(c.sc[ee.y]);
                     int delta = 0;
-                    for (int k = 0; k < d; k++) {
-                        int u = c.inc_u[k];
-                        if (ee.x == u || ee.y == u)
-                            continue;
-                        tests += 2;
-                        struct lcn_pt pu = P(c.inc_p[k]);
-                        delta -= geom_segments_meet(p, pu, a, b);
-                        if (geom_segments_meet(q, pu, a, b)) {
-                            delta++;
-                            atomicAdd(&c.ncom[k], 1);
-                        }
+                    for (int k0 = 0; k0 < d; k0 += 64) {
+                        uint64_t pos, neg;
+                        sol_star_masks(c.inc_p, c.inc_u, d, k0, ee.x, ee.y, a, b, &pos, &neg);
+                        tests += 2 * sol_star_counted(pos, neg);
+                        uint64_t met = sol_star_meets(q, a, b, pos, neg, c.inc_p, k0);
+                        delta += __popcll(met) - __popcll(sol_star_meets(p, a, b, pos, neg, c.inc_p, k0));
+                        for (; met; met &= met - 1)
+                            atomicAdd(&c.ncom[k0 + __ffsll((long long)met) - 1], 1);
                     }
                     if (delta) {
                         int o = cnt[f], nn = o + delta;

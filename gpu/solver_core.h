@@ -319,4 +319,80 @@ LCN_HD static inline int32_t sol_adapt_sigma(int32_t sigma, uint32_t att, uint32
     return sigma < lo ? lo : (sigma > hi ? hi : sigma);
 }
 
+/*
+ * A star's crossings with one edge, orientations shared. The star is the
+ * segments x -> pu[k] of a moving node at x, its far ends pu[k] (nodes u[k]);
+ * the edge is ab, its ends the nodes ea and eb. geom_segments_meet(x, pu, a,
+ * b) is the conjunction of three tests: the boxes meet, orient(x, pu, a) *
+ * orient(x, pu, b) <= 0 and orient(a, b, x) * orient(a, b, pu) <= 0. The last
+ * one's orient(a, b, pu) is the same for every position x of the node (the
+ * old one, each candidate, the committed one), so sol_star_masks takes it
+ * once per (edge, segment) into two bit masks, and orient(a, b, x) once per
+ * (edge, position) selects the segments left to test: most of them drop out
+ * without a test of their own. The device step (solver.cu) counts this way;
+ * geom_segments_meet per segment is its slow twin (solver_ref.c, and
+ * test_solref's random and degenerate fixtures).
+ *
+ * A mask covers the 64 segments [k0, k0 + 64) of the star: bit j of *pos
+ * (*neg) is set when pu[k0 + j] lies left (right) of ab, both bits when that
+ * segment is not to be counted (it shares an endpoint with the edge, or
+ * k0 + j >= d).
+ */
+LCN_HD static inline void sol_star_masks(const struct lcn_pt *pu, const int32_t *u, int32_t d,
+                                         int32_t k0, int32_t ea, int32_t eb, struct lcn_pt a,
+                                         struct lcn_pt b, uint64_t *pos, uint64_t *neg)
+{
+    int32_t kn = d - k0 < 64 ? d - k0 : 64;
+    uint64_t p = kn < 64 ? ~0ull << kn : 0, q = p;
+    for (int32_t j = 0; j < kn; j++) {
+        int32_t k = k0 + j;
+        if (u[k] == ea || u[k] == eb) {
+            p |= 1ull << j;
+            q |= 1ull << j;
+            continue;
+        }
+        int o = geom_orient(a, b, pu[k]);
+        if (o > 0)
+            p |= 1ull << j;
+        else if (o < 0)
+            q |= 1ull << j;
+    }
+    *pos = p;
+    *neg = q;
+}
+
+/* Segments of the mask's 64 that are counted (pair tests decided). */
+LCN_HD static inline int32_t sol_star_counted(uint64_t pos, uint64_t neg)
+{
+#ifdef __CUDA_ARCH__
+    return __popcll(~(pos & neg));
+#else
+    return __builtin_popcountll(~(pos & neg));
+#endif
+}
+
+/*
+ * Bit j set when segment x -> pu[k0 + j] meets ab, for the counted segments
+ * of the mask (sol_star_masks of the same edge and k0).
+ */
+LCN_HD static inline uint64_t sol_star_meets(struct lcn_pt x, struct lcn_pt a, struct lcn_pt b,
+                                             uint64_t pos, uint64_t neg,
+                                             const struct lcn_pt *pu, int32_t k0)
+{
+    int ox = geom_orient(a, b, x);
+    uint64_t left = ox > 0 ? ~pos : ox < 0 ? ~neg : ~(pos & neg), out = 0;
+    while (left) {
+#ifdef __CUDA_ARCH__
+        int j = __ffsll((long long)left) - 1;
+#else
+        int j = __builtin_ctzll(left);
+#endif
+        left &= left - 1;
+        struct lcn_pt w = pu[k0 + j];
+        if (geom_boxes_meet(x, w, a, b) && geom_orient(x, w, a) * geom_orient(x, w, b) <= 0)
+            out |= 1ull << j;
+    }
+    return out;
+}
+
 #endif

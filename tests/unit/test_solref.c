@@ -234,6 +234,58 @@ static void test_twin_restarts(void **st)
     (void)st;
 }
 
+/*
+ * The device step's star test (sol_star_masks + sol_star_meets, orientations
+ * shared) against geom_segments_meet per segment, its slow twin: random
+ * stars on small grids (many collinear, touching and coincident cases),
+ * degrees past one 64-segment mask, edges sharing an endpoint with a far end.
+ */
+static void test_star_masks(void **st)
+{
+    (void)st;
+    static struct lcn_pt pu[SOL_DMAX];
+    static int32_t u[SOL_DMAX];
+    uint64_t x = 0x9e3779b97f4a7c15ull, cases = 0, met = 0, counted = 0;
+#define NEXT() (x ^= x << 13, x ^= x >> 7, x ^= x << 17, x)
+    for (int it = 0; it < 20000; it++) {
+        int32_t span = it % 3 == 0 ? 4 : it % 3 == 1 ? 12 : 1000;
+        int32_t d = 1 + (int32_t)(NEXT() % (it % 10 == 0 ? 200 : 40));
+        struct lcn_pt p = {(int32_t)(NEXT() % span), (int32_t)(NEXT() % span)};
+        for (int32_t k = 0; k < d; k++) {
+            pu[k].x = (int32_t)(NEXT() % span);
+            pu[k].y = (int32_t)(NEXT() % span);
+            u[k] = (int32_t)(NEXT() % 64);
+        }
+        int32_t ea = (int32_t)(NEXT() % 64), eb = (int32_t)(NEXT() % 64);
+        struct lcn_pt a = {(int32_t)(NEXT() % span), (int32_t)(NEXT() % span)};
+        struct lcn_pt b = {(int32_t)(NEXT() % span), (int32_t)(NEXT() % span)};
+        if (NEXT() % 4 == 0)
+            a = pu[NEXT() % (uint64_t)d]; /* an end on a far end's point */
+        for (int32_t k0 = 0; k0 < d; k0 += 64) {
+            uint64_t pos, neg;
+            sol_star_masks(pu, u, d, k0, ea, eb, a, b, &pos, &neg);
+            uint64_t got = sol_star_meets(p, a, b, pos, neg, pu, k0);
+            int32_t want_counted = 0;
+            for (int32_t j = 0; j < 64; j++) {
+                int32_t k = k0 + j;
+                int skip = k >= d || u[k] == ea || u[k] == eb;
+                int want = !skip && geom_segments_meet(p, pu[k], a, b);
+                want_counted += !skip;
+                assert_int_equal((int)((got >> j) & 1), want);
+                met += (uint64_t)want;
+                cases++;
+            }
+            assert_int_equal(sol_star_counted(pos, neg), want_counted);
+            counted += (uint64_t)want_counted;
+        }
+    }
+#undef NEXT
+    /* the fixtures reach both answers often */
+    assert_true(met > 10000);
+    assert_true(counted - met > 10000);
+    assert_true(cases > counted);
+}
+
 static void test_energy_table(void **st)
 {
     int64_t w[200];
@@ -266,7 +318,7 @@ static void test_candidates_in_bounds(void **st)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_energy_table),    cmocka_unit_test(test_candidates_in_bounds),
+        cmocka_unit_test(test_energy_table),    cmocka_unit_test(test_star_masks),    cmocka_unit_test(test_candidates_in_bounds),
         cmocka_unit_test(test_twin_grid),       cmocka_unit_test(test_twin_random_w4),
         cmocka_unit_test(test_twin_dense_w32),  cmocka_unit_test(test_twin_planted),
         cmocka_unit_test(test_twin_energy_portfolio), cmocka_unit_test(test_twin_restarts),
