@@ -32,6 +32,19 @@ LCN_HD static inline int64_t geom_det(struct lcn_pt a, struct lcn_pt b, struct l
            ((int64_t)b.y - a.y) * ((int64_t)c.x - a.x);
 }
 
+/*
+ * geom_orient in 32-bit arithmetic, exact when every coordinate lies in
+ * [0, GEOM_SMALL] (each product at most 32767^2, their difference below
+ * 2^31): the device solver's fast path on such grids; geom_orient is its
+ * slow twin (test_geom).
+ */
+#define GEOM_SMALL 32767
+LCN_HD static inline int geom_orient_small(struct lcn_pt a, struct lcn_pt b, struct lcn_pt c)
+{
+    int32_t d = (b.x - a.x) * (c.y - a.y) - (b.y - a.y) * (c.x - a.x);
+    return (d > 0) - (d < 0);
+}
+
 /* Orientation of c relative to a->b: 1 left, -1 right, 0 collinear. */
 LCN_HD static inline int geom_orient(struct lcn_pt a, struct lcn_pt b, struct lcn_pt c)
 {

@@ -12,10 +12,14 @@
  *      `lcap` (every edge when the shared memory allows, else 256-4096 per
  *      chunk), keeps those whose box meets the union box of v's old and new
  *      incident segments (every edge that can change its count is kept),
- *      and spreads (candidate, kept edge) pairs over the threads: exact
- *      crossing tests of each new incident segment, the per-edge count
+ *      takes per kept edge the star masks (sol_star_masks: on which side of
+ *      the edge's line each far end lies, shared by every position of v) and
+ *      the old position's crossings, then spreads (candidate, kept edge)
+ *      pairs over the threads: the crossings of each new incident segment
+ *      left undecided by the masks (sol_star_meets), the per-edge count
  *      change, and the energy change accumulated in shared memory; a node
- *      scan checks V2/V3 for the candidates;
+ *      scan checks V2/V3 for the candidates. Orientations are 32-bit
+ *      (k_steps<1>) when every coordinate is at most GEOM_SMALL;
  *   4. thread 0 takes the valid candidate of lowest energy change (ties:
  *      lowest index) and applies the Metropolis test at the replica's
  *      temperature;
@@ -46,6 +50,7 @@ extern "C" {
 
 #define LCAP_MAX 4096 /* largest edge chunk per scan phase */
 #define LCAP_MIN 256
+#define LCAP_PREFER_BYTES (54 * 1024)
 #define SOL_LMAX 64 /* longest ladder */
 
 struct sol_dev {
@@ -87,15 +92,19 @@ __device__ static inline int box_meets(int bx0, int by0, int bx1, int by1, int2 
 /* Shared memory carve-up; the host computes the same size with smem_bytes. */
 struct carve {
     long long *cdE;
+    unsigned long long *hpos, *hneg; /* star masks per (kept edge, 64-segment chunk) */
     int2 *sc, *cand;
     struct lcn_pt *inc_p;
-    int *inc_e, *inc_u, *ncom, *cbad, *cntc, *hits;
+    int *inc_e, *inc_u, *ncom, *cbad, *cntc, *hits, *hoc;
 };
+
+#define NCH(dmax) (((dmax) + 63) / 64)
 
 __host__ __device__ static inline size_t smem_bytes(int n, int W, int G, int dmax, int lcap)
 {
-    return sizeof(long long) * (size_t)W + sizeof(int2) * ((size_t)n + dmax + W) +
-           sizeof(int) * (3 * (size_t)dmax + (size_t)W + (size_t)G * dmax + (size_t)lcap);
+    return sizeof(long long) * ((size_t)W + 2 * (size_t)lcap * NCH(dmax)) +
+           sizeof(int2) * ((size_t)n + dmax + W) +
+           sizeof(int) * (3 * (size_t)dmax + (size_t)W + (size_t)G * dmax + 2 * (size_t)lcap);
 }
 
 __device__ static inline struct carve carve_smem(unsigned char *base, int n, int W, int G, int dmax,
@@ -103,7 +112,9 @@ __device__ static inline struct carve carve_smem(unsigned char *base, int n, int
 {
     struct carve c;
     c.cdE = (long long *)base;
-    c.sc = (int2 *)(c.cdE + W);
+    c.hpos = (unsigned long long *)(c.cdE + W);
+    c.hneg = c.hpos + (size_t)lcap * NCH(dmax);
+    c.sc = (int2 *)(c.hneg + (size_t)lcap * NCH(dmax));
     c.inc_p = (struct lcn_pt *)(c.sc + n);
     c.cand = (int2 *)(c.inc_p + dmax);
     c.inc_e = (int *)(c.cand + W);
@@ -112,6 +123,7 @@ __device__ static inline struct carve carve_smem(unsigned char *base, int n, int
     c.cbad = c.ncom + dmax;
     c.cntc = c.cbad + W;
     c.hits = c.cntc + (size_t)G * dmax;
+    c.hoc = c.hits + lcap;
     return c;
 }
 
@@ -149,6 +161,7 @@ __device__ static inline void collect_hits(const struct sol_dev &dv, struct carv
     }
 }
 
+template <int SMALL>
 static __global__ void __launch_bounds__(1024)
     k_steps(const struct sol_params sp, const struct sol_dev dv, int S, long long max_steps,
             double tscale, int dmax, int G, int lcap)
@@ -255,54 +268,57 @@ static __global__ void __launch_bounds__(1024)
                 __syncthreads();
                 collect_hits(dv, c, sh, v, base, min(base + lcap, m));
                 __syncthreads();
-                /* A warp's lanes take one kept edge each (warp-uniform trips):
-                 * the star masks of the edge once (sol_star_masks), the old
-                 * position's crossings, then every candidate of the group; each
-                 * candidate's energy change is summed over the warp before one
-                 * shared atomic. */
+                /* the star masks of each kept edge (sol_star_masks) and the old
+                 * position's crossings with it, a thread per edge */
                 const int H = sh.H, nch = (d + 63) >> 6;
-                for (int hb = tid & ~31; hb < H; hb += B) {
-                    const int h = hb + (tid & 31);
-                    const bool on = h < H;
-                    int cf = 0, oc = 0;
-                    int2 ee = make_int2(-1, -1);
-                    struct lcn_pt a = P(ee), b = a;
-                    uint64_t pos = 0, neg = 0;
-                    if (on) {
-                        const int f = c.hits[h];
-                        ee = dv.edges[f];
-                        a = P(c.sc[ee.x]);
-                        b = P(c.sc[ee.y]);
-                        cf = cnt[f];
-                        for (int k0 = 0; k0 < d; k0 += 64) {
-                            sol_star_masks(c.inc_p, c.inc_u, d, k0, ee.x, ee.y, a, b, &pos, &neg);
+                for (int h = tid; h < H; h += B) {
+                    int2 ee = dv.edges[c.hits[h]];
+                    struct lcn_pt a = P(c.sc[ee.x]), b = P(c.sc[ee.y]);
+                    int oc = 0;
+                    for (int kc = 0; kc < nch; kc++) {
+                        uint64_t pos, neg;
+                        sol_star_masks(SMALL, c.inc_p, c.inc_u, d, kc * 64, ee.x, ee.y, a, b, &pos, &neg);
+                        c.hpos[h * nch + kc] = pos;
+                        c.hneg[h * nch + kc] = neg;
+                        tests += sol_star_counted(pos, neg);
+                        oc += __popcll(sol_star_meets(SMALL, p, a, b, pos, neg, c.inc_p, kc * 64));
+                    }
+                    c.hoc[h] = oc;
+                }
+                __syncthreads();
+                /* (candidate, kept edge) pairs, warp-uniform trips: each warp's
+                 * energy changes are summed per candidate (warp_sum_by_key)
+                 * before one shared atomic each */
+                const int total = Gc * H;
+                for (int wb = tid & ~31; wb < total; wb += B) {
+                    const int it = wb + (tid & 31);
+                    int ci = -1;
+                    long long de = 0;
+                    if (it < total) {
+                        ci = it / H;
+                        const int h = it - ci * H, f = c.hits[h];
+                        const int2 ee = dv.edges[f];
+                        const struct lcn_pt a = P(c.sc[ee.x]), b = P(c.sc[ee.y]);
+                        const struct lcn_pt q = P(c.cand[g0 + ci]);
+                        if (geom_on_interior(a, b, q))
+                            c.cbad[ci] = 1;
+                        int nc = 0;
+                        for (int kc = 0; kc < nch; kc++) {
+                            const uint64_t pos = c.hpos[h * nch + kc], neg = c.hneg[h * nch + kc];
                             tests += sol_star_counted(pos, neg);
-                            oc += __popcll(sol_star_meets(p, a, b, pos, neg, c.inc_p, k0));
+                            uint64_t met = sol_star_meets(SMALL, q, a, b, pos, neg, c.inc_p, kc * 64);
+                            nc += __popcll(met);
+                            for (; met; met &= met - 1)
+                                atomicAdd(&c.cntc[ci * d + kc * 64 + __ffsll((long long)met) - 1], 1);
+                        }
+                        const int delta = nc - c.hoc[h];
+                        if (delta) {
+                            const int cf = cnt[f];
+                            de = wt[cf + delta] - wt[cf];
                         }
                     }
-                    for (int ci = 0; ci < Gc; ci++) {
-                        long long de = 0;
-                        if (on) {
-                            const struct lcn_pt q = P(c.cand[g0 + ci]);
-                            if (geom_on_interior(a, b, q))
-                                c.cbad[ci] = 1;
-                            int nc = 0;
-                            for (int k0 = 0; k0 < d; k0 += 64) {
-                                if (nch > 1)
-                                    sol_star_masks(c.inc_p, c.inc_u, d, k0, ee.x, ee.y, a, b, &pos, &neg);
-                                tests += sol_star_counted(pos, neg);
-                                uint64_t met = sol_star_meets(q, a, b, pos, neg, c.inc_p, k0);
-                                nc += __popcll(met);
-                                for (; met; met &= met - 1)
-                                    atomicAdd(&c.cntc[ci * d + k0 + __ffsll((long long)met) - 1], 1);
-                            }
-                            const int delta = nc - oc;
-                            if (delta)
-                                de = wt[cf + delta] - wt[cf];
-                        }
-                        if (__any_sync(0xffffffffu, de != 0) && warp_sum_by_key(&de, 0) && de != 0)
-                            atomicAdd((unsigned long long *)&c.cdE[ci], (unsigned long long)de);
-                    }
+                    if (warp_sum_by_key(&de, ci) && ci >= 0 && de != 0)
+                        atomicAdd((unsigned long long *)&c.cdE[ci], (unsigned long long)de);
                 }
                 __syncthreads();
             }
@@ -402,10 +418,10 @@ static __global__ void __launch_bounds__(1024)
                     int delta = 0;
                     for (int k0 = 0; k0 < d; k0 += 64) {
                         uint64_t pos, neg;
-                        sol_star_masks(c.inc_p, c.inc_u, d, k0, ee.x, ee.y, a, b, &pos, &neg);
+                        sol_star_masks(SMALL, c.inc_p, c.inc_u, d, k0, ee.x, ee.y, a, b, &pos, &neg);
                         tests += 2 * sol_star_counted(pos, neg);
-                        uint64_t met = sol_star_meets(q, a, b, pos, neg, c.inc_p, k0);
-                        delta += __popcll(met) - __popcll(sol_star_meets(p, a, b, pos, neg, c.inc_p, k0));
+                        uint64_t met = sol_star_meets(SMALL, q, a, b, pos, neg, c.inc_p, k0);
+                        delta += __popcll(met) - __popcll(sol_star_meets(SMALL, p, a, b, pos, neg, c.inc_p, k0));
                         for (; met; met &= met - 1)
                             atomicAdd(&c.ncom[k0 + __ffsll((long long)met) - 1], 1);
                     }
@@ -664,15 +680,26 @@ struct sjob {
     uint32_t r16;
     int64_t lin;
     int R, L, G, B, dmax, lcap;
+    int small; /* every coordinate within [0, GEOM_SMALL]: k_steps<1>, 32-bit orientations */
     size_t smem;
     unsigned long long batch;
     struct lcn_obj start_obj;
 };
 
+typedef void (*steps_fn)(const struct sol_params, const struct sol_dev, int, long long, double, int,
+                         int, int);
+
+static steps_fn steps_kernel(const struct sjob *j)
+{
+    return j->small ? k_steps<1> : k_steps<0>;
+}
+
 /*
  * Shared memory of one replica block: its layout, the candidates and the
- * edge chunk of a scan phase. The chunk is every edge when it fits (one scan
- * phase per step), else the largest power of two that fits, at least
+ * edge chunk of a scan phase (the kept edges, their star masks and old
+ * crossings). The chunk is every edge when that fits in LCAP_PREFER_BYTES or
+ * takes at most 1024 edges (one scan phase per step), else the largest power
+ * of two down to 1024 that does, else the largest that fits at all, at least
  * LCAP_MIN. Returns 0 or LCN_ETOOBIG.
  */
 static int smem_plan(const struct gpu_ctx *ctx, const struct lcn_graph *g, int W, int *G, int *dmax,
@@ -690,8 +717,13 @@ static int smem_plan(const struct gpu_ctx *ctx, const struct lcn_graph *g, int W
     int l = g->m < LCAP_MAX ? ((g->m + 31) & ~31) : LCAP_MAX;
     if (l < 32)
         l = 32;
+#define LCAP_NEXT(l) ((l) > LCAP_MAX ? LCAP_MAX : ((l) & ((l) - 1) ? 1 << (31 - __builtin_clz((unsigned)(l))) : (l) / 2))
+    /* four blocks per SM (a quarter of its 228 KB) before long chunks */
+    while (l > 1024 && smem_bytes(g->n, W, grp, d, l) > LCAP_PREFER_BYTES)
+        l = LCAP_NEXT(l);
     while (l > LCAP_MIN && smem_bytes(g->n, W, grp, d, l) > limit)
-        l = l > LCAP_MAX ? LCAP_MAX : (l & (l - 1) ? 1 << (31 - __builtin_clz((unsigned)l)) : l / 2);
+        l = LCAP_NEXT(l);
+#undef LCAP_NEXT
     *lcap = l;
     *bytes = smem_bytes(g->n, W, grp, d, l);
     return *bytes <= limit ? 0 : LCN_ETOOBIG;
@@ -748,14 +780,17 @@ static int sjob_setup(struct gpu_ctx *ctx, int slot, const struct lcn_graph *g,
         return LCN_ETOOBIG;
     }
     GPU_CHECK(ctx, cudaSetDevice(ctx->cfg.device));
-    GPU_CHECK(ctx, cudaFuncSetAttribute(k_steps, cudaFuncAttributeMaxDynamicSharedMemorySize,
+    j->small = g->width <= GEOM_SMALL && g->height <= GEOM_SMALL;
+    for (int32_t i = 0; j->small && i < g->n; i++)
+        j->small = start[i].x >= 0 && start[i].x <= g->width && start[i].y >= 0 && start[i].y <= g->height;
+    GPU_CHECK(ctx, cudaFuncSetAttribute(steps_kernel(j), cudaFuncAttributeMaxDynamicSharedMemorySize,
                                         (int)j->smem));
     j->B = gp->block;
     j->L = gp->ladder;
     int R = gp->replicas;
     if (R <= 0) {
         int per_sm = 0;
-        GPU_CHECK(ctx, cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, k_steps, j->B, j->smem));
+        GPU_CHECK(ctx, cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, steps_kernel(j), j->B, j->smem));
         R = per_sm * ctx->info.sms;
     }
     if (R > ctx->cfg.max_replicas)
@@ -854,8 +889,8 @@ static int sjob_batch(struct sjob *j, int S, long long max_steps, double tscale)
 {
     struct gpu_ctx *ctx = j->ctx;
     struct gpu_slot *s = j->s;
-    k_steps<<<j->R, j->B, j->smem, s->stream>>>(j->sp, j->dv, S, max_steps, tscale, j->dmax, j->G,
-                                                 j->lcap);
+    steps_kernel(j)<<<j->R, j->B, j->smem, s->stream>>>(j->sp, j->dv, S, max_steps, tscale, j->dmax,
+                                                         j->G, j->lcap);
     GPU_LAUNCHED(ctx);
     k_best<<<1, 1024, 0, s->stream>>>(j->sp, j->dv, (int64_t *)s->wtab, j->r16, j->lin);
     GPU_LAUNCHED(ctx);

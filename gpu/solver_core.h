@@ -336,11 +336,18 @@ LCN_HD static inline int32_t sol_adapt_sigma(int32_t sigma, uint32_t att, uint32
  * A mask covers the 64 segments [k0, k0 + 64) of the star: bit j of *pos
  * (*neg) is set when pu[k0 + j] lies left (right) of ab, both bits when that
  * segment is not to be counted (it shares an endpoint with the edge, or
- * k0 + j >= d).
+ * k0 + j >= d). `small` selects geom_orient_small (every coordinate in
+ * [0, GEOM_SMALL]) over geom_orient: the same signs, in 32-bit arithmetic.
  */
-LCN_HD static inline void sol_star_masks(const struct lcn_pt *pu, const int32_t *u, int32_t d,
-                                         int32_t k0, int32_t ea, int32_t eb, struct lcn_pt a,
-                                         struct lcn_pt b, uint64_t *pos, uint64_t *neg)
+LCN_HD static inline int sol_orient(int small, struct lcn_pt a, struct lcn_pt b, struct lcn_pt c)
+{
+    return small ? geom_orient_small(a, b, c) : geom_orient(a, b, c);
+}
+
+LCN_HD static inline void sol_star_masks(int small, const struct lcn_pt *pu, const int32_t *u,
+                                         int32_t d, int32_t k0, int32_t ea, int32_t eb,
+                                         struct lcn_pt a, struct lcn_pt b, uint64_t *pos,
+                                         uint64_t *neg)
 {
     int32_t kn = d - k0 < 64 ? d - k0 : 64;
     uint64_t p = kn < 64 ? ~0ull << kn : 0, q = p;
@@ -351,7 +358,7 @@ LCN_HD static inline void sol_star_masks(const struct lcn_pt *pu, const int32_t 
             q |= 1ull << j;
             continue;
         }
-        int o = geom_orient(a, b, pu[k]);
+        int o = sol_orient(small, a, b, pu[k]);
         if (o > 0)
             p |= 1ull << j;
         else if (o < 0)
@@ -375,11 +382,11 @@ LCN_HD static inline int32_t sol_star_counted(uint64_t pos, uint64_t neg)
  * Bit j set when segment x -> pu[k0 + j] meets ab, for the counted segments
  * of the mask (sol_star_masks of the same edge and k0).
  */
-LCN_HD static inline uint64_t sol_star_meets(struct lcn_pt x, struct lcn_pt a, struct lcn_pt b,
-                                             uint64_t pos, uint64_t neg,
+LCN_HD static inline uint64_t sol_star_meets(int small, struct lcn_pt x, struct lcn_pt a,
+                                             struct lcn_pt b, uint64_t pos, uint64_t neg,
                                              const struct lcn_pt *pu, int32_t k0)
 {
-    int ox = geom_orient(a, b, x);
+    int ox = sol_orient(small, a, b, x);
     uint64_t left = ox > 0 ? ~pos : ox < 0 ? ~neg : ~(pos & neg), out = 0;
     while (left) {
 #ifdef __CUDA_ARCH__
@@ -389,7 +396,8 @@ LCN_HD static inline uint64_t sol_star_meets(struct lcn_pt x, struct lcn_pt a, s
 #endif
         left &= left - 1;
         struct lcn_pt w = pu[k0 + j];
-        if (geom_boxes_meet(x, w, a, b) && geom_orient(x, w, a) * geom_orient(x, w, b) <= 0)
+        if (geom_boxes_meet(x, w, a, b) &&
+            sol_orient(small, x, w, a) * sol_orient(small, x, w, b) <= 0)
             out |= 1ull << j;
     }
     return out;

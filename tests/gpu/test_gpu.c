@@ -175,12 +175,26 @@ static void test_eval_delta(void **st)
 
 /* Device solver vs its CPU twin, bit for bit, under extra knobs `tuning`
  * (restart_steps > 0: the twin must have restarted at least twice). */
-static void solver_vs_twin_tuned(enum gen_family fam, int32_t n, int32_t R, int32_t L, int32_t W,
+/* What the generator gives for p: 0 its width, 1 its largest degree. */
+static int32_t graph_property(const struct gen_params *p, int which)
+{
+    struct lcn_graph g;
+    struct lcn_pt *pts;
+    char err[160];
+    assert_int_equal(gen_instance(p, &g, &pts, NULL, err, sizeof(err)), 0);
+    int32_t v = which == 0 ? g.width : g.max_degree;
+    graph_release(&g);
+    free(pts);
+    return v;
+}
+
+static void solver_vs_twin_graph(const struct gen_params *gen, int32_t R, int32_t L, int32_t W,
                                  int32_t batches, int32_t steps, const char *tuning)
 {
     struct lcn_graph g;
     struct lcn_pt *pts;
-    make(fam, n, 0, 21, &g, &pts);
+    char gerr[160];
+    assert_int_equal(gen_instance(gen, &g, &pts, NULL, gerr, sizeof(gerr)), 0);
     struct gpu_solver_params gp;
     gpu_solver_params_default(&gp);
     gp.replicas = R;
@@ -225,6 +239,7 @@ static void solver_vs_twin_tuned(enum gen_family fam, int32_t n, int32_t R, int3
         }
         assert_memory_equal(&a, &t, sizeof(a));
         assert_true(obj_cmp(&rep[r].best, &rep[r].cur) <= 0);
+        assert_true(t.committed > 0);
     }
     assert_memory_equal(cur, tw.cur, sizeof(*cur) * R * nn);
     assert_memory_equal(best, tw.best, sizeof(*best) * R * nn);
@@ -250,6 +265,13 @@ static void solver_vs_twin_tuned(enum gen_family fam, int32_t n, int32_t R, int3
     free(pts);
 }
 
+static void solver_vs_twin_tuned(enum gen_family fam, int32_t n, int32_t R, int32_t L, int32_t W,
+                                 int32_t batches, int32_t steps, const char *tuning)
+{
+    struct gen_params p = {.family = fam, .n = n, .seed = 21};
+    solver_vs_twin_graph(&p, R, L, W, batches, steps, tuning);
+}
+
 static void solver_vs_twin(enum gen_family fam, int32_t n, int32_t R, int32_t L, int32_t W,
                            int32_t batches, int32_t steps)
 {
@@ -261,6 +283,20 @@ static void test_solver_r2_w2(void **st) { solver_vs_twin(GEN_RANDOM, 50, 2, 2, 
 static void test_solver_r4_w32(void **st) { solver_vs_twin(GEN_PLANTED, 60, 4, 4, 32, 3, 20); }
 static void test_solver_r4_w256(void **st) { solver_vs_twin(GEN_DENSE, 40, 4, 2, 256, 2, 5); }
 static void test_solver_big_chunks(void **st) { solver_vs_twin(GEN_GRID, 1200, 2, 2, 4, 2, 20); }
+/* coordinates past GEOM_SMALL: the 64-bit orientation path (k_steps<0>) */
+static void test_solver_wide(void **st)
+{
+    struct gen_params p = {.family = GEN_RANDOM, .n = 60, .width = 200000, .height = 150000, .seed = 21};
+    assert_true(graph_property(&p, 0) > GEOM_SMALL);
+    solver_vs_twin_graph(&p, 4, 2, 4, 3, 30, "restart_steps=0");
+}
+/* degrees past one 64-segment star mask (two chunks per kept edge) */
+static void test_solver_high_degree(void **st)
+{
+    struct gen_params p = {.family = GEN_RANDOM, .n = 90, .m = 2600, .width = 3000, .height = 3000, .seed = 21};
+    assert_true(graph_property(&p, 1) > 64);
+    solver_vs_twin_graph(&p, 2, 2, 4, 2, 20, "restart_steps=0");
+}
 /* three ladders: the third runs on the second energy table (alt_every 3) */
 static void test_solver_portfolio(void **st) { solver_vs_twin(GEN_RANDOM, 60, 6, 2, 4, 3, 30); }
 /* elite restarts: the cold halves take the best replica's best layout and
@@ -430,6 +466,8 @@ int main(void)
         cmocka_unit_test(test_solver_r4_w32),
         cmocka_unit_test(test_solver_r4_w256),
         cmocka_unit_test(test_solver_big_chunks),
+        cmocka_unit_test(test_solver_wide),
+        cmocka_unit_test(test_solver_high_degree),
         cmocka_unit_test(test_solver_portfolio),
         cmocka_unit_test(test_solver_restarts),
         cmocka_unit_test(test_engine_budget_residency),

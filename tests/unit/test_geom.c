@@ -332,6 +332,51 @@ static void test_random_huge(void **s)
         assert_true(kinds[k] > 100);
 }
 
+/*
+ * geom_orient_small (32-bit) against geom_orient on [0, GEOM_SMALL]: the
+ * corners and edges of that square (the largest products), near-collinear
+ * triples and random ones.
+ */
+static void test_orient_small(void **s)
+{
+    (void)s;
+    struct lcn_rng r;
+    rng_init(&r, 0x0512, 1, RNG_PURPOSE_GEN);
+    const int32_t M = GEOM_SMALL;
+    const int32_t edge[] = {0, 1, 2, M / 2, M - 2, M - 1, M};
+    int64_t signs[3] = {0};
+    for (int a = 0; a < 7; a++)
+        for (int b = 0; b < 7; b++)
+            for (int c = 0; c < 7; c++)
+                for (int d = 0; d < 7; d++)
+                    for (int e = 0; e < 7; e++)
+                        for (int f = 0; f < 7; f++) {
+                            struct lcn_pt p = PT(edge[a], edge[b]), q = PT(edge[c], edge[d]),
+                                          w = PT(edge[e], edge[f]);
+                            int o = geom_orient(p, q, w);
+                            assert_int_equal(geom_orient_small(p, q, w), o);
+                            signs[o + 1]++;
+                        }
+    for (int i = 0; i < 300000; i++) {
+        struct lcn_pt p = tk_rand_pt(&r, 0, 0, M, M), q = tk_rand_pt(&r, 0, 0, M, M), w;
+        if (i % 2) {
+            /* on or next to the line pq */
+            int64_t t = rng_below(&r, 1001);
+            w.x = (int32_t)(p.x + (q.x - p.x) * t / 1000) + (int32_t)rng_below(&r, 3) - 1;
+            w.y = (int32_t)(p.y + (q.y - p.y) * t / 1000) + (int32_t)rng_below(&r, 3) - 1;
+            w.x = w.x < 0 ? 0 : w.x > M ? M : w.x;
+            w.y = w.y < 0 ? 0 : w.y > M ? M : w.y;
+        } else {
+            w = tk_rand_pt(&r, 0, 0, M, M);
+        }
+        int o = geom_orient(p, q, w);
+        assert_int_equal(geom_orient_small(p, q, w), o);
+        signs[o + 1]++;
+    }
+    for (int k = 0; k < 3; k++)
+        assert_true(signs[k] > 1000);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -345,6 +390,7 @@ int main(void)
         cmocka_unit_test(test_overflow_limit),
         cmocka_unit_test(test_exhaustive_small_lattice),
         cmocka_unit_test(test_random_huge),
+        cmocka_unit_test(test_orient_small),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

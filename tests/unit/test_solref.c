@@ -248,7 +248,8 @@ static void test_star_masks(void **st)
     uint64_t x = 0x9e3779b97f4a7c15ull, cases = 0, met = 0, counted = 0;
 #define NEXT() (x ^= x << 13, x ^= x >> 7, x ^= x << 17, x)
     for (int it = 0; it < 20000; it++) {
-        int32_t span = it % 3 == 0 ? 4 : it % 3 == 1 ? 12 : 1000;
+        int32_t span = it % 4 == 0 ? 4 : it % 4 == 1 ? 12 : it % 4 == 2 ? 1000 : GEOM_SMALL + 1;
+        int small = (it / 4) % 2; /* both orientation paths, coordinates in [0, GEOM_SMALL] */
         int32_t d = 1 + (int32_t)(NEXT() % (it % 10 == 0 ? 200 : 40));
         struct lcn_pt p = {(int32_t)(NEXT() % span), (int32_t)(NEXT() % span)};
         for (int32_t k = 0; k < d; k++) {
@@ -263,8 +264,8 @@ static void test_star_masks(void **st)
             a = pu[NEXT() % (uint64_t)d]; /* an end on a far end's point */
         for (int32_t k0 = 0; k0 < d; k0 += 64) {
             uint64_t pos, neg;
-            sol_star_masks(pu, u, d, k0, ea, eb, a, b, &pos, &neg);
-            uint64_t got = sol_star_meets(p, a, b, pos, neg, pu, k0);
+            sol_star_masks(small, pu, u, d, k0, ea, eb, a, b, &pos, &neg);
+            uint64_t got = sol_star_meets(small, p, a, b, pos, neg, pu, k0);
             int32_t want_counted = 0;
             for (int32_t j = 0; j < 64; j++) {
                 int32_t k = k0 + j;
