@@ -20,7 +20,7 @@ static struct lcn_pt clamp_pt(const struct lcn_graph *g, int64_t x, int64_t y)
  * each ring walked in a fixed order) where the move is valid. Returns 1 on
  * success.
  */
-static int relocate(struct lcn_state *st, struct lcn_move *mv, int32_t v, int64_t *shift)
+static int relocate(struct lcn_state *st, int32_t v, int64_t *shift)
 {
     const struct lcn_graph *g = st->g;
     struct lcn_pt p = st->pts[v];
@@ -55,8 +55,8 @@ static int relocate(struct lcn_state *st, struct lcn_move *mv, int32_t v, int64_
                 if (x < 0 || y < 0 || x > g->width || y > g->height)
                     continue;
                 struct lcn_pt q = {(int32_t)x, (int32_t)y};
-                if (state_check_move(st, v, q) == STATE_OK && state_propose(st, v, q, mv)) {
-                    state_commit(st, mv);
+                if (state_check_move(st, v, q) == STATE_OK) {
+                    state_move_geometry(st, v, q);
                     *shift += llabs(x - p.x) + llabs(y - p.y);
                     return 1;
                 }
@@ -133,12 +133,11 @@ int repair_layout(const struct lcn_graph *g, struct lcn_pt *pts, const uint8_t *
         }
     }
 
+    /* validity only: no crossing counts up front, none per relocation */
     struct lcn_state st;
-    int rc = state_init(&st, g, pts);
+    int rc = state_init_geometry(&st, g, pts);
     if (rc)
         return rc;
-    struct lcn_move mv;
-    move_init(&mv);
     uint8_t *mark = xcalloc((size_t)g->n + 1, 1);
     rc = LCN_ECORRUPT;
     for (int round = 0; round < 64; round++) {
@@ -151,7 +150,7 @@ int repair_layout(const struct lcn_graph *g, struct lcn_pt *pts, const uint8_t *
         for (int32_t v = 0; v < g->n && !fail; v++) {
             if (!mark[v])
                 continue;
-            if (!relocate(&st, &mv, v, &s.total_shift))
+            if (!relocate(&st, v, &s.total_shift))
                 fail = 1;
             s.moved++;
         }
@@ -163,7 +162,6 @@ int repair_layout(const struct lcn_graph *g, struct lcn_pt *pts, const uint8_t *
     if (rc == 0)
         memcpy(pts, st.pts, sizeof(*pts) * (size_t)g->n);
     free(mark);
-    move_release(&mv);
     state_release(&st);
     if (stats)
         *stats = s;

@@ -13,6 +13,16 @@ static size_t padded16(int32_t m)
     return ((size_t)m + 16) & ~(size_t)15;
 }
 
+/* Rebuilds the edge grid from the points. */
+static void eg_rebuild(struct lcn_state *st)
+{
+    const struct lcn_graph *g = st->g;
+    grid_clear(&st->eg);
+    for (int32_t e = 0; e < g->m; e++)
+        grid_add_segment(&st->eg, e, st->pts[g->eu[e]], st->pts[g->ev[e]]);
+    st->eg_stale = 0;
+}
+
 static void eg_fresh(struct lcn_state *st);
 
 static int32_t node_side(int32_t n)
@@ -38,18 +48,20 @@ static inline void soa_set(struct lcn_state *st, int32_t e)
     st->ey1[e] = b.y;
 }
 
-/* Rebuilds grids, counts (recounted, or copied from `counts`), histogram and SoA. */
+/*
+ * Rebuilds grids, counts (recounted, or copied from `counts`; left at zero
+ * in a geometry-only state), histogram and SoA.
+ */
 static void build_indexes_from(struct lcn_state *st, const int32_t *counts)
 {
     const struct lcn_graph *g = st->g;
-    grid_clear(&st->eg);
+    eg_rebuild(st);
     grid_clear(&st->ng);
-    st->eg_stale = 0;
-    for (int32_t e = 0; e < g->m; e++)
-        grid_add_segment(&st->eg, e, st->pts[g->eu[e]], st->pts[g->ev[e]]);
     for (int32_t v = 0; v < g->n; v++)
         grid_cell_add(&st->ng, grid_cell_of(&st->ng, st->pts[v]), v);
-    if (counts)
+    if (st->geometry_only)
+        memset(st->cnt, 0, sizeof(int32_t) * (size_t)g->m);
+    else if (counts)
         memcpy(st->cnt, counts, sizeof(int32_t) * (size_t)g->m);
     else
         crossings_in_grid(g, st->pts, st->cnt, &st->eg);
@@ -72,9 +84,10 @@ static void build_indexes(struct lcn_state *st)
 }
 
 static void init_common(struct lcn_state *st, const struct lcn_graph *g, const struct lcn_pt *pts,
-                        const int32_t *counts)
+                        const int32_t *counts, int geometry_only)
 {
     st->g = g;
+    st->geometry_only = geometry_only;
     st->pts = xmalloc(sizeof(*pts) * (size_t)(g->n ? g->n : 1));
     memcpy(st->pts, pts, sizeof(*pts) * (size_t)g->n);
     st->cnt = xcalloc(padded16(g->m), sizeof(int32_t)); /* padded for the SCAN kernels */
@@ -99,14 +112,24 @@ int state_init(struct lcn_state *st, const struct lcn_graph *g, const struct lcn
     for (int32_t v = 0; v < g->n; v++)
         if (!in_bounds(g, pts[v]))
             return LCN_ERANGE;
-    init_common(st, g, pts, NULL);
+    init_common(st, g, pts, NULL, 0);
+    return 0;
+}
+
+int state_init_geometry(struct lcn_state *st, const struct lcn_graph *g, const struct lcn_pt *pts)
+{
+    memset(st, 0, sizeof(*st));
+    for (int32_t v = 0; v < g->n; v++)
+        if (!in_bounds(g, pts[v]))
+            return LCN_ERANGE;
+    init_common(st, g, pts, NULL, 1);
     return 0;
 }
 
 void state_clone(struct lcn_state *dst, const struct lcn_state *src)
 {
     memset(dst, 0, sizeof(*dst));
-    init_common(dst, src->g, src->pts, src->cnt);
+    init_common(dst, src->g, src->pts, src->cnt, src->geometry_only);
     state_set_evaluator(dst, src->eval);
 }
 
@@ -224,13 +247,8 @@ static int occupied(const struct lcn_state *st, int32_t v, struct lcn_pt q)
  */
 static void eg_fresh(struct lcn_state *st)
 {
-    if (!st->eg_stale)
-        return;
-    const struct lcn_graph *g = st->g;
-    grid_clear(&st->eg);
-    for (int32_t e = 0; e < g->m; e++)
-        grid_add_segment(&st->eg, e, st->pts[g->eu[e]], st->pts[g->ev[e]]);
-    st->eg_stale = 0;
+    if (st->eg_stale)
+        eg_rebuild(st);
 }
 
 enum state_invalid state_check_move(struct lcn_state *st, int32_t v, struct lcn_pt q)
@@ -679,6 +697,7 @@ static enum state_invalid propose_scan(struct lcn_state *st, struct lcn_move *mv
 int state_propose(struct lcn_state *st, int32_t v, struct lcn_pt q, struct lcn_move *mv)
 {
     const struct lcn_graph *g = st->g;
+    LCN_ASSERT(!st->geometry_only); /* no counts to evaluate against */
     mv->v = v;
     mv->from = st->pts[v];
     mv->to = q;
@@ -807,7 +826,7 @@ int32_t state_edge_partners(struct lcn_state *st, int32_t e, int32_t *out)
 void state_commit(struct lcn_state *st, const struct lcn_move *mv)
 {
     const struct lcn_graph *g = st->g;
-    LCN_ASSERT(mv->why == STATE_OK && mv->generation == st->generation);
+    LCN_ASSERT(!st->geometry_only && mv->why == STATE_OK && mv->generation == st->generation);
     int32_t v = mv->v;
     if (!geom_pt_eq(mv->from, mv->to)) {
         if (st->eval == STATE_EVAL_SCAN) {
@@ -834,6 +853,24 @@ void state_commit(struct lcn_state *st, const struct lcn_move *mv)
         hist_change(&st->hist, st->cnt[e], mv->d[i]);
         st->cnt[e] += mv->d[i];
     }
+    st->generation++;
+}
+
+void state_move_geometry(struct lcn_state *st, int32_t v, struct lcn_pt q)
+{
+    const struct lcn_graph *g = st->g;
+    LCN_ASSERT(st->geometry_only && st->eval == STATE_EVAL_GRID && in_bounds(g, q));
+    struct lcn_pt p = st->pts[v];
+    if (geom_pt_eq(p, q))
+        return;
+    for (int32_t k = g->inc_off[v]; k < g->inc_off[v + 1]; k++) {
+        int32_t e = g->inc[k], u = graph_other(g, e, v);
+        grid_remove_segment(&st->eg, e, p, st->pts[u]);
+        grid_add_segment(&st->eg, e, q, st->pts[u]);
+    }
+    grid_cell_remove(&st->ng, grid_cell_of(&st->ng, p), v);
+    grid_cell_add(&st->ng, grid_cell_of(&st->ng, q), v);
+    st->pts[v] = q;
     st->generation++;
 }
 

@@ -82,6 +82,7 @@ struct lcn_state {
     int32_t olen, ocap;
     int32_t ocache_v;    /* node whose before-move half is cached, or -1 */
     uint64_t ocache_gen; /* generation it was computed on */
+    int geometry_only;   /* state_init_geometry: grids and points, no counts */
 };
 
 /* A proposed single-node move and its evaluation. Owns its change list. */
@@ -103,6 +104,19 @@ struct lcn_move {
  * crossings_grid. Returns 0 or a negative LCN_E* code.
  */
 int state_init(struct lcn_state *st, const struct lcn_graph *g, const struct lcn_pt *pts);
+
+/*
+ * A geometry-only state: the points and both grids, no crossing counts (all
+ * zero, the tuple meaningless). state_check_move and state_move_geometry
+ * work on it; state_propose and state_commit must not be called. For
+ * callers that only keep a layout valid (repair_layout): no full count up
+ * front and no crossing delta per move.
+ */
+int state_init_geometry(struct lcn_state *st, const struct lcn_graph *g, const struct lcn_pt *pts);
+
+/* Moves v to q (in bounds) in a geometry-only state, validity unchecked. */
+void state_move_geometry(struct lcn_state *st, int32_t v, struct lcn_pt q);
+
 void state_release(struct lcn_state *st);
 
 /*

@@ -13,7 +13,100 @@
 #include "err.h"
 #include "gen.h"
 #include "repair.h"
+#include "state.h"
 #include "testkit.h"
+
+/*
+ * The slow twin of repair_layout's violation pass: marks from the
+ * independent validator's list instead of the grids, and each relocation
+ * evaluated and committed through the full state (state_propose with its
+ * crossing counts), as repair did before it kept a geometry-only state.
+ * The ring walk is the one repair.h documents. Fills and clamps first, the
+ * same way. Returns 0 or LCN_EINVAL (a node found no valid point).
+ */
+static int ref_repair(const struct lcn_graph *g, struct lcn_pt *pts, const uint8_t *has_xy)
+{
+    for (int32_t v = 0; has_xy && v < g->n; v++) {
+        if (has_xy[v])
+            continue;
+        int64_t sx = 0, sy = 0, k = 0;
+        for (int32_t i = g->inc_off[v]; i < g->inc_off[v + 1]; i++) {
+            int32_t u = graph_other(g, g->inc[i], v);
+            if (has_xy[u]) {
+                sx += pts[u].x;
+                sy += pts[u].y;
+                k++;
+            }
+        }
+        pts[v] = k ? PT((int32_t)(sx / k), (int32_t)(sy / k)) : PT(g->width / 2, g->height / 2);
+    }
+    for (int32_t v = 0; v < g->n; v++) {
+        pts[v].x = LCN_MAX(0, LCN_MIN(g->width, pts[v].x));
+        pts[v].y = LCN_MAX(0, LCN_MIN(g->height, pts[v].y));
+    }
+    struct lcn_state st;
+    assert_int_equal(state_init(&st, g, pts), 0);
+    struct lcn_move mv;
+    move_init(&mv);
+    uint8_t *mark = xcalloc((size_t)g->n + 1, 1);
+    int rc = LCN_ECORRUPT;
+    for (int round = 0; round < 64 && rc == LCN_ECORRUPT; round++) {
+        struct lcn_report r;
+        /* room for every V2 pair and V3 (node, edge) pair: the list is complete */
+        validate_layout(g, st.pts, (int32_t)((int64_t)g->n * (g->n + g->m) + 16), &r);
+        memset(mark, 0, (size_t)g->n);
+        assert_true(r.listed == r.total);
+        int32_t marked = 0;
+        for (int32_t i = 0; i < r.listed; i++) {
+            const struct lcn_violation *x = &r.list[i];
+            int32_t w = x->kind == LCN_V2_SHARED_POINT ? LCN_MAX(x->a, x->b)
+                        : x->kind == LCN_V3_NODE_ON_EDGE ? x->a
+                                                         : -1;
+            if (w >= 0 && !mark[w]) {
+                mark[w] = 1;
+                marked++;
+            }
+        }
+        report_release(&r);
+        if (marked == 0) {
+            rc = 0;
+            break;
+        }
+        for (int32_t v = 0; v < g->n && rc == LCN_ECORRUPT; v++) {
+            if (!mark[v])
+                continue;
+            struct lcn_pt p = st.pts[v];
+            int64_t rmax = LCN_MAX(LCN_MAX(p.x, g->width - p.x), LCN_MAX(p.y, g->height - p.y));
+            int done = 0;
+            for (int64_t rr = 1; rr <= rmax && !done; rr++)
+                for (int64_t t = -rr; t <= rr && !done; t++) {
+                    int64_t cand[4][2] = {{p.x + t, p.y - rr},
+                                          {p.x + t, p.y + rr},
+                                          {p.x - rr, p.y + t},
+                                          {p.x + rr, p.y + t}};
+                    for (int k = 0; k < 4 && !done; k++) {
+                        if (k >= 2 && (t == -rr || t == rr))
+                            continue;
+                        int64_t x = cand[k][0], y = cand[k][1];
+                        if (x < 0 || y < 0 || x > g->width || y > g->height)
+                            continue;
+                        if (state_propose(&st, v, PT((int32_t)x, (int32_t)y), &mv)) {
+                            state_commit(&st, &mv);
+                            done = 1;
+                        }
+                    }
+                }
+            if (!done)
+                rc = LCN_EINVAL;
+        }
+    }
+    if (rc == 0)
+        memcpy(pts, st.pts, sizeof(*pts) * (size_t)g->n);
+    free(mark);
+    move_release(&mv);
+    state_release(&st);
+    return rc;
+}
 
 /*
  * Repairs a copy of pts twice; both runs must agree bit for bit and the
@@ -32,6 +125,10 @@ static struct repair_stats repair_checked(const struct lcn_graph *g, const struc
     assert_int_equal(repair_layout(g, b, has_xy, &sb), 0);
     assert_memory_equal(a, b, sz - sizeof(struct lcn_pt));
     assert_memory_equal(&sa, &sb, sizeof(sa));
+    /* the slow twin reaches the same points */
+    memcpy(b, pts, sz - sizeof(struct lcn_pt));
+    assert_int_equal(ref_repair(g, b, has_xy), 0);
+    assert_memory_equal(a, b, sz - sizeof(struct lcn_pt));
     struct lcn_report r;
     validate_layout(g, a, 8, &r);
     if (!r.valid) {
