@@ -106,24 +106,25 @@ static void init_common(struct lcn_state *st, const struct lcn_graph *g, const s
     build_indexes_from(st, counts);
 }
 
-int state_init(struct lcn_state *st, const struct lcn_graph *g, const struct lcn_pt *pts)
+static int init_in_bounds(struct lcn_state *st, const struct lcn_graph *g,
+                          const struct lcn_pt *pts, int geometry_only)
 {
     memset(st, 0, sizeof(*st));
     for (int32_t v = 0; v < g->n; v++)
         if (!in_bounds(g, pts[v]))
             return LCN_ERANGE;
-    init_common(st, g, pts, NULL, 0);
+    init_common(st, g, pts, NULL, geometry_only);
     return 0;
+}
+
+int state_init(struct lcn_state *st, const struct lcn_graph *g, const struct lcn_pt *pts)
+{
+    return init_in_bounds(st, g, pts, 0);
 }
 
 int state_init_geometry(struct lcn_state *st, const struct lcn_graph *g, const struct lcn_pt *pts)
 {
-    memset(st, 0, sizeof(*st));
-    for (int32_t v = 0; v < g->n; v++)
-        if (!in_bounds(g, pts[v]))
-            return LCN_ERANGE;
-    init_common(st, g, pts, NULL, 1);
-    return 0;
+    return init_in_bounds(st, g, pts, 1);
 }
 
 void state_clone(struct lcn_state *dst, const struct lcn_state *src)
