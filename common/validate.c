@@ -46,9 +46,20 @@ static int node_on_edge_interior(struct lcn_pt a, struct lcn_pt b, struct lcn_pt
 }
 
 /* Closed segments ab and cd share a point. */
-static int meet(struct lcn_pt a, struct lcn_pt b, struct lcn_pt c, struct lcn_pt d)
+/*
+ * Closed segments ab and cd have a point in common, given s1 = side(a, b, c)
+ * and s2 = side(a, b, d). When c and d lie strictly on one side of the line
+ * ab (s1 * s2 > 0), or a and b strictly on one side of cd, no point of one
+ * segment reaches the other's line: no common point.
+ */
+static int meet_sides(struct lcn_pt a, struct lcn_pt b, struct lcn_pt c, struct lcn_pt d, int s1,
+                      int s2)
 {
-    int s1 = side(a, b, c), s2 = side(a, b, d), s3 = side(c, d, a), s4 = side(c, d, b);
+    if (s1 * s2 > 0)
+        return 0;
+    int s3 = side(c, d, a), s4 = side(c, d, b);
+    if (s3 * s4 > 0)
+        return 0;
     if (s1 * s2 < 0 && s3 * s4 < 0)
         return 1;
     if (s1 == 0 && between_closed(a, b, c))
@@ -62,12 +73,18 @@ static int meet(struct lcn_pt a, struct lcn_pt b, struct lcn_pt c, struct lcn_pt
     return 0;
 }
 
-/* Collinear overlap along a positive length. */
-static int overlap(struct lcn_pt a, struct lcn_pt b, struct lcn_pt c, struct lcn_pt d)
+static int meet(struct lcn_pt a, struct lcn_pt b, struct lcn_pt c, struct lcn_pt d)
+{
+    return meet_sides(a, b, c, d, side(a, b, c), side(a, b, d));
+}
+
+/* Collinear overlap along a positive length, given s1 = side(a, b, c), s2 = side(a, b, d). */
+static int overlap_sides(struct lcn_pt a, struct lcn_pt b, struct lcn_pt c, struct lcn_pt d, int s1,
+                         int s2)
 {
     if (same(a, b) || same(c, d))
         return 0;
-    if (side(a, b, c) != 0 || side(a, b, d) != 0)
+    if (s1 != 0 || s2 != 0)
         return 0;
     /* Positive-length overlap iff an endpoint of one lies strictly inside the
      * other, or both segments are the same segment. */
@@ -77,8 +94,15 @@ static int overlap(struct lcn_pt a, struct lcn_pt b, struct lcn_pt c, struct lcn
     return (same(a, c) && same(b, d)) || (same(a, d) && same(b, c));
 }
 
+/*
+ * An edge in the x-sweep: its x-range [lo, hi], its y-range [ylo, yhi] and
+ * its ends. Two segments with a point in common (meet, overlap) have
+ * overlapping x- and y-ranges, so the sweep skips a pair whose y-ranges are
+ * disjoint before any predicate.
+ */
 struct span {
-    int32_t lo, hi, id;
+    int32_t lo, hi, id, ylo, yhi;
+    struct lcn_pt a, b;
 };
 
 static int span_cmp(const void *p, const void *q)
@@ -93,10 +117,14 @@ static struct span *edge_spans(const struct lcn_graph *g, const struct lcn_pt *p
 {
     struct span *s = xmalloc(sizeof(*s) * (size_t)(g->m ? g->m : 1));
     for (int32_t e = 0; e < g->m; e++) {
-        int32_t x0 = pts[g->eu[e]].x, x1 = pts[g->ev[e]].x;
-        s[e].lo = x0 < x1 ? x0 : x1;
-        s[e].hi = x0 < x1 ? x1 : x0;
+        struct lcn_pt a = pts[g->eu[e]], b = pts[g->ev[e]];
+        s[e].lo = a.x < b.x ? a.x : b.x;
+        s[e].hi = a.x < b.x ? b.x : a.x;
+        s[e].ylo = a.y < b.y ? a.y : b.y;
+        s[e].yhi = a.y < b.y ? b.y : a.y;
         s[e].id = e;
+        s[e].a = a;
+        s[e].b = b;
     }
     qsort(s, (size_t)g->m, sizeof(*s), span_cmp);
     return s;
@@ -117,10 +145,10 @@ uint64_t validate_counts(const struct lcn_graph *g, const struct lcn_pt *pts, in
         int32_t e = s[i].id;
         for (int32_t j = i + 1; j < g->m && s[j].lo <= s[i].hi; j++) {
             int32_t f = s[j].id;
-            if (shares_endpoint(g, e, f))
+            if (s[j].yhi < s[i].ylo || s[j].ylo > s[i].yhi || shares_endpoint(g, e, f))
                 continue;
             tests++;
-            if (meet(pts[g->eu[e]], pts[g->ev[e]], pts[g->eu[f]], pts[g->ev[f]])) {
+            if (meet(s[i].a, s[i].b, s[j].a, s[j].b)) {
                 c[e]++;
                 c[f]++;
             }
@@ -240,13 +268,16 @@ int validate_layout(const struct lcn_graph *g, const struct lcn_pt *pts, int32_t
     struct span *s = edge_spans(g, pts);
     for (int32_t i = 0; i < g->m; i++) {
         int32_t e = s[i].id;
-        struct lcn_pt a = pts[g->eu[e]], b = pts[g->ev[e]];
+        struct lcn_pt a = s[i].a, b = s[i].b;
         for (int32_t j = i + 1; j < g->m && s[j].lo <= s[i].hi; j++) {
+            if (s[j].yhi < s[i].ylo || s[j].ylo > s[i].yhi)
+                continue; /* no common point: neither V4 nor a crossing */
             int32_t f = s[j].id;
-            struct lcn_pt c = pts[g->eu[f]], d = pts[g->ev[f]];
-            if (overlap(a, b, c, d))
+            struct lcn_pt c = s[j].a, d = s[j].b;
+            int s1 = side(a, b, c), s2 = side(a, b, d);
+            if (overlap_sides(a, b, c, d, s1, s2))
                 note(r, max_listed, LCN_V4_EDGE_OVERLAP, LCN_MIN(e, f), LCN_MAX(e, f));
-            if (!shares_endpoint(g, e, f) && meet(a, b, c, d)) {
+            if (!shares_endpoint(g, e, f) && meet_sides(a, b, c, d, s1, s2)) {
                 r->c[e]++;
                 r->c[f]++;
             }

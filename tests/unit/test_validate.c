@@ -253,6 +253,58 @@ static void test_int32_extremes(void **s)
     graph_release(&g);
 }
 
+/*
+ * The sweep (x-ranges, then y-ranges, then shared side tests) against a
+ * brute force over every pair with geom.h's predicates, an independent
+ * slow twin: V4 pairs and per-edge counts on every testkit layout kind
+ * (shared points, collinear chains, overlaps, int32-scale coordinates).
+ */
+static void test_sweep_vs_brute_force(void **s)
+{
+    (void)s;
+    struct lcn_rng r;
+    rng_init(&r, 0x5eeb, 0, RNG_PURPOSE_GEN);
+    int64_t overlaps = 0, crossings = 0;
+    for (int kind = 0; kind < TK_LAY_COUNT; kind++)
+        for (int rep = 0; rep < 12; rep++) {
+            struct lcn_graph g;
+            int32_t n = 8 + 4 * rep;
+            tk_random_graph(&g, &r, n, 3 * n, TK_L, TK_L);
+            struct lcn_pt *pts = xmalloc(sizeof(*pts) * (size_t)n);
+            tk_layout(&g, &r, (enum tk_layout)kind, pts);
+            struct lcn_report rep_;
+            validate_layout(&g, pts, 0, &rep_);
+            int64_t v4 = 0;
+            int32_t *c = xcalloc((size_t)g.m + 1, sizeof(int32_t));
+            for (int32_t e = 0; e < g.m; e++)
+                for (int32_t f = e + 1; f < g.m; f++) {
+                    struct lcn_pt a = pts[g.eu[e]], b = pts[g.ev[e]];
+                    struct lcn_pt cc = pts[g.eu[f]], d = pts[g.ev[f]];
+                    int same_seg = (geom_pt_eq(a, cc) && geom_pt_eq(b, d)) ||
+                                   (geom_pt_eq(a, d) && geom_pt_eq(b, cc));
+                    v4 += geom_collinear_overlap(a, b, cc, d) || (same_seg && !geom_pt_eq(a, b));
+                    if (g.eu[e] == g.eu[f] || g.eu[e] == g.ev[f] || g.ev[e] == g.eu[f] ||
+                        g.ev[e] == g.ev[f])
+                        continue;
+                    if (geom_segments_meet(a, b, cc, d)) {
+                        c[e]++;
+                        c[f]++;
+                    }
+                }
+            assert_int_equal(rep_.count[LCN_V4_EDGE_OVERLAP], v4);
+            assert_memory_equal(rep_.c, c, sizeof(int32_t) * (size_t)g.m);
+            overlaps += v4;
+            for (int32_t e = 0; e < g.m; e++)
+                crossings += c[e];
+            free(c);
+            report_release(&rep_);
+            free(pts);
+            graph_release(&g);
+        }
+    assert_true(overlaps > 20);
+    assert_true(crossings > 1000);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -260,6 +312,7 @@ int main(void)
         cmocka_unit_test(test_v3_node_on_edge),  cmocka_unit_test(test_v4_overlap),
         cmocka_unit_test(test_listing_cap),      cmocka_unit_test(test_valid_layout),
         cmocka_unit_test(test_int32_extremes),
+        cmocka_unit_test(test_sweep_vs_brute_force),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
