@@ -777,7 +777,8 @@ int engine_cpu_run(const struct lcn_graph *g, const struct engine_params *p,
     rc = state_init(&proto[ebest], g, start);
     LCN_ASSERT(rc == 0); /* the start is valid and in bounds */
     /* past the stop time already (a budget shorter than the start phase on
-     * a large graph): no search runs, so no evaluator is timed */
+     * a large graph): the workers stop at their first check, so no evaluator
+     * is timed (either one counts exactly; only speed would differ) */
     run->eval = run->kn.evaluator == 1 ? STATE_EVAL_GRID
                 : run->kn.evaluator == 2 ? STATE_EVAL_SCAN
                 : lcn_now_ns() >= run->stop_ns

@@ -57,7 +57,8 @@ const char *validate_kind_name(enum lcn_vkind k);
 
 /*
  * Independent per-edge crossing count (x-sweep, 128-bit predicates), same
- * definition as crossings_full. Returns the number of pair tests.
+ * definition as crossings_full. Returns the number of pair tests: pairs of
+ * edges sharing no endpoint whose x- and y-ranges overlap.
  */
 uint64_t validate_counts(const struct lcn_graph *g, const struct lcn_pt *pts, int32_t *c);
 
