@@ -25,6 +25,7 @@
 
 #include <jansson.h>
 
+#include "build_id.h"
 #include "check.h"
 #include "client.h"
 #include "err.h"
@@ -36,9 +37,6 @@
 
 #ifndef LCN_VERSION
 #define LCN_VERSION "unknown"
-#endif
-#ifndef LCN_COMMIT
-#define LCN_COMMIT "unknown"
 #endif
 
 /* Seconds a run may exceed its budget before the harness cancels it (the
@@ -377,7 +375,7 @@ static json_t *machine_json(void)
 
 static json_t *self_json(void)
 {
-    json_t *j = json_pack("{s:s, s:s}", "version", LCN_VERSION, "commit", LCN_COMMIT);
+    json_t *j = json_pack("{s:s, s:s}", "version", LCN_VERSION, "commit", lcn_build_commit);
     char *bytes;
     size_t len;
     if (read_all("/proc/self/exe", &bytes, &len) == 0) {

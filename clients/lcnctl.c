@@ -1,4 +1,5 @@
 /* lcnctl: the dispatcher over the command groups, and the shared option parser. */
+#include "build_id.h"
 #include "lcnctl.h"
 #include "http.h"
 
@@ -13,9 +14,6 @@
 
 #ifndef LCN_VERSION
 #define LCN_VERSION "unknown"
-#endif
-#ifndef LCN_COMMIT
-#define LCN_COMMIT "unknown"
 #endif
 
 /* Every group of commands, in the order `lcnctl --help` lists them. */
@@ -239,7 +237,7 @@ static int dispatch(int argc, char **argv)
         return LCNCTL_EXIT_OK;
     }
     if (strcmp(name, "--version") == 0) {
-        printf("lcnctl %s (commit %s)\n", LCN_VERSION, LCN_COMMIT);
+        printf("lcnctl %s (commit %s)\n", LCN_VERSION, lcn_build_commit);
         return LCNCTL_EXIT_OK;
     }
     if (strcmp(name, "help") == 0) {

@@ -20,15 +20,13 @@
 #include <string.h>
 #include <strings.h>
 
+#include "build_id.h"
 #include "err.h"
 #include "graphio.h"
 #include "lcnd.h"
 #include "log.h"
 #include "util.h"
 
-#ifndef LCN_COMMIT
-#define LCN_COMMIT "unknown"
-#endif
 
 /* ------------------------------------------------------------ small text buffer */
 
@@ -845,7 +843,7 @@ static void h_version(struct http_req *r, void *ctx)
 #endif
     http_respond_json(r, 200,
                       json_pack("{s:s, s:s, s:b, s:o}", "version", LCND_VERSION, "commit",
-                                LCN_COMMIT, "cuda", cuda, "backends", b));
+                                lcn_build_commit, "cuda", cuda, "backends", b));
 }
 
 static void h_metrics(struct http_req *r, void *ctx)
@@ -914,7 +912,7 @@ static void h_metrics(struct http_req *r, void *ctx)
     sb_printf(&b,
               "# HELP lcn_build_info Build identity.\n# TYPE lcn_build_info gauge\n"
               "lcn_build_info{version=\"%s\",commit=\"%s\"} 1\n",
-              LCND_VERSION, LCN_COMMIT);
+              LCND_VERSION, lcn_build_commit);
     http_respond(r, 200, "text/plain; version=0.0.4; charset=utf-8", b.p, b.len);
 }
 

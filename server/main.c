@@ -2,14 +2,12 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "build_id.h"
 #include "lcnd.h"
 #include "solve.h"
 
 #ifndef LCN_VERSION
 #define LCN_VERSION "unknown"
-#endif
-#ifndef LCN_COMMIT
-#define LCN_COMMIT "unknown"
 #endif
 
 struct lcnd_cmd {
@@ -45,7 +43,7 @@ int main(int argc, char **argv)
         return 0;
     }
     if (strcmp(argv[1], "--version") == 0) {
-        printf("lcnd %s (%s)\n", LCN_VERSION, LCN_COMMIT);
+        printf("lcnd %s (%s)\n", LCN_VERSION, lcn_build_commit);
         return 0;
     }
     for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)

@@ -37,6 +37,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "build_id.h"
 #include "crossings.h"
 #include "err.h"
 #include "gen.h"
@@ -48,9 +49,6 @@
 
 #ifndef LCN_SOURCE_DIR
 #define LCN_SOURCE_DIR "."
-#endif
-#ifndef LCN_BUILD_COMMIT
-#define LCN_BUILD_COMMIT "unknown"
 #endif
 #ifndef LCN_BUILD_TYPE
 #define LCN_BUILD_TYPE "unknown"
@@ -913,7 +911,7 @@ int main(int argc, char **argv)
     jstr(commit[0] ? commit : "unknown");
     fprintf(J, ",\"git_dirty\":%s", commit[0] ? (dirty[0] ? "true" : "false") : "null");
     fprintf(J, ",\"build_commit\":");
-    jstr(LCN_BUILD_COMMIT);
+    jstr(lcn_build_commit);
     fprintf(J, ",\"build_type\":");
     jstr(LCN_BUILD_TYPE);
     fprintf(J, ",\"build_cflags\":");
