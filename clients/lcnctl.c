@@ -1,6 +1,7 @@
 /* lcnctl: the dispatcher over the command groups, and the shared option parser. */
-#include "build_id.h"
 #include "lcnctl.h"
+
+#include "build_id.h"
 #include "http.h"
 
 #include <errno.h>
