@@ -824,24 +824,34 @@ int32_t state_edge_partners(struct lcn_state *st, int32_t e, int32_t *out)
     return k;
 }
 
+/*
+ * Moves node v from `from` (its point) to `to` in the points and both grids
+ * (the edge grid only marked stale under SCAN, which never reads it).
+ */
+static void move_point(struct lcn_state *st, int32_t v, struct lcn_pt from, struct lcn_pt to)
+{
+    const struct lcn_graph *g = st->g;
+    if (st->eval == STATE_EVAL_SCAN) {
+        st->eg_stale = 1;
+    } else {
+        for (int32_t k = g->inc_off[v]; k < g->inc_off[v + 1]; k++) {
+            int32_t e = g->inc[k], u = graph_other(g, e, v);
+            grid_remove_segment(&st->eg, e, from, st->pts[u]);
+            grid_add_segment(&st->eg, e, to, st->pts[u]);
+        }
+    }
+    grid_cell_remove(&st->ng, grid_cell_of(&st->ng, from), v);
+    grid_cell_add(&st->ng, grid_cell_of(&st->ng, to), v);
+    st->pts[v] = to;
+}
+
 void state_commit(struct lcn_state *st, const struct lcn_move *mv)
 {
     const struct lcn_graph *g = st->g;
     LCN_ASSERT(!st->geometry_only && mv->why == STATE_OK && mv->generation == st->generation);
     int32_t v = mv->v;
     if (!geom_pt_eq(mv->from, mv->to)) {
-        if (st->eval == STATE_EVAL_SCAN) {
-            st->eg_stale = 1;
-        } else {
-            for (int32_t k = g->inc_off[v]; k < g->inc_off[v + 1]; k++) {
-                int32_t e = g->inc[k], u = graph_other(g, e, v);
-                grid_remove_segment(&st->eg, e, mv->from, st->pts[u]);
-                grid_add_segment(&st->eg, e, mv->to, st->pts[u]);
-            }
-        }
-        grid_cell_remove(&st->ng, grid_cell_of(&st->ng, mv->from), v);
-        grid_cell_add(&st->ng, grid_cell_of(&st->ng, mv->to), v);
-        st->pts[v] = mv->to;
+        move_point(st, v, mv->from, mv->to);
         if (st->ex0) {
             for (int32_t k = g->inc_off[v]; k < g->inc_off[v + 1]; k++)
                 soa_set(st, g->inc[k]);
@@ -861,17 +871,9 @@ void state_move_geometry(struct lcn_state *st, int32_t v, struct lcn_pt q)
 {
     const struct lcn_graph *g = st->g;
     LCN_ASSERT(st->geometry_only && st->eval == STATE_EVAL_GRID && in_bounds(g, q));
-    struct lcn_pt p = st->pts[v];
-    if (geom_pt_eq(p, q))
+    if (geom_pt_eq(st->pts[v], q))
         return;
-    for (int32_t k = g->inc_off[v]; k < g->inc_off[v + 1]; k++) {
-        int32_t e = g->inc[k], u = graph_other(g, e, v);
-        grid_remove_segment(&st->eg, e, p, st->pts[u]);
-        grid_add_segment(&st->eg, e, q, st->pts[u]);
-    }
-    grid_cell_remove(&st->ng, grid_cell_of(&st->ng, p), v);
-    grid_cell_add(&st->ng, grid_cell_of(&st->ng, q), v);
-    st->pts[v] = q;
+    move_point(st, v, st->pts[v], q);
     st->generation++;
 }
 

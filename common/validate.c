@@ -45,7 +45,6 @@ static int node_on_edge_interior(struct lcn_pt a, struct lcn_pt b, struct lcn_pt
     return side(a, b, p) == 0 && between_open(a, b, p);
 }
 
-/* Closed segments ab and cd share a point. */
 /*
  * Closed segments ab and cd have a point in common, given s1 = side(a, b, c)
  * and s2 = side(a, b, d). When c and d lie strictly on one side of the line
@@ -105,6 +104,12 @@ struct span {
     struct lcn_pt a, b;
 };
 
+/* Disjoint y-ranges: the two segments have no point in common. */
+static int y_apart(const struct span *a, const struct span *b)
+{
+    return a->yhi < b->ylo || a->ylo > b->yhi;
+}
+
 static int span_cmp(const void *p, const void *q)
 {
     const struct span *a = p, *b = q;
@@ -145,7 +150,7 @@ uint64_t validate_counts(const struct lcn_graph *g, const struct lcn_pt *pts, in
         int32_t e = s[i].id;
         for (int32_t j = i + 1; j < g->m && s[j].lo <= s[i].hi; j++) {
             int32_t f = s[j].id;
-            if (s[j].yhi < s[i].ylo || s[j].ylo > s[i].yhi || shares_endpoint(g, e, f))
+            if (y_apart(&s[j], &s[i]) || shares_endpoint(g, e, f))
                 continue;
             tests++;
             if (meet(s[i].a, s[i].b, s[j].a, s[j].b)) {
@@ -270,7 +275,7 @@ int validate_layout(const struct lcn_graph *g, const struct lcn_pt *pts, int32_t
         int32_t e = s[i].id;
         struct lcn_pt a = s[i].a, b = s[i].b;
         for (int32_t j = i + 1; j < g->m && s[j].lo <= s[i].hi; j++) {
-            if (s[j].yhi < s[i].ylo || s[j].ylo > s[i].yhi)
+            if (y_apart(&s[j], &s[i]))
                 continue; /* no common point: neither V4 nor a crossing */
             int32_t f = s[j].id;
             struct lcn_pt c = s[j].a, d = s[j].b;

@@ -27,7 +27,6 @@
 #include "log.h"
 #include "util.h"
 
-
 /* ------------------------------------------------------------ small text buffer */
 
 struct sbuf {
