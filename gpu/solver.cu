@@ -70,6 +70,7 @@ struct sh_step {
     unsigned long long tests;
     int v, d, H, best_c, accept, nmax, improved, stop, hot;
     unsigned int tkey;
+    struct lcn_u32x4 node_draw;
     int bx0, by0, bx1, by1;
     int2 p, bary;
     struct sol_replica rep;
@@ -96,15 +97,17 @@ struct carve {
     int2 *sc, *cand;
     struct lcn_pt *inc_p;
     int *inc_e, *inc_u, *ncom, *cbad, *cntc, *hits, *hoc;
+    unsigned short *hnc; /* keep: new crossings per (candidate, kept edge), G x lcap */
 };
 
 #define NCH(dmax) (((dmax) + 63) / 64)
 
-__host__ __device__ static inline size_t smem_bytes(int n, int W, int G, int dmax, int lcap)
+__host__ __device__ static inline size_t smem_bytes(int n, int W, int G, int dmax, int lcap, int keep)
 {
     return sizeof(long long) * ((size_t)W + 2 * (size_t)lcap * NCH(dmax)) +
            sizeof(int2) * ((size_t)n + dmax + W) +
-           sizeof(int) * (3 * (size_t)dmax + (size_t)W + (size_t)G * dmax + 2 * (size_t)lcap);
+           sizeof(int) * (3 * (size_t)dmax + (size_t)W + (size_t)G * dmax + 2 * (size_t)lcap) +
+           (keep ? sizeof(unsigned short) * (size_t)G * lcap : 0);
 }
 
 __device__ static inline struct carve carve_smem(unsigned char *base, int n, int W, int G, int dmax,
@@ -124,6 +127,7 @@ __device__ static inline struct carve carve_smem(unsigned char *base, int n, int
     c.cntc = c.cbad + W;
     c.hits = c.cntc + (size_t)G * dmax;
     c.hoc = c.hits + lcap;
+    c.hnc = (unsigned short *)(c.hoc + lcap);
     return c;
 }
 
@@ -164,7 +168,7 @@ __device__ static inline void collect_hits(const struct sol_dev &dv, struct carv
 template <int SMALL>
 static __global__ void __launch_bounds__(1024)
     k_steps(const struct sol_params sp, const struct sol_dev dv, int S, long long max_steps,
-            double tscale, int dmax, int G, int lcap)
+            double tscale, int dmax, int G, int lcap, int keep)
 {
     extern __shared__ __align__(16) unsigned char smem[];
     __shared__ struct sh_step sh;
@@ -188,7 +192,8 @@ static __global__ void __launch_bounds__(1024)
     for (int s = 0; s < S; s++) {
         if (tid == 0) {
             sh.stop = max_steps > 0 && (long long)sh.rep.step >= max_steps;
-            sh.hot = sol_node_hot(&sp, sol_node_draw(&sp, sh.rep.step, (uint32_t)r));
+            sh.node_draw = sol_node_draw(&sp, sh.rep.step, (uint32_t)r);
+            sh.hot = sol_node_hot(&sp, sh.node_draw);
             sh.tkey = 0;
         }
         __syncthreads();
@@ -204,9 +209,8 @@ static __global__ void __launch_bounds__(1024)
             __syncthreads();
         }
         if (tid == 0) {
-            struct lcn_u32x4 a = sol_node_draw(&sp, step, (uint32_t)r);
             int win = sh.hot ? sol_tour_edge(&sp, step, (uint32_t)r, sol_tour_k(sh.tkey)) : -1;
-            int v = sol_node_of(&sp, a, win, (const int32_t *)dv.edges);
+            int v = sol_node_of(&sp, sh.node_draw, win, (const int32_t *)dv.edges);
             sh.v = v;
             sh.d = dv.inc_off[v + 1] - dv.inc_off[v];
             sh.p = c.sc[v];
@@ -311,6 +315,8 @@ static __global__ void __launch_bounds__(1024)
                             for (; met; met &= met - 1)
                                 atomicAdd(&c.cntc[ci * d + kc * 64 + __ffsll((long long)met) - 1], 1);
                         }
+                        if (keep)
+                            c.hnc[ci * lcap + h] = (unsigned short)nc;
                         const int delta = nc - c.hoc[h];
                         if (delta) {
                             const int cf = cnt[f];
@@ -404,6 +410,28 @@ static __global__ void __launch_bounds__(1024)
 
         if (sh.accept) {
             const struct lcn_pt q = P(c.cand[sh.best_c]);
+            if (keep) {
+            /* one chunk, one group: the scan's kept edges (a superset of the
+             * commit box's: an edge outside that box meets neither star),
+             * their old crossings and the winner's new ones are still here */
+            const int H = sh.H, b = sh.best_c;
+            for (int h = tid; h < H; h += B) {
+                const int delta = (int)c.hnc[b * lcap + h] - c.hoc[h];
+                if (delta) {
+                    const int f = c.hits[h], o = cnt[f], nn = o + delta;
+                    cnt[f] = nn;
+                    atomicSub(&hist[o], 1);
+                    atomicAdd(&hist[nn], 1);
+                    atomicAdd((unsigned long long *)&sh.dphi,
+                              (unsigned long long)((long long)nn * nn - (long long)o * o));
+                    atomicAdd((unsigned long long *)&sh.dsum, (unsigned long long)(long long)delta);
+                    atomicMax(&sh.nmax, nn);
+                }
+            }
+            for (int k = tid; k < d; k += B)
+                c.ncom[k] = c.cntc[b * d + k];
+            __syncthreads();
+            } else {
             for (int base = 0; base < m; base += lcap) {
                 if (tid == 0)
                     sh.H = 0;
@@ -437,6 +465,7 @@ static __global__ void __launch_bounds__(1024)
                     }
                 }
                 __syncthreads();
+            }
             }
             for (int k = tid; k < d; k += B) {
                 int e = c.inc_e[k], o = cnt[e], nn = c.ncom[k];
@@ -680,6 +709,7 @@ struct sjob {
     uint32_t r16;
     int64_t lin;
     int R, L, G, B, dmax, lcap;
+    int keep;  /* the commit reuses the scan's kept edges (smem_plan) */
     int small; /* every coordinate within [0, GEOM_SMALL]: k_steps<1>, 32-bit orientations */
     size_t smem;
     unsigned long long batch;
@@ -687,7 +717,7 @@ struct sjob {
 };
 
 typedef void (*steps_fn)(const struct sol_params, const struct sol_dev, int, long long, double, int,
-                         int, int);
+                         int, int, int);
 
 static steps_fn steps_kernel(const struct sjob *j)
 {
@@ -700,10 +730,13 @@ static steps_fn steps_kernel(const struct sjob *j)
  * crossings). The chunk is every edge when that fits in LCAP_PREFER_BYTES or
  * takes at most 1024 edges (one scan phase per step), else the largest power
  * of two down to 1024 that does, else the largest that fits at all, at least
- * LCAP_MIN. Returns 0 or LCN_ETOOBIG.
+ * LCAP_MIN. *keep (when reuse is set): every edge in one chunk and every
+ * candidate in one group, and the winner's crossings per kept edge (G x lcap
+ * shorts) fit in LCAP_PREFER_BYTES too; the commit then reuses the scan's
+ * kept edges instead of scanning again. Returns 0 or LCN_ETOOBIG.
  */
-static int smem_plan(const struct gpu_ctx *ctx, const struct lcn_graph *g, int W, int *G, int *dmax,
-                     int *lcap, size_t *bytes)
+static int smem_plan(const struct gpu_ctx *ctx, const struct lcn_graph *g, int W, int reuse, int *G,
+                     int *dmax, int *lcap, int *keep, size_t *bytes)
 {
     int d = g->max_degree > 0 ? g->max_degree : 1;
     int grp = W;
@@ -719,13 +752,15 @@ static int smem_plan(const struct gpu_ctx *ctx, const struct lcn_graph *g, int W
         l = 32;
 #define LCAP_NEXT(l) ((l) > LCAP_MAX ? LCAP_MAX : ((l) & ((l) - 1) ? 1 << (31 - __builtin_clz((unsigned)(l))) : (l) / 2))
     /* four blocks per SM (a quarter of its 228 KB) before long chunks */
-    while (l > 1024 && smem_bytes(g->n, W, grp, d, l) > LCAP_PREFER_BYTES)
+    while (l > 1024 && smem_bytes(g->n, W, grp, d, l, 0) > LCAP_PREFER_BYTES)
         l = LCAP_NEXT(l);
-    while (l > LCAP_MIN && smem_bytes(g->n, W, grp, d, l) > limit)
+    while (l > LCAP_MIN && smem_bytes(g->n, W, grp, d, l, 0) > limit)
         l = LCAP_NEXT(l);
 #undef LCAP_NEXT
     *lcap = l;
-    *bytes = smem_bytes(g->n, W, grp, d, l);
+    *keep = reuse && l >= g->m && grp >= W && smem_bytes(g->n, W, grp, d, l, 1) <= LCAP_PREFER_BYTES &&
+            smem_bytes(g->n, W, grp, d, l, 1) <= limit;
+    *bytes = smem_bytes(g->n, W, grp, d, l, *keep);
     return *bytes <= limit ? 0 : LCN_ETOOBIG;
 }
 
@@ -736,7 +771,7 @@ extern "C" void gpu_ctx_last_run(const struct gpu_ctx *ctx, struct gpu_run_stats
 
 extern "C" int gpu_fits(const struct gpu_ctx *ctx, const struct lcn_graph *g, char *why, int len)
 {
-    int G, dmax, lcap;
+    int G, dmax, lcap, keep;
     size_t bytes;
     if (g->n > ctx->cfg.max_nodes || g->m > ctx->cfg.max_edges) {
         snprintf(why, (size_t)len, "graph of %d nodes and %d edges exceeds the gpu slot (%d nodes, %d edges)",
@@ -748,8 +783,8 @@ extern "C" int gpu_fits(const struct gpu_ctx *ctx, const struct lcn_graph *g, ch
                  SOL_DMAX);
         return LCN_ETOOBIG;
     }
-    if (smem_plan(ctx, g, SOL_WMAX, &G, &dmax, &lcap, &bytes) &&
-        smem_plan(ctx, g, 1, &G, &dmax, &lcap, &bytes)) {
+    if (smem_plan(ctx, g, SOL_WMAX, 0, &G, &dmax, &lcap, &keep, &bytes) &&
+        smem_plan(ctx, g, 1, 0, &G, &dmax, &lcap, &keep, &bytes)) {
         snprintf(why, (size_t)len, "layout of %d nodes does not fit the gpu's shared memory", g->n);
         return LCN_ETOOBIG;
     }
@@ -775,7 +810,7 @@ static int sjob_setup(struct gpu_ctx *ctx, int slot, const struct lcn_graph *g,
         snprintf(why, (size_t)len, "invalid gpu solver parameters");
         return LCN_EINVAL;
     }
-    if (smem_plan(ctx, g, gp->W, &j->G, &j->dmax, &j->lcap, &j->smem)) {
+    if (smem_plan(ctx, g, gp->W, gp->reuse, &j->G, &j->dmax, &j->lcap, &j->keep, &j->smem)) {
         snprintf(why, (size_t)len, "%d proposal workers do not fit the gpu's shared memory for this graph", gp->W);
         return LCN_ETOOBIG;
     }
@@ -890,7 +925,7 @@ static int sjob_batch(struct sjob *j, int S, long long max_steps, double tscale)
     struct gpu_ctx *ctx = j->ctx;
     struct gpu_slot *s = j->s;
     steps_kernel(j)<<<j->R, j->B, j->smem, s->stream>>>(j->sp, j->dv, S, max_steps, tscale, j->dmax,
-                                                         j->G, j->lcap);
+                                                         j->G, j->lcap, j->keep);
     GPU_LAUNCHED(ctx);
     k_best<<<1, 1024, 0, s->stream>>>(j->sp, j->dv, (int64_t *)s->wtab, j->r16, j->lin);
     GPU_LAUNCHED(ctx);

@@ -426,6 +426,7 @@ void gpu_solver_params_default(struct gpu_solver_params *sp)
     sp->p_bary = 0.15;
     sp->restart_steps = 5000;
     sp->lin = 0;
+    sp->reuse = 1;
 }
 
 /* The GPU engine's knobs: one table drives parsing and ranges (knobs.h). */
@@ -448,6 +449,7 @@ static const struct knob gknobs[] = {
     {"p_bary", KNOB_DOUBLE, GK(p_bary), 0, 1, NULL},
     {"lin", KNOB_DOUBLE, GK(lin), 0, 16, NULL},
     {"restart_steps", KNOB_INT, GK(restart_steps), 0, 1000000000, NULL},
+    {"reuse", KNOB_INT, GK(reuse), 0, 1, NULL},
 };
 #undef GK
 

@@ -297,6 +297,13 @@ static void test_solver_high_degree(void **st)
     assert_true(graph_property(&p, 1) > 64);
     solver_vs_twin_graph(&p, 2, 2, 4, 2, 20, "restart_steps=0");
 }
+/* the commit scanning the edges again (reuse=0) on graphs where it would
+ * otherwise reuse the scan's kept edges: both paths against the same twin */
+static void test_solver_no_reuse(void **st)
+{
+    solver_vs_twin_tuned(GEN_RANDOM, 50, 2, 2, 2, 3, 40, "restart_steps=0,reuse=0");
+    solver_vs_twin_tuned(GEN_PLANTED, 60, 4, 4, 32, 3, 20, "restart_steps=0,reuse=0");
+}
 /* three ladders: the third runs on the second energy table (alt_every 3) */
 static void test_solver_portfolio(void **st) { solver_vs_twin(GEN_RANDOM, 60, 6, 2, 4, 3, 30); }
 /* elite restarts: the cold halves take the best replica's best layout and
@@ -468,6 +475,7 @@ int main(void)
         cmocka_unit_test(test_solver_big_chunks),
         cmocka_unit_test(test_solver_wide),
         cmocka_unit_test(test_solver_high_degree),
+        cmocka_unit_test(test_solver_no_reuse),
         cmocka_unit_test(test_solver_portfolio),
         cmocka_unit_test(test_solver_restarts),
         cmocka_unit_test(test_engine_budget_residency),
