@@ -33,6 +33,7 @@
  * bytes) crosses to the host per batch; the host fetches a best layout only
  * to publish it, after the batch, and revalidates it with the CPU oracle.
  */
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -68,12 +69,12 @@ struct sol_dev {
 struct sh_step {
     long long best_dE, dphi, dsum;
     unsigned long long tests;
-    int v, d, H, best_c, accept, nmax, improved, stop, hot;
+    int H, best_c, accept, nmax, improved;
     unsigned int tkey;
-    struct lcn_u32x4 node_draw;
-    int bx0, by0, bx1, by1;
-    int2 p, bary;
+    int bx0, by0, bx1, by1; /* the scanning commit's box */
+    int ib[4];              /* box of v and its neighbours: x0, y0, x1, y1 */
     struct sol_replica rep;
+    int tour_e[SOL_TMAX];   /* the tournament's edges by draw */
 };
 
 __device__ static inline struct lcn_pt P(int2 v)
@@ -92,6 +93,7 @@ __device__ static inline int box_meets(int bx0, int by0, int bx1, int by1, int2 
 
 /* Shared memory carve-up; the host computes the same size with smem_bytes. */
 struct carve {
+    int4 *gbox; /* per candidate group: box of its candidates (x0, y0, x1, y1) */
     long long *cdE;
     unsigned long long *hpos, *hneg; /* star masks per (kept edge, 64-segment chunk) */
     int2 *sc, *cand;
@@ -104,7 +106,8 @@ struct carve {
 
 __host__ __device__ static inline size_t smem_bytes(int n, int W, int G, int dmax, int lcap, int keep)
 {
-    return sizeof(long long) * ((size_t)W + 2 * (size_t)lcap * NCH(dmax)) +
+    return sizeof(int4) * (size_t)((W + G - 1) / G) +
+           sizeof(long long) * ((size_t)W + 2 * (size_t)lcap * NCH(dmax)) +
            sizeof(int2) * ((size_t)n + dmax + W) +
            sizeof(int) * (3 * (size_t)dmax + (size_t)W + (size_t)G * dmax + 2 * (size_t)lcap) +
            (keep ? sizeof(unsigned short) * (size_t)G * lcap : 0);
@@ -114,7 +117,8 @@ __device__ static inline struct carve carve_smem(unsigned char *base, int n, int
                                                  int lcap)
 {
     struct carve c;
-    c.cdE = (long long *)base;
+    c.gbox = (int4 *)base;
+    c.cdE = (long long *)(c.gbox + (W + G - 1) / G);
     c.hpos = (unsigned long long *)(c.cdE + W);
     c.hneg = c.hpos + (size_t)lcap * NCH(dmax);
     c.sc = (int2 *)(c.hneg + (size_t)lcap * NCH(dmax));
@@ -165,6 +169,70 @@ __device__ static inline void collect_hits(const struct sol_dev &dv, struct carv
     }
 }
 
+/*
+ * Thread 0 after the last group's pick: the Metropolis test of the winner
+ * and, for an accepted move, the commit box (v's old and new position and
+ * its neighbours) of the scanning commit.
+ */
+__device__ static inline void accept_winner(const struct sol_params &sp, const struct sol_dev &dv,
+                                            const struct carve &c, struct sh_step &sh,
+                                            struct lcn_pt p, int d, uint64_t step, int r,
+                                            double tscale)
+{
+    sh.rep.attempted += sp.W;
+    sh.rep.evaluated += sp.W;
+    sh.accept = 0;
+    if (sh.best_c >= 0) {
+        sh.rep.selected++;
+        sh.rep.win_att++;
+        double T = dv.temps[sh.rep.slot] * tscale;
+        sh.rep.T = T;
+        uint32_t word = sol_draw(&sp, step, (uint32_t)r, RNG_PURPOSE_ACCEPT, SOL_LANE_ACCEPT).v[0];
+        if (sol_accept(sh.best_dE, T, dv.ltab, word)) {
+            sh.rep.accepted++;
+            sh.rep.win_acc++;
+            sh.accept = 1;
+        } else {
+            sh.rep.rejected++;
+        }
+    }
+    if (sh.accept) {
+        int2 q = c.cand[sh.best_c];
+        int x0 = min(p.x, q.x), x1 = max(p.x, q.x), y0 = min(p.y, q.y), y1 = max(p.y, q.y);
+        for (int k = 0; k < d; k++) {
+            x0 = min(x0, c.inc_p[k].x);
+            x1 = max(x1, c.inc_p[k].x);
+            y0 = min(y0, c.inc_p[k].y);
+            y1 = max(y1, c.inc_p[k].y);
+        }
+        sh.bx0 = x0;
+        sh.bx1 = x1;
+        sh.by0 = y0;
+        sh.by1 = y1;
+        sh.dphi = sh.dsum = 0;
+        sh.nmax = 0;
+    }
+}
+
+/* One edge's count change at commit: counts, histogram and the tuple's sums. */
+__device__ static inline void commit_edge(int *cnt, int *hist, struct sh_step &sh, int f, int o, int nn)
+{
+    cnt[f] = nn;
+    atomicSub(&hist[o], 1);
+    atomicAdd(&hist[nn], 1);
+    atomicAdd((unsigned long long *)&sh.dphi, (unsigned long long)((long long)nn * nn - (long long)o * o));
+    atomicAdd((unsigned long long *)&sh.dsum, (unsigned long long)(long long)(nn - o));
+}
+
+/*
+ * The step's barriers: (1) tournament; (2) the node, its incident edges and
+ * their box; (3) candidates and their group boxes; per group and chunk (4)
+ * kept edges with their star masks and (5) the (candidate, edge) pairs and,
+ * on the last chunk, V2/V3; (6) the group's energy changes and pick (and
+ * the Metropolis test after the last group); for an accepted move (7) the
+ * commit and (8) the tuple. Every thread derives the step number, the node
+ * draw and the node itself, so none waits for thread 0 to broadcast them.
+ */
 template <int SMALL>
 static __global__ void __launch_bounds__(1024)
     k_steps(const struct sol_params sp, const struct sol_dev dv, int S, long long max_steps,
@@ -173,7 +241,7 @@ static __global__ void __launch_bounds__(1024)
     extern __shared__ __align__(16) unsigned char smem[];
     __shared__ struct sh_step sh;
     const int r = blockIdx.x, tid = threadIdx.x, B = blockDim.x;
-    const int n = sp.n, m = sp.m, W = sp.W;
+    const int n = sp.n, m = sp.m, W = sp.W, ngr = (W + G - 1) / G;
     struct carve c = carve_smem(smem, n, W, G, dmax, lcap);
     int *cnt = dv.cnt + (size_t)r * m;
     int *hist = dv.hist + (size_t)r * (m + 1);
@@ -186,98 +254,122 @@ static __global__ void __launch_bounds__(1024)
     if (tid == 0) {
         sh.rep = dv.rep[r];
         sh.tests = 0;
+        sh.tkey = 0;
     }
     __syncthreads();
+    const uint64_t step0 = sh.rep.step;
 
     for (int s = 0; s < S; s++) {
-        if (tid == 0) {
-            sh.stop = max_steps > 0 && (long long)sh.rep.step >= max_steps;
-            sh.node_draw = sol_node_draw(&sp, sh.rep.step, (uint32_t)r);
-            sh.hot = sol_node_hot(&sp, sh.node_draw);
-            sh.tkey = 0;
-        }
-        __syncthreads();
-        if (sh.stop)
+        const uint64_t step = step0 + (uint64_t)s;
+        if (max_steps > 0 && (long long)step >= max_steps)
             break;
-        const uint64_t step = sh.rep.step;
-        /* the node: the tournament's draws in parallel, reduced to the winner (sol_pick_node) */
-        if (sh.hot) {
-            for (int k = tid; k < tour; k += B) {
-                int e = sol_tour_edge(&sp, step, (uint32_t)r, k);
-                atomicMax(&sh.tkey, sol_tour_key(cnt[e], k));
-            }
-            __syncthreads();
-        }
+        const struct lcn_u32x4 nd = sol_node_draw(&sp, step, (uint32_t)r);
+        const int hot = sol_node_hot(&sp, nd);
+        /* (1) boxes reset; the tournament's draws in parallel, reduced to the winner */
         if (tid == 0) {
-            int win = sh.hot ? sol_tour_edge(&sp, step, (uint32_t)r, sol_tour_k(sh.tkey)) : -1;
-            int v = sol_node_of(&sp, sh.node_draw, win, (const int32_t *)dv.edges);
-            sh.v = v;
-            sh.d = dv.inc_off[v + 1] - dv.inc_off[v];
-            sh.p = c.sc[v];
-        }
-        __syncthreads();
-        const int v = sh.v, d = sh.d;
-        const struct lcn_pt p = P(sh.p);
-        for (int k = tid; k < d; k += B) {
-            int e = dv.inc[dv.inc_off[v] + k];
-            int2 ee = dv.edges[e];
-            int u = ee.x == v ? ee.y : ee.x;
-            c.inc_e[k] = e;
-            c.inc_u[k] = u;
-            c.inc_p[k] = P(c.sc[u]);
-        }
-        __syncthreads();
-        if (tid == 0) {
-            long long bx = 0, by = 0;
-            for (int k = 0; k < d; k++) {
-                bx += c.inc_p[k].x;
-                by += c.inc_p[k].y;
-            }
-            sh.bary = d > 0 ? make_int2((int)(bx / d), (int)(by / d)) : sh.p;
+            sh.H = 0;
+            sh.ib[0] = sh.ib[1] = INT_MAX;
+            sh.ib[2] = sh.ib[3] = INT_MIN;
             sh.best_c = -1;
             sh.best_dE = 0;
         }
-        __syncthreads();
-        for (int i = tid; i < W; i += B) {
-            struct lcn_pt q = sol_candidate(&sp, step, (uint32_t)r, (uint32_t)i, p, P(sh.bary),
-                                            sh.rep.sigma);
-            c.cand[i] = make_int2(q.x, q.y);
+        for (int i = tid; i < ngr; i += B)
+            c.gbox[i] = make_int4(INT_MAX, INT_MAX, INT_MIN, INT_MIN);
+        if (hot) {
+            for (int k = tid; k < tour; k += B) {
+                int e = sol_tour_edge(&sp, step, (uint32_t)r, k);
+                sh.tour_e[k] = e;
+                atomicMax(&sh.tkey, sol_tour_key(cnt[e], k));
+            }
         }
         __syncthreads();
+        /* (2) the node (sol_pick_node), its incident edges, far ends and box */
+        const int v = sol_node_of(&sp, nd, hot ? sh.tour_e[sol_tour_k(sh.tkey)] : -1,
+                                  (const int32_t *)dv.edges);
+        const int ioff = dv.inc_off[v], d = dv.inc_off[v + 1] - ioff;
+        const struct lcn_pt p = P(c.sc[v]);
+        for (int k = tid; k < d; k += B) {
+            int e = dv.inc[ioff + k];
+            int2 ee = dv.edges[e];
+            int u = ee.x == v ? ee.y : ee.x;
+            int2 pu = c.sc[u];
+            c.inc_e[k] = e;
+            c.inc_u[k] = u;
+            c.inc_p[k] = P(pu);
+            atomicMin(&sh.ib[0], pu.x);
+            atomicMin(&sh.ib[1], pu.y);
+            atomicMax(&sh.ib[2], pu.x);
+            atomicMax(&sh.ib[3], pu.y);
+        }
+        if (tid == 0) {
+            atomicMin(&sh.ib[0], p.x);
+            atomicMin(&sh.ib[1], p.y);
+            atomicMax(&sh.ib[2], p.x);
+            atomicMax(&sh.ib[3], p.y);
+        }
+        __syncthreads();
+        /* (3) the candidates (threads 0..W-1) and their group boxes; the
+         * first group's crossing counts cleared */
+        if (tid == 0)
+            sh.tkey = 0;
+        for (int i = tid; i < W; i += B) {
+            struct lcn_pt bary = p;
+            if (d > 0) {
+                long long bx = 0, by = 0;
+                for (int k = 0; k < d; k++) {
+                    bx += c.inc_p[k].x;
+                    by += c.inc_p[k].y;
+                }
+                bary.x = (int)(bx / d);
+                bary.y = (int)(by / d);
+            }
+            struct lcn_pt q = sol_candidate(&sp, step, (uint32_t)r, (uint32_t)i, p, bary, sh.rep.sigma);
+            c.cand[i] = make_int2(q.x, q.y);
+            c.cdE[i] = 0;
+            c.cbad[i] = 0;
+            int4 *gb = &c.gbox[i / G];
+            atomicMin(&gb->x, q.x);
+            atomicMin(&gb->y, q.y);
+            atomicMax(&gb->z, q.x);
+            atomicMax(&gb->w, q.y);
+        }
+        for (int i = tid; i < min(G, W) * d; i += B)
+            c.cntc[i] = 0;
+        __syncthreads();
 
-        for (int g0 = 0; g0 < W; g0 += G) {
-            const int Gc = min(G, W - g0);
-            if (tid == 0) {
-                sh.bx0 = sh.bx1 = p.x;
-                sh.by0 = sh.by1 = p.y;
-            }
-            for (int i = tid; i < Gc * d; i += B)
-                c.cntc[i] = 0;
-            for (int i = tid; i < Gc; i += B) {
-                c.cdE[i] = 0;
-                c.cbad[i] = 0;
-            }
-            __syncthreads();
-            for (int k = tid; k < d + Gc; k += B) {
-                struct lcn_pt pt = k < d ? c.inc_p[k] : P(c.cand[g0 + k - d]);
-                atomicMin(&sh.bx0, pt.x);
-                atomicMax(&sh.bx1, pt.x);
-                atomicMin(&sh.by0, pt.y);
-                atomicMax(&sh.by1, pt.y);
-            }
-            __syncthreads();
-            for (int base = 0; base < m; base += lcap) {
+        for (int g0 = 0, gi = 0; g0 < W; g0 += G, gi++) {
+            const int Gc = min(G, W - g0), last = g0 + G >= W;
+            if (g0 > 0) {
+                for (int i = tid; i < Gc * d; i += B)
+                    c.cntc[i] = 0;
                 if (tid == 0)
                     sh.H = 0;
                 __syncthreads();
-                collect_hits(dv, c, sh, v, base, min(base + lcap, m));
-                __syncthreads();
-                /* the star masks of each kept edge (sol_star_masks) and the old
+            }
+            /* the union box of v's old and new incident segments for this group */
+            const int4 gb = c.gbox[gi];
+            const int bx0 = min(sh.ib[0], gb.x), by0 = min(sh.ib[1], gb.y);
+            const int bx1 = max(sh.ib[2], gb.z), by1 = max(sh.ib[3], gb.w);
+            for (int base = 0; base < m || base == 0; base += lcap) { /* once when m = 0: V2/V3 */
+                if (base > 0) {
+                    if (tid == 0)
+                        sh.H = 0;
+                    __syncthreads();
+                }
+                /* (4) kept edges of the chunk (box-filtered, not incident to
+                 * v), each with its star masks (sol_star_masks) and the old
                  * position's crossings with it, a thread per edge */
-                const int H = sh.H, nch = (d + 63) >> 6;
-                for (int h = tid; h < H; h += B) {
-                    int2 ee = dv.edges[c.hits[h]];
-                    struct lcn_pt a = P(c.sc[ee.x]), b = P(c.sc[ee.y]);
+                const int lim = min(base + lcap, m), nch = (d + 63) >> 6;
+                for (int f = base + tid; f < lim; f += B) {
+                    int2 ee = dv.edges[f];
+                    if (ee.x == v || ee.y == v)
+                        continue;
+                    int2 a2 = c.sc[ee.x], b2 = c.sc[ee.y];
+                    if (!box_meets(bx0, by0, bx1, by1, a2, b2))
+                        continue;
+                    const int h = atomicAdd(&sh.H, 1);
+                    const struct lcn_pt a = P(a2), b = P(b2);
+                    c.hits[h] = f;
                     int oc = 0;
                     for (int kc = 0; kc < nch; kc++) {
                         uint64_t pos, neg;
@@ -290,10 +382,10 @@ static __global__ void __launch_bounds__(1024)
                     c.hoc[h] = oc;
                 }
                 __syncthreads();
-                /* (candidate, kept edge) pairs, warp-uniform trips: each warp's
-                 * energy changes are summed per candidate (warp_sum_by_key)
-                 * before one shared atomic each */
-                const int total = Gc * H;
+                /* (5) (candidate, kept edge) pairs, warp-uniform trips: each
+                 * warp's energy changes are summed per candidate
+                 * (warp_sum_by_key) before one shared atomic each */
+                const int H = sh.H, total = Gc * H;
                 for (int wb = tid & ~31; wb < total; wb += B) {
                     const int it = wb + (tid & 31);
                     int ci = -1;
@@ -305,7 +397,7 @@ static __global__ void __launch_bounds__(1024)
                         const struct lcn_pt a = P(c.sc[ee.x]), b = P(c.sc[ee.y]);
                         const struct lcn_pt q = P(c.cand[g0 + ci]);
                         if (geom_on_interior(a, b, q))
-                            c.cbad[ci] = 1;
+                            c.cbad[g0 + ci] = 1;
                         int nc = 0;
                         for (int kc = 0; kc < nch; kc++) {
                             const uint64_t pos = c.hpos[h * nch + kc], neg = c.hneg[h * nch + kc];
@@ -324,162 +416,155 @@ static __global__ void __launch_bounds__(1024)
                         }
                     }
                     if (warp_sum_by_key(&de, ci) && ci >= 0 && de != 0)
-                        atomicAdd((unsigned long long *)&c.cdE[ci], (unsigned long long)de);
+                        atomicAdd((unsigned long long *)&c.cdE[g0 + ci], (unsigned long long)de);
+                }
+                if (lim == m) {
+                    /* V2 and V3 for the group: (node inside the union box, candidate) pairs */
+                    for (int it = tid; it < n * Gc; it += B) {
+                        int w = it / Gc, ci = it - w * Gc;
+                        if (w == v)
+                            continue;
+                        int2 pw2 = c.sc[w];
+                        if (pw2.x < bx0 || pw2.x > bx1 || pw2.y < by0 || pw2.y > by1)
+                            continue;
+                        struct lcn_pt pw = P(pw2), q = P(c.cand[g0 + ci]);
+                        if (geom_pt_eq(pw, q)) {
+                            c.cbad[g0 + ci] = 1;
+                            continue;
+                        }
+                        for (int k = 0; k < d; k++)
+                            if (w != c.inc_u[k] && geom_on_interior(q, c.inc_p[k], pw)) {
+                                c.cbad[g0 + ci] = 1;
+                                break;
+                            }
+                    }
                 }
                 __syncthreads();
             }
-            /* V2 and V3 for the candidates: (node inside the union box, candidate) pairs */
-            for (int it = tid; it < n * Gc; it += B) {
-                int w = it / Gc, ci = it - w * Gc;
-                if (w == v)
-                    continue;
-                int2 pw2 = c.sc[w];
-                if (pw2.x < sh.bx0 || pw2.x > sh.bx1 || pw2.y < sh.by0 || pw2.y > sh.by1)
-                    continue;
-                struct lcn_pt pw = P(pw2), q = P(c.cand[g0 + ci]);
-                if (geom_pt_eq(pw, q)) {
-                    c.cbad[ci] = 1;
-                    continue;
-                }
-                for (int k = 0; k < d; k++)
-                    if (w != c.inc_u[k] && geom_on_interior(q, c.inc_p[k], pw)) {
-                        c.cbad[ci] = 1;
-                        break;
+            /* (6) the incident edges' energy change per candidate, the
+             * group's valid candidate of lowest change (ties: lowest index),
+             * after the last group the Metropolis test */
+            if (Gc <= 32) {
+                if (tid < 32) {
+                    int ok = 0;
+                    long long de = 0;
+                    if (tid < Gc) {
+                        de = c.cdE[g0 + tid];
+                        for (int k = 0; k < d; k++)
+                            de += wt[c.cntc[tid * d + k]] - wt[cnt[c.inc_e[k]]];
+                        ok = !c.cbad[g0 + tid];
                     }
-            }
-            __syncthreads();
-            for (int ci = tid; ci < Gc; ci += B) {
-                long long de = c.cdE[ci];
-                for (int k = 0; k < d; k++)
-                    de += wt[c.cntc[ci * d + k]] - wt[cnt[c.inc_e[k]]];
-                c.cdE[ci] = de;
-            }
-            __syncthreads();
-            if (tid == 0) {
-                for (int ci = 0; ci < Gc; ci++) {
-                    if (c.cbad[ci])
-                        continue;
-                    sh.rep.valid++;
-                    if (sh.best_c < 0 || c.cdE[ci] < sh.best_dE) {
-                        sh.best_c = g0 + ci;
-                        sh.best_dE = c.cdE[ci];
+                    const unsigned okm = __ballot_sync(0xffffffffu, ok);
+                    long long bd = ok ? de : LLONG_MAX;
+                    int bc = ok ? tid : INT_MAX;
+                    for (int off = 16; off > 0; off >>= 1) {
+                        long long od = __shfl_xor_sync(0xffffffffu, bd, off);
+                        int oc = __shfl_xor_sync(0xffffffffu, bc, off);
+                        if (od < bd || (od == bd && oc < bc)) {
+                            bd = od;
+                            bc = oc;
+                        }
+                    }
+                    if (tid == 0) {
+                        sh.rep.valid += __popc(okm);
+                        if (okm && (sh.best_c < 0 || bd < sh.best_dE)) {
+                            sh.best_c = g0 + bc;
+                            sh.best_dE = bd;
+                        }
+                        if (last)
+                            accept_winner(sp, dv, c, sh, p, d, step, r, tscale);
                     }
                 }
+            } else {
+                for (int ci = tid; ci < Gc; ci += B) {
+                    long long de = c.cdE[g0 + ci];
+                    for (int k = 0; k < d; k++)
+                        de += wt[c.cntc[ci * d + k]] - wt[cnt[c.inc_e[k]]];
+                    c.cdE[g0 + ci] = de;
+                }
+                __syncthreads();
+                if (tid == 0) {
+                    for (int ci = g0; ci < g0 + Gc; ci++) {
+                        if (c.cbad[ci])
+                            continue;
+                        sh.rep.valid++;
+                        if (sh.best_c < 0 || c.cdE[ci] < sh.best_dE) {
+                            sh.best_c = ci;
+                            sh.best_dE = c.cdE[ci];
+                        }
+                    }
+                    if (last)
+                        accept_winner(sp, dv, c, sh, p, d, step, r, tscale);
+                }
             }
+            if (last && !keep)
+                for (int k = tid; k < d; k += B)
+                    c.ncom[k] = 0;
             __syncthreads();
         }
-
-        if (tid == 0) {
-            sh.rep.attempted += W;
-            sh.rep.evaluated += W;
-            sh.accept = 0;
-            if (sh.best_c >= 0) {
-                sh.rep.selected++;
-                sh.rep.win_att++;
-                double T = dv.temps[sh.rep.slot] * tscale;
-                sh.rep.T = T;
-                uint32_t word = sol_draw(&sp, step, (uint32_t)r, RNG_PURPOSE_ACCEPT, SOL_LANE_ACCEPT).v[0];
-                if (sol_accept(sh.best_dE, T, dv.ltab, word)) {
-                    sh.rep.accepted++;
-                    sh.rep.win_acc++;
-                    sh.accept = 1;
-                } else {
-                    sh.rep.rejected++;
-                }
-            }
-            if (sh.accept) {
-                int2 q = c.cand[sh.best_c];
-                int x0 = min(p.x, q.x), x1 = max(p.x, q.x), y0 = min(p.y, q.y), y1 = max(p.y, q.y);
-                for (int k = 0; k < d; k++) {
-                    x0 = min(x0, c.inc_p[k].x);
-                    x1 = max(x1, c.inc_p[k].x);
-                    y0 = min(y0, c.inc_p[k].y);
-                    y1 = max(y1, c.inc_p[k].y);
-                }
-                sh.bx0 = x0;
-                sh.bx1 = x1;
-                sh.by0 = y0;
-                sh.by1 = y1;
-                sh.dphi = sh.dsum = 0;
-                sh.nmax = 0;
-            }
-        }
-        for (int k = tid; k < d; k += B)
-            c.ncom[k] = 0;
-        __syncthreads();
 
         if (sh.accept) {
+            /* (7) the commit */
             const struct lcn_pt q = P(c.cand[sh.best_c]);
             if (keep) {
-            /* one chunk, one group: the scan's kept edges (a superset of the
-             * commit box's: an edge outside that box meets neither star),
-             * their old crossings and the winner's new ones are still here */
-            const int H = sh.H, b = sh.best_c;
-            for (int h = tid; h < H; h += B) {
-                const int delta = (int)c.hnc[b * lcap + h] - c.hoc[h];
-                if (delta) {
-                    const int f = c.hits[h], o = cnt[f], nn = o + delta;
-                    cnt[f] = nn;
-                    atomicSub(&hist[o], 1);
-                    atomicAdd(&hist[nn], 1);
-                    atomicAdd((unsigned long long *)&sh.dphi,
-                              (unsigned long long)((long long)nn * nn - (long long)o * o));
-                    atomicAdd((unsigned long long *)&sh.dsum, (unsigned long long)(long long)delta);
+                /* one chunk, one group: the scan's kept edges (a superset of
+                 * the commit box's: an edge outside that box meets neither
+                 * star), their old crossings and the winner's new ones, and
+                 * the winner's incident counts are still here */
+                const int H = sh.H, b = sh.best_c;
+                for (int h = tid; h < H; h += B) {
+                    const int delta = (int)c.hnc[b * lcap + h] - c.hoc[h];
+                    if (delta) {
+                        const int f = c.hits[h], o = cnt[f];
+                        commit_edge(cnt, hist, sh, f, o, o + delta);
+                        atomicMax(&sh.nmax, o + delta);
+                    }
+                }
+                for (int k = tid; k < d; k += B) {
+                    const int e = c.inc_e[k], o = cnt[e], nn = c.cntc[b * d + k];
+                    if (nn != o)
+                        commit_edge(cnt, hist, sh, e, o, nn);
+                    atomicMax(&sh.nmax, nn);
+                }
+            } else {
+                for (int base = 0; base < m; base += lcap) {
+                    if (tid == 0)
+                        sh.H = 0;
+                    __syncthreads();
+                    collect_hits(dv, c, sh, v, base, min(base + lcap, m));
+                    __syncthreads();
+                    const int H = sh.H;
+                    for (int h = tid; h < H; h += B) {
+                        int f = c.hits[h];
+                        int2 ee = dv.edges[f];
+                        struct lcn_pt a = P(c.sc[ee.x]), b = P(c.sc[ee.y]);
+                        int delta = 0;
+                        for (int k0 = 0; k0 < d; k0 += 64) {
+                            uint64_t pos, neg;
+                            sol_star_masks(SMALL, c.inc_p, c.inc_u, d, k0, ee.x, ee.y, a, b, &pos, &neg);
+                            tests += 2 * sol_star_counted(pos, neg);
+                            uint64_t met = sol_star_meets(SMALL, q, a, b, pos, neg, c.inc_p, k0);
+                            delta += __popcll(met) - __popcll(sol_star_meets(SMALL, p, a, b, pos, neg, c.inc_p, k0));
+                            for (; met; met &= met - 1)
+                                atomicAdd(&c.ncom[k0 + __ffsll((long long)met) - 1], 1);
+                        }
+                        if (delta) {
+                            int o = cnt[f];
+                            commit_edge(cnt, hist, sh, f, o, o + delta);
+                            atomicMax(&sh.nmax, o + delta);
+                        }
+                    }
+                    __syncthreads();
+                }
+                for (int k = tid; k < d; k += B) {
+                    int e = c.inc_e[k], o = cnt[e], nn = c.ncom[k];
+                    if (nn != o)
+                        commit_edge(cnt, hist, sh, e, o, nn);
                     atomicMax(&sh.nmax, nn);
                 }
             }
-            for (int k = tid; k < d; k += B)
-                c.ncom[k] = c.cntc[b * d + k];
             __syncthreads();
-            } else {
-            for (int base = 0; base < m; base += lcap) {
-                if (tid == 0)
-                    sh.H = 0;
-                __syncthreads();
-                collect_hits(dv, c, sh, v, base, min(base + lcap, m));
-                __syncthreads();
-                const int H = sh.H;
-                for (int h = tid; h < H; h += B) {
-                    int f = c.hits[h];
-                    int2 ee = dv.edges[f];
-                    struct lcn_pt a = P(c.sc[ee.x]), b = P(c.sc[ee.y]);
-                    int delta = 0;
-                    for (int k0 = 0; k0 < d; k0 += 64) {
-                        uint64_t pos, neg;
-                        sol_star_masks(SMALL, c.inc_p, c.inc_u, d, k0, ee.x, ee.y, a, b, &pos, &neg);
-                        tests += 2 * sol_star_counted(pos, neg);
-                        uint64_t met = sol_star_meets(SMALL, q, a, b, pos, neg, c.inc_p, k0);
-                        delta += __popcll(met) - __popcll(sol_star_meets(SMALL, p, a, b, pos, neg, c.inc_p, k0));
-                        for (; met; met &= met - 1)
-                            atomicAdd(&c.ncom[k0 + __ffsll((long long)met) - 1], 1);
-                    }
-                    if (delta) {
-                        int o = cnt[f], nn = o + delta;
-                        cnt[f] = nn;
-                        atomicSub(&hist[o], 1);
-                        atomicAdd(&hist[nn], 1);
-                        atomicAdd((unsigned long long *)&sh.dphi,
-                                  (unsigned long long)((long long)nn * nn - (long long)o * o));
-                        atomicAdd((unsigned long long *)&sh.dsum, (unsigned long long)(long long)delta);
-                        atomicMax(&sh.nmax, nn);
-                    }
-                }
-                __syncthreads();
-            }
-            }
-            for (int k = tid; k < d; k += B) {
-                int e = c.inc_e[k], o = cnt[e], nn = c.ncom[k];
-                if (nn != o) {
-                    cnt[e] = nn;
-                    atomicSub(&hist[o], 1);
-                    atomicAdd(&hist[nn], 1);
-                    atomicAdd((unsigned long long *)&sh.dphi,
-                              (unsigned long long)((long long)nn * nn - (long long)o * o));
-                    atomicAdd((unsigned long long *)&sh.dsum, (unsigned long long)(long long)(nn - o));
-                }
-                atomicMax(&sh.nmax, nn);
-            }
-            __syncthreads();
+            /* (8) the tuple */
             if (tid == 0) {
                 c.sc[v] = make_int2(q.x, q.y);
                 int K = sh.rep.cur.K;
