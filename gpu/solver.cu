@@ -73,6 +73,7 @@ struct sh_step {
     unsigned int tkey;
     int bx0, by0, bx1, by1; /* the scanning commit's box */
     int ib[4];              /* box of v and its neighbours: x0, y0, x1, y1 */
+    long long bsum[2];      /* sum of v's neighbours' coordinates */
     struct sol_replica rep;
     int tour_e[SOL_TMAX];   /* the tournament's edges by draw */
 };
@@ -93,6 +94,7 @@ __device__ static inline int box_meets(int bx0, int by0, int bx1, int by1, int2 
 
 /* Shared memory carve-up; the host computes the same size with smem_bytes. */
 struct carve {
+    struct lcn_u32x4 *cdraw; /* the candidates' draws, 2 W (sol_candidate_draw) */
     int4 *gbox; /* per candidate group: box of its candidates (x0, y0, x1, y1) */
     long long *cdE;
     unsigned long long *hpos, *hneg; /* star masks per (kept edge, 64-segment chunk) */
@@ -106,7 +108,7 @@ struct carve {
 
 __host__ __device__ static inline size_t smem_bytes(int n, int W, int G, int dmax, int lcap, int keep)
 {
-    return sizeof(int4) * (size_t)((W + G - 1) / G) +
+    return sizeof(struct lcn_u32x4) * 2 * (size_t)W + sizeof(int4) * (size_t)((W + G - 1) / G) +
            sizeof(long long) * ((size_t)W + 2 * (size_t)lcap * NCH(dmax)) +
            sizeof(int2) * ((size_t)n + dmax + W) +
            sizeof(int) * (3 * (size_t)dmax + (size_t)W + (size_t)G * dmax + 2 * (size_t)lcap) +
@@ -117,7 +119,8 @@ __device__ static inline struct carve carve_smem(unsigned char *base, int n, int
                                                  int lcap)
 {
     struct carve c;
-    c.gbox = (int4 *)base;
+    c.cdraw = (struct lcn_u32x4 *)base;
+    c.gbox = (int4 *)(c.cdraw + 2 * W);
     c.cdE = (long long *)(c.gbox + (W + G - 1) / G);
     c.hpos = (unsigned long long *)(c.cdE + W);
     c.hneg = c.hpos + (size_t)lcap * NCH(dmax);
@@ -225,8 +228,9 @@ __device__ static inline void commit_edge(int *cnt, int *hist, struct sh_step &s
 }
 
 /*
- * The step's barriers: (1) tournament; (2) the node, its incident edges and
- * their box; (3) candidates and their group boxes; per group and chunk (4)
+ * The step's barriers: (1) the tournament's and the candidates' draws; (2)
+ * the node, its incident edges, their box and barycentre; (3) candidates and
+ * their group boxes; per group and chunk (4)
  * kept edges with their star masks and (5) the (candidate, edge) pairs and,
  * on the last chunk, V2/V3; (6) the group's energy changes and pick (and
  * the Metropolis test after the last group); for an accepted move (7) the
@@ -272,14 +276,19 @@ static __global__ void __launch_bounds__(1024)
             sh.ib[2] = sh.ib[3] = INT_MIN;
             sh.best_c = -1;
             sh.best_dE = 0;
+            sh.bsum[0] = sh.bsum[1] = 0;
         }
         for (int i = tid; i < ngr; i += B)
             c.gbox[i] = make_int4(INT_MAX, INT_MAX, INT_MIN, INT_MIN);
-        if (hot) {
-            for (int k = tid; k < tour; k += B) {
+        /* the candidates' draws too: they do not depend on the node */
+        const int nt = hot ? tour : 0;
+        for (int k = tid; k < nt + 2 * W; k += B) {
+            if (k < nt) {
                 int e = sol_tour_edge(&sp, step, (uint32_t)r, k);
                 sh.tour_e[k] = e;
                 atomicMax(&sh.tkey, sol_tour_key(cnt[e], k));
+            } else {
+                c.cdraw[k - nt] = sol_candidate_draw(&sp, step, (uint32_t)r, (uint32_t)(k - nt));
             }
         }
         __syncthreads();
@@ -296,6 +305,8 @@ static __global__ void __launch_bounds__(1024)
             c.inc_e[k] = e;
             c.inc_u[k] = u;
             c.inc_p[k] = P(pu);
+            atomicAdd((unsigned long long *)&sh.bsum[0], (unsigned long long)(long long)pu.x);
+            atomicAdd((unsigned long long *)&sh.bsum[1], (unsigned long long)(long long)pu.y);
             atomicMin(&sh.ib[0], pu.x);
             atomicMin(&sh.ib[1], pu.y);
             atomicMax(&sh.ib[2], pu.x);
@@ -315,15 +326,10 @@ static __global__ void __launch_bounds__(1024)
         for (int i = tid; i < W; i += B) {
             struct lcn_pt bary = p;
             if (d > 0) {
-                long long bx = 0, by = 0;
-                for (int k = 0; k < d; k++) {
-                    bx += c.inc_p[k].x;
-                    by += c.inc_p[k].y;
-                }
-                bary.x = (int)(bx / d);
-                bary.y = (int)(by / d);
+                bary.x = (int)(sh.bsum[0] / d);
+                bary.y = (int)(sh.bsum[1] / d);
             }
-            struct lcn_pt q = sol_candidate(&sp, step, (uint32_t)r, (uint32_t)i, p, bary, sh.rep.sigma);
+            struct lcn_pt q = sol_candidate_of(&sp, c.cdraw[2 * i], c.cdraw[2 * i + 1], p, bary, sh.rep.sigma);
             c.cand[i] = make_int2(q.x, q.y);
             c.cdE[i] = 0;
             c.cbad[i] = 0;

@@ -101,17 +101,19 @@ LCN_HD static inline int64_t sol_gauss(uint32_t a, uint32_t b, int32_t sigma)
     return (s - 131070) * sigma / 37837;
 }
 
-/*
- * Candidate point `lane` for moving a node at p. bary is the barycentre of
- * its neighbours (p for an isolated node). The result is inside the bounds
- * and differs from p unless the bounds hold a single point.
- */
-LCN_HD static inline struct lcn_pt sol_candidate(const struct sol_params *sp, uint64_t step,
-                                                 uint32_t replica, uint32_t lane, struct lcn_pt p,
-                                                 struct lcn_pt bary, int32_t sigma)
+/* Draw `word` of the move stream: candidate `lane` takes words 2 lane and 2 lane + 1. */
+LCN_HD static inline struct lcn_u32x4 sol_candidate_draw(const struct sol_params *sp, uint64_t step,
+                                                         uint32_t replica, uint32_t word)
 {
-    struct lcn_u32x4 a = sol_draw(sp, step, replica, RNG_PURPOSE_MOVE, 2 * lane);
-    struct lcn_u32x4 b = sol_draw(sp, step, replica, RNG_PURPOSE_MOVE, 2 * lane + 1);
+    return sol_draw(sp, step, replica, RNG_PURPOSE_MOVE, word);
+}
+
+/* The candidate from its two draws (sol_candidate_draw), so that a kernel can
+ * draw before it knows p. */
+LCN_HD static inline struct lcn_pt sol_candidate_of(const struct sol_params *sp, struct lcn_u32x4 a,
+                                                    struct lcn_u32x4 b, struct lcn_pt p,
+                                                    struct lcn_pt bary, int32_t sigma)
+{
     uint32_t kind = a.v[0] & 0xffff;
     int64_t x, y;
     if (kind < sp->p_local) {
@@ -140,6 +142,19 @@ LCN_HD static inline struct lcn_pt sol_candidate(const struct sol_params *sp, ui
         }
     }
     return q;
+}
+
+/*
+ * Candidate point `lane` for moving a node at p. bary is the barycentre of
+ * its neighbours (p for an isolated node). The result is inside the bounds
+ * and differs from p unless the bounds hold a single point.
+ */
+LCN_HD static inline struct lcn_pt sol_candidate(const struct sol_params *sp, uint64_t step,
+                                                 uint32_t replica, uint32_t lane, struct lcn_pt p,
+                                                 struct lcn_pt bary, int32_t sigma)
+{
+    return sol_candidate_of(sp, sol_candidate_draw(sp, step, replica, 2 * lane),
+                            sol_candidate_draw(sp, step, replica, 2 * lane + 1), p, bary, sigma);
 }
 
 /*
@@ -351,18 +366,17 @@ LCN_HD static inline void sol_star_masks(int small, const struct lcn_pt *pu, con
 {
     int32_t kn = d - k0 < 64 ? d - k0 : 64;
     uint64_t p = kn < 64 ? ~0ull << kn : 0, q = p;
+    /* branch-free, so that the device overlaps the loads of several segments */
+#ifdef __CUDA_ARCH__
+#pragma unroll 4
+#endif
     for (int32_t j = 0; j < kn; j++) {
         int32_t k = k0 + j;
-        if (u[k] == ea || u[k] == eb) {
-            p |= 1ull << j;
-            q |= 1ull << j;
-            continue;
-        }
+        int skip = u[k] == ea || u[k] == eb;
         int o = sol_orient(small, a, b, pu[k]);
-        if (o > 0)
-            p |= 1ull << j;
-        else if (o < 0)
-            q |= 1ull << j;
+        uint64_t bit = 1ull << j;
+        p |= (skip || o > 0) ? bit : 0;
+        q |= (skip || o < 0) ? bit : 0;
     }
     *pos = p;
     *neg = q;

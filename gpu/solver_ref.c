@@ -409,9 +409,9 @@ void gpu_solver_params_default(struct gpu_solver_params *sp)
 {
     memset(sp, 0, sizeof(*sp));
     sp->replicas = 0;
-    sp->ladder = 16;
+    sp->ladder = 4;
     sp->W = 4;
-    sp->block = 256;
+    sp->block = 1024;
     sp->batch_steps = 0;
     sp->max_steps = 0;
     sp->t_lo = 0.1;

@@ -19,7 +19,7 @@
 # env:   LCN_BIN (build/bin)  LCN_DEBS (.gpu-carry/debs: runtime .debs to unpack)
 #        LCN_INSTANCES (../shared/instances, or .gpu-carry/instances when present)
 #        SOLVER_GRAPHS (paths)  SOLVER_SEEDS ("1 2 3 4 5")  SOLVER_BUDGET (60)
-#        SOLVER_TUNING  SOLVER_REPLICAS_TOTAL (default 528, what filling an H200 gives on the
+#        SOLVER_TUNING  SOLVER_REPLICAS_TOTAL (default 132, what filling an H200 gives on the
 #        shared instances, split between the concurrent runs; 0 = EVERY run fills the device,
 #        so concurrent runs get that many replicas each and far fewer steps per replica)
 #        SOLVER_AT_ONCE (graphs run at the same time, default 1)
@@ -148,10 +148,10 @@ solver)
     SEEDS=${SOLVER_SEEDS:-1,2,3,4,5}
     BUDGET=${SOLVER_BUDGET:-60}
     GRAPHS=${SOLVER_GRAPHS:-$(ls "$LCN_INSTANCES"/gd2025-automatic/*.json "$LCN_INSTANCES"/gd2025-examples/[0-9]*.json)}
-    manifest solver "bench_solver --budget-s $BUDGET --seeds $SEEDS --replicas-total ${SOLVER_REPLICAS_TOTAL:-528} --graphs-at-once ${SOLVER_AT_ONCE:-1} --targets bench/targets.txt ${SOLVER_TUNING:+--tuning $SOLVER_TUNING} $(echo $GRAPHS)"
+    manifest solver "bench_solver --budget-s $BUDGET --seeds $SEEDS --replicas-total ${SOLVER_REPLICAS_TOTAL:-132} --graphs-at-once ${SOLVER_AT_ONCE:-1} --targets bench/targets.txt ${SOLVER_TUNING:+--tuning $SOLVER_TUNING} $(echo $GRAPHS)"
     mkdir -p "$OUTDIR/runs"
     "$BIN/bench_solver" --out "$OUTDIR/runs" --budget-s "$BUDGET" --seeds "$SEEDS" \
-        --replicas-total "${SOLVER_REPLICAS_TOTAL:-528}" --graphs-at-once "${SOLVER_AT_ONCE:-1}" --targets bench/targets.txt \
+        --replicas-total "${SOLVER_REPLICAS_TOTAL:-132}" --graphs-at-once "${SOLVER_AT_ONCE:-1}" --targets bench/targets.txt \
         ${SOLVER_TUNING:+--tuning "$SOLVER_TUNING"} $GRAPHS | tee -a "$OUTDIR/solver-summary.txt"
     ;;
 sweep)

@@ -279,7 +279,8 @@ static void solver_vs_twin(enum gen_family fam, int32_t n, int32_t R, int32_t L,
 }
 
 static void test_solver_r1_w1(void **st) { solver_vs_twin(GEN_GRID, 80, 1, 1, 1, 3, 50); }
-static void test_solver_r2_w2(void **st) { solver_vs_twin(GEN_RANDOM, 50, 2, 2, 2, 3, 40); }
+/* one-warp blocks (the default is 1024 threads; the others run 128) */
+static void test_solver_r2_w2(void **st) { solver_vs_twin_tuned(GEN_RANDOM, 50, 2, 2, 2, 3, 40, "restart_steps=0,block=32"); }
 static void test_solver_r4_w32(void **st) { solver_vs_twin(GEN_PLANTED, 60, 4, 4, 32, 3, 20); }
 static void test_solver_r4_w256(void **st) { solver_vs_twin(GEN_DENSE, 40, 4, 2, 256, 2, 5); }
 static void test_solver_big_chunks(void **st) { solver_vs_twin(GEN_GRID, 1200, 2, 2, 4, 2, 20); }
@@ -305,7 +306,10 @@ static void test_solver_no_reuse(void **st)
     solver_vs_twin_tuned(GEN_PLANTED, 60, 4, 4, 32, 3, 20, "restart_steps=0,reuse=0");
 }
 /* three ladders: the third runs on the second energy table (alt_every 3) */
-static void test_solver_portfolio(void **st) { solver_vs_twin(GEN_RANDOM, 60, 6, 2, 4, 3, 30); }
+static void test_solver_portfolio(void **st)
+{
+    solver_vs_twin_tuned(GEN_RANDOM, 60, 6, 2, 4, 3, 30, "restart_steps=0,block=1024");
+}
 /* elite restarts: the cold halves take the best replica's best layout and
  * counts; a tournament of 200 edges (more than the block's 128 threads) and
  * a crossing weight lin in the energy table */
