@@ -909,8 +909,17 @@ static int sjob_setup(struct gpu_ctx *ctx, int slot, const struct lcn_graph *g,
     j->small = g->width <= GEOM_SMALL && g->height <= GEOM_SMALL;
     for (int32_t i = 0; j->small && i < g->n; i++)
         j->small = start[i].x >= 0 && start[i].x <= g->width && start[i].y >= 0 && start[i].y <= g->height;
-    GPU_CHECK(ctx, cudaFuncSetAttribute(steps_kernel(j), cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                        (int)j->smem));
+    /* The limit is the function's, shared by every job of the process: always
+     * the device's whole opt-in size, never this job's need, or a concurrent
+     * job with a larger plan would see its next launch refused. */
+    cudaFuncAttributes fa;
+    GPU_CHECK(ctx, cudaFuncGetAttributes(&fa, steps_kernel(j)));
+    const int dyn_max = ctx->info.smem_per_block_optin - (int)fa.sharedSizeBytes;
+    if ((size_t)dyn_max < j->smem) {
+        snprintf(why, (size_t)len, "%d proposal workers do not fit the gpu's shared memory for this graph", gp->W);
+        return LCN_ETOOBIG;
+    }
+    GPU_CHECK(ctx, cudaFuncSetAttribute(steps_kernel(j), cudaFuncAttributeMaxDynamicSharedMemorySize, dyn_max));
     j->B = gp->block;
     j->L = gp->ladder;
     int R = gp->replicas;

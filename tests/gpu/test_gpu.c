@@ -21,9 +21,11 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <cmocka.h>
 
@@ -338,6 +340,71 @@ static void on_layout(void *c, const struct lcn_pt *layout, const struct lcn_obj
     report_release(&r);
 }
 
+/*
+ * Two jobs of one process with different shared-memory plans at once: the
+ * kernel's dynamic shared-memory limit is per function, so a job that set it
+ * to its own (smaller) need refused the other job's next launch (seen in a
+ * round as "invalid argument" on Automatic-6 beside Automatic-7).
+ */
+struct cojob {
+    struct gpu_ctx *ctx;
+    struct lcn_graph g;
+    struct lcn_pt *pts;
+    int64_t budget_ns;
+    int rc;
+    struct engine_result res;
+};
+
+static void *cojob_run(void *arg)
+{
+    struct cojob *cj = arg;
+    struct engine_params p;
+    engine_params_default(&p);
+    p.seed = 5;
+    p.init = cj->pts;
+    p.replicas = 8;
+    p.start_ns = lcn_now_ns();
+    p.deadline_ns = p.start_ns + cj->budget_ns;
+    cj->rc = gpu_engine_run(cj->ctx, &cj->g, &p, NULL, &cj->res);
+    return NULL;
+}
+
+static void test_engine_concurrent_plans(void **st)
+{
+    struct gpu_config cfg;
+    gpu_config_default(&cfg);
+    cfg.slots = 2;
+    cfg.max_nodes = 4000;
+    cfg.max_edges = 8000;
+    cfg.max_replicas = 16;
+    char err[256];
+    struct gpu_ctx *c2;
+    assert_int_equal(gpu_ctx_new(&cfg, &c2, err, sizeof(err)), 0);
+    struct cojob big = {.ctx = c2, .budget_ns = 1500000000ll}, small = {.ctx = c2, .budget_ns = 300000000ll};
+    make(GEN_RANDOM, 600, 3000, 9, &big.g, &big.pts);
+    make(GEN_GRID, 40, 0, 9, &small.g, &small.pts);
+    pthread_t th;
+    assert_int_equal(pthread_create(&th, NULL, cojob_run, &big), 0);
+    struct timespec ts = {0, 400000000};
+    nanosleep(&ts, NULL);
+    cojob_run(&small); /* its set-up comes while the big job launches */
+    pthread_join(th, NULL);
+    assert_int_equal(small.rc, 0);
+    assert_int_equal(big.rc, 0);
+    struct cojob *jobs[2] = {&big, &small};
+    for (int i = 0; i < 2; i++) {
+        struct lcn_report r;
+        validate_layout(&jobs[i]->g, jobs[i]->res.layout, 4, &r);
+        assert_true(r.valid);
+        assert_int_equal(obj_cmp(&r.obj, &jobs[i]->res.best), 0);
+        report_release(&r);
+        engine_result_release(&jobs[i]->res);
+        graph_release(&jobs[i]->g);
+        free(jobs[i]->pts);
+    }
+    gpu_ctx_free(c2);
+}
+
 static void test_engine_budget_residency(void **st)
 {
     struct lcn_graph g;
@@ -483,6 +550,7 @@ int main(void)
         cmocka_unit_test(test_solver_portfolio),
         cmocka_unit_test(test_solver_restarts),
         cmocka_unit_test(test_engine_budget_residency),
+        cmocka_unit_test(test_engine_concurrent_plans),
         cmocka_unit_test(test_force_layout),
         cmocka_unit_test(test_invalid_config_refused),
     };
