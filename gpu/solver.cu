@@ -7,7 +7,8 @@
  *   1. the node v: a tournament over random edges (the block draws them
  *      in parallel and reduces to the highest count) or a uniform node;
  *   2. the block loads v's incident edges and their far endpoints, and
- *      threads 0..W-1 draw the W candidate points (proposal workers);
+ *      threads 0..W-1 make the W candidate points (proposal workers) from
+ *      draws taken in the tournament's phase;
  *   3. for each group of candidates, the block scans the edges in chunks of
  *      `lcap` (every edge when the shared memory allows, else 256-4096 per
  *      chunk), keeps those whose box meets the union box of v's old and new
@@ -20,13 +21,15 @@
  *      change, and the energy change accumulated in shared memory; a node
  *      scan checks V2/V3 for the candidates. Orientations are 32-bit
  *      (k_steps<1>) when every coordinate is at most GEOM_SMALL;
- *   4. thread 0 takes the valid candidate of lowest energy change (ties:
- *      lowest index) and applies the Metropolis test at the replica's
- *      temperature;
+ *   4. warp 0 takes the valid candidate of lowest energy change (ties:
+ *      lowest index) and thread 0 applies the Metropolis test at the
+ *      replica's temperature;
  *   5. an accepted move is committed by the block: coordinates, per-edge
  *      counts, histogram and tuple of one generation, separated from the
- *      next evaluation by barriers; a strict improvement of the replica's
- *      best tuple copies the layout to its best buffer.
+ *      next evaluation by barriers (from the scan's kept edges and the
+ *      winner's crossings when they fit, `keep`, else by a second scan); a
+ *      strict improvement of the replica's best tuple copies the layout to
+ *      its best buffer.
  * Between launches three small kernels reduce the best record, recompute
  * energies (re-referencing the energy table at the best K) and exchange
  * temperature labels within each ladder. Only the record (a few hundred
