@@ -43,21 +43,24 @@
 
 static struct gpu_ctx *ctx;
 
-static int setup(void **st)
+static int ctx_open(int32_t slots, int32_t nodes, int32_t edges, int32_t replicas, struct gpu_ctx **out)
 {
     struct gpu_config cfg;
     gpu_config_default(&cfg);
-    cfg.slots = 1;
-    cfg.max_nodes = 12000;
-    cfg.max_edges = 24000;
-    cfg.max_replicas = 64;
+    cfg.slots = slots;
+    cfg.max_nodes = nodes;
+    cfg.max_edges = edges;
+    cfg.max_replicas = replicas;
     char err[256];
-    int rc = gpu_ctx_new(&cfg, &ctx, err, sizeof(err));
-    if (rc) {
+    int rc = gpu_ctx_new(&cfg, out, err, sizeof(err));
+    if (rc)
         fprintf(stderr, "gpu context: %s\n", err);
-        return -1;
-    }
-    return 0;
+    return rc;
+}
+
+static int setup(void **st)
+{
+    return ctx_open(1, 12000, 24000, 64, &ctx) ? -1 : 0;
 }
 
 static int teardown(void **st)
@@ -371,15 +374,8 @@ static void *cojob_run(void *arg)
 
 static void test_engine_concurrent_plans(void **st)
 {
-    struct gpu_config cfg;
-    gpu_config_default(&cfg);
-    cfg.slots = 2;
-    cfg.max_nodes = 4000;
-    cfg.max_edges = 8000;
-    cfg.max_replicas = 16;
-    char err[256];
     struct gpu_ctx *c2;
-    assert_int_equal(gpu_ctx_new(&cfg, &c2, err, sizeof(err)), 0);
+    assert_int_equal(ctx_open(2, 4000, 8000, 16, &c2), 0);
     struct cojob big = {.ctx = c2, .budget_ns = 1500000000ll}, small = {.ctx = c2, .budget_ns = 300000000ll};
     make(GEN_RANDOM, 600, 3000, 9, &big.g, &big.pts);
     make(GEN_GRID, 40, 0, 9, &small.g, &small.pts);
