@@ -303,6 +303,15 @@ static void test_solver_high_degree(void **st)
     assert_true(graph_property(&p, 1) > 64);
     solver_vs_twin_graph(&p, 2, 2, 4, 2, 20, "restart_steps=0");
 }
+/* groups of at most 32 candidates, more than one (W 32, degree past 128:
+ * 4096 / degree candidates per group): warp 0's pick across groups */
+static void test_solver_small_groups(void **st)
+{
+    struct gen_params p = {.family = GEN_RANDOM, .n = 140, .m = 8500, .width = 2000, .height = 2000, .seed = 21};
+    int32_t d = graph_property(&p, 1);
+    assert_true(d > 128 && 4096 / d < 32);
+    solver_vs_twin_graph(&p, 2, 2, 32, 2, 5, "restart_steps=0");
+}
 /* the commit scanning the edges again (reuse=0) on graphs where it would
  * otherwise reuse the scan's kept edges: both paths against the same twin */
 static void test_solver_no_reuse(void **st)
@@ -542,6 +551,7 @@ int main(void)
         cmocka_unit_test(test_solver_big_chunks),
         cmocka_unit_test(test_solver_wide),
         cmocka_unit_test(test_solver_high_degree),
+        cmocka_unit_test(test_solver_small_groups),
         cmocka_unit_test(test_solver_no_reuse),
         cmocka_unit_test(test_solver_portfolio),
         cmocka_unit_test(test_solver_restarts),
