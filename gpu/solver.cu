@@ -918,7 +918,7 @@ static int sjob_setup(struct gpu_ctx *ctx, int slot, const struct lcn_graph *g,
     cudaFuncAttributes fa;
     GPU_CHECK(ctx, cudaFuncGetAttributes(&fa, steps_kernel(j)));
     const int dyn_max = ctx->info.smem_per_block_optin - (int)fa.sharedSizeBytes;
-    if ((size_t)dyn_max < j->smem) {
+    if (dyn_max < 0 || (size_t)dyn_max < j->smem) {
         snprintf(why, (size_t)len, "%d proposal workers do not fit the gpu's shared memory for this graph", gp->W);
         return LCN_ETOOBIG;
     }
