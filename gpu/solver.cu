@@ -178,12 +178,13 @@ __device__ static inline void collect_hits(const struct sol_dev &dv, struct carv
 /*
  * Thread 0 after the last group's pick: the Metropolis test of the winner
  * and, for an accepted move, the commit box (v's old and new position and
- * its neighbours) of the scanning commit.
+ * its neighbours) of the scanning commit; a reusing commit (keep) has no
+ * box to draw.
  */
 __device__ static inline void accept_winner(const struct sol_params &sp, const struct sol_dev &dv,
                                             const struct carve &c, struct sh_step &sh,
                                             struct lcn_pt p, int d, uint64_t step, int r,
-                                            double tscale)
+                                            double tscale, int keep)
 {
     sh.rep.attempted += sp.W;
     sh.rep.evaluated += sp.W;
@@ -203,6 +204,10 @@ __device__ static inline void accept_winner(const struct sol_params &sp, const s
         }
     }
     if (sh.accept) {
+        sh.dphi = sh.dsum = 0;
+        sh.nmax = 0;
+    }
+    if (sh.accept && !keep) {
         int2 q = c.cand[sh.best_c];
         int x0 = min(p.x, q.x), x1 = max(p.x, q.x), y0 = min(p.y, q.y), y1 = max(p.y, q.y);
         for (int k = 0; k < d; k++) {
@@ -215,8 +220,6 @@ __device__ static inline void accept_winner(const struct sol_params &sp, const s
         sh.bx1 = x1;
         sh.by0 = y0;
         sh.by1 = y1;
-        sh.dphi = sh.dsum = 0;
-        sh.nmax = 0;
     }
 }
 
@@ -481,7 +484,7 @@ static __global__ void __launch_bounds__(1024)
                             sh.best_dE = bd;
                         }
                         if (last)
-                            accept_winner(sp, dv, c, sh, p, d, step, r, tscale);
+                            accept_winner(sp, dv, c, sh, p, d, step, r, tscale, keep);
                     }
                 }
             } else {
@@ -503,7 +506,7 @@ static __global__ void __launch_bounds__(1024)
                         }
                     }
                     if (last)
-                        accept_winner(sp, dv, c, sh, p, d, step, r, tscale);
+                        accept_winner(sp, dv, c, sh, p, d, step, r, tscale, keep);
                 }
             }
             if (last && !keep)
