@@ -148,6 +148,7 @@ struct gpu_solver_params {
                             * table's least unit, a tie-break) */
     int32_t restart_steps; /* the cold half of each ladder restarts from the elite after this
                             * many steps per replica without a better best (0: never) */
+    int32_t restart_node;  /* when > 0, that wait is at least restart_node x n steps */
     int32_t reuse;         /* 1: the commit reuses the scan's kept edges and the winner's
                             * crossings when they fit (one chunk, one group); 0: it scans again */
 };
@@ -157,7 +158,7 @@ void gpu_solver_params_default(struct gpu_solver_params *sp);
 /*
  * Applies "key=value,..." knobs (replicas, ladder, W, block, batch_steps,
  * tournament, t_lo, t_hi, cool, beta, beta_alt, alt_every, p_hot, p_local,
- * p_bary, lin, restart_steps, reuse) to sp.
+ * p_bary, lin, restart_steps, restart_node, reuse) to sp.
  * Returns 0, or LCN_EINVAL with a message for an unknown key or a value out
  * of range.
  */

@@ -48,6 +48,9 @@ void solref_derive(const struct gpu_solver_params *gp, const struct lcn_graph *g
     sp->alt_every = gp->alt_every;
     sp->r16_alt = gp->alt_every > 0 ? (uint32_t)llround(65536.0 * exp(gp->beta_alt)) : *r16;
     sp->restart_steps = gp->restart_steps;
+    if (gp->restart_steps > 0 && gp->restart_node > 0)
+        sp->restart_steps = (int32_t)LCN_MIN((int64_t)INT32_MAX,
+                                             LCN_MAX((int64_t)gp->restart_steps, (int64_t)gp->restart_node * g->n));
     *lin = gp->lin > 0 ? LCN_MAX(1, llround(gp->lin * SOL_W_BASE)) : 1;
     *sigma0 = LCN_MAX(1, span / 10);
 }
@@ -425,6 +428,7 @@ void gpu_solver_params_default(struct gpu_solver_params *sp)
     sp->p_local = 0.7;
     sp->p_bary = 0.15;
     sp->restart_steps = 5000;
+    sp->restart_node = 0;
     sp->lin = 0;
     sp->reuse = 1;
 }
@@ -449,6 +453,7 @@ static const struct knob gknobs[] = {
     {"p_bary", KNOB_DOUBLE, GK(p_bary), 0, 1, NULL},
     {"lin", KNOB_DOUBLE, GK(lin), 0, 16, NULL},
     {"restart_steps", KNOB_INT, GK(restart_steps), 0, 1000000000, NULL},
+    {"restart_node", KNOB_INT, GK(restart_node), 0, 1000000, NULL},
     {"reuse", KNOB_INT, GK(reuse), 0, 1, NULL},
 };
 #undef GK

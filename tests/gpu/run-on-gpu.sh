@@ -3,6 +3,8 @@
 #   env      device, driver, library check of the carried binaries
 #   tests    the GPU tests (test_gpu: evaluators vs oracle, solver vs twin, engine)
 #   kernels  the kernel benchmark (bench_gpu) and its audit
+#   sanitize compute-sanitizer racecheck and synccheck on the solver's twin
+#            tests, one test per run (SANITIZE_TESTS) -> sanitize.log
 #   daemon   lcnd serve with GPU workers: jobs, cancel, readiness, metrics
 #   rate     candidate evaluations/s: GPU engine vs CPU engine on one core,
 #            same generated graph (2519/4938 grid family), side by side
@@ -92,6 +94,20 @@ tests)
     "$BIN/test_gpu" > "$OUTDIR/tests.log" 2>&1
     echo "test_gpu exit $?" | tee -a "$OUTDIR/tests.log"
     grep -E "PASSED|FAILED|ERROR|engine:|LINE" "$OUTDIR/tests.log" | head -30
+    ;;
+sanitize)
+    CS=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
+    ST=${SANITIZE_TESTS:-test_solver_r2_w2 test_solver_small_groups test_solver_r4_w256 test_solver_big_chunks}
+    manifest sanitize "$CS --tool racecheck|synccheck --error-exitcode 1 $BIN/test_gpu with LCN_TEST_FILTER in: $ST"
+    : > "$OUTDIR/sanitize.log"
+    for tool in racecheck synccheck; do
+        for t in $ST; do
+            LCN_TEST_FILTER=$t timeout 240 "$CS" --tool $tool --error-exitcode 1 "$BIN/test_gpu" \
+                >> "$OUTDIR/sanitize.log" 2>&1
+            echo "$tool $t exit $?" | tee -a "$OUTDIR/sanitize.log"
+        done
+    done
+    grep -E "ERROR SUMMARY|RACECHECK SUMMARY|hazard" "$OUTDIR/sanitize.log" | sort | uniq -c | head -20
     ;;
 kernels)
     manifest kernels "$BIN/bench_gpu (random layout, stress layout, --force)"

@@ -97,6 +97,9 @@ static void test_gpu_knobs(void **st)
     assert_int_equal(gpu_solver_params_parse(&p, "tournament=257", err, sizeof(err)), LCN_EINVAL);
     assert_int_equal(gpu_solver_params_parse(&p, "tournament=0", err, sizeof(err)), LCN_EINVAL);
     assert_int_equal(gpu_solver_params_parse(&p, "restart_steps=-1", err, sizeof(err)), LCN_EINVAL);
+    assert_int_equal(gpu_solver_params_parse(&p, "restart_node=50", err, sizeof(err)), 0);
+    assert_int_equal(p.restart_node, 50);
+    assert_int_equal(gpu_solver_params_parse(&p, "restart_node=-1", err, sizeof(err)), LCN_EINVAL);
     assert_int_equal(gpu_solver_params_parse(&p, "lin=16.5", err, sizeof(err)), LCN_EINVAL);
 }
 

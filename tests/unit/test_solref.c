@@ -189,6 +189,18 @@ static void test_twin_restarts(void **st)
     gp.ladder = 4;
     gp.restart_steps = 20;
     struct derived d;
+    /* restart_node raises the wait to restart_node x n; 0 restart_steps stays 0 */
+    gp.restart_node = 2;
+    derive(&gp, &g, &d);
+    assert_int_equal(d.sp.restart_steps, 2 * g.n);
+    gp.restart_node = 1000000;
+    derive(&gp, &g, &d);
+    assert_int_equal(d.sp.restart_steps, LCN_MIN((int64_t)INT32_MAX, (int64_t)1000000 * g.n));
+    gp.restart_steps = 0;
+    derive(&gp, &g, &d);
+    assert_int_equal(d.sp.restart_steps, 0);
+    gp.restart_steps = 20;
+    gp.restart_node = 0;
     derive(&gp, &g, &d);
     assert_int_equal(d.sp.restart_steps, 20);
     const int32_t R = 8, L = 4, n = g.n;
