@@ -4,7 +4,7 @@
 #   tests    the GPU tests (test_gpu: evaluators vs oracle, solver vs twin, engine)
 #   kernels  the kernel benchmark (bench_gpu) and its audit
 #   sanitize compute-sanitizer racecheck and synccheck on the solver's twin
-#            tests, one test per run (SANITIZE_TESTS) -> sanitize.log
+#            tests, one test per run (SANITIZE_TESTS, SANITIZE_TIMEOUT s each) -> sanitize.log
 #   daemon   lcnd serve with GPU workers: jobs, cancel, readiness, metrics
 #   rate     candidate evaluations/s: GPU engine vs CPU engine on one core,
 #            same generated graph (2519/4938 grid family), side by side
@@ -102,7 +102,7 @@ sanitize)
     : > "$OUTDIR/sanitize.log"
     for tool in racecheck synccheck; do
         for t in $ST; do
-            LCN_TEST_FILTER=$t timeout 240 "$CS" --tool $tool --error-exitcode 1 "$BIN/test_gpu" \
+            LCN_TEST_FILTER=$t timeout "${SANITIZE_TIMEOUT:-240}" "$CS" --tool $tool --error-exitcode 1 "$BIN/test_gpu" \
                 >> "$OUTDIR/sanitize.log" 2>&1
             echo "$tool $t exit $?" | tee -a "$OUTDIR/sanitize.log"
         done
