@@ -277,11 +277,8 @@ static __global__ void __launch_bounds__(1024)
         const int hot = sol_node_hot(&sp, nd);
         /* (1) boxes reset; the tournament's draws in parallel, reduced to the winner */
         if (tid == 0) {
-            sh.H = 0;
             sh.ib[0] = sh.ib[1] = INT_MAX;
             sh.ib[2] = sh.ib[3] = INT_MIN;
-            sh.best_c = -1;
-            sh.best_dE = 0;
             sh.bsum[0] = sh.bsum[1] = 0;
         }
         for (int i = tid; i < ngr; i += B)
@@ -319,6 +316,11 @@ static __global__ void __launch_bounds__(1024)
             atomicMax(&sh.ib[3], pu.y);
         }
         if (tid == 0) {
+            /* reset after barrier (1): a warp of the last step may still have
+             * been loading H and best_c (the commit's, speculatively) before it */
+            sh.H = 0;
+            sh.best_c = -1;
+            sh.best_dE = 0;
             atomicMin(&sh.ib[0], p.x);
             atomicMin(&sh.ib[1], p.y);
             atomicMax(&sh.ib[2], p.x);

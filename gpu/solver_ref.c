@@ -412,7 +412,7 @@ void gpu_solver_params_default(struct gpu_solver_params *sp)
 {
     memset(sp, 0, sizeof(*sp));
     sp->replicas = 0;
-    sp->ladder = 4;
+    sp->ladder = 2;
     sp->W = 4;
     sp->block = 1024;
     sp->batch_steps = 0;
@@ -428,7 +428,7 @@ void gpu_solver_params_default(struct gpu_solver_params *sp)
     sp->p_local = 0.7;
     sp->p_bary = 0.15;
     sp->restart_steps = 5000;
-    sp->restart_node = 0;
+    sp->restart_node = 50;
     sp->lin = 0;
     sp->reuse = 1;
 }

@@ -90,6 +90,8 @@ static void test_gpu_knobs(void **st)
     /* the search knobs of the restarts and the tournament, and their ranges */
     gpu_solver_params_default(&p);
     assert_int_equal(p.restart_steps, 5000);
+    assert_int_equal(p.restart_node, 50);
+    assert_int_equal(p.ladder, 2);
     assert_int_equal(p.tournament, 64);
     assert_true(p.lin == 0);
     assert_int_equal(gpu_solver_params_parse(&p, "restart_steps=0,tournament=256,lin=0.25", err, sizeof(err)), 0);
@@ -97,8 +99,8 @@ static void test_gpu_knobs(void **st)
     assert_int_equal(gpu_solver_params_parse(&p, "tournament=257", err, sizeof(err)), LCN_EINVAL);
     assert_int_equal(gpu_solver_params_parse(&p, "tournament=0", err, sizeof(err)), LCN_EINVAL);
     assert_int_equal(gpu_solver_params_parse(&p, "restart_steps=-1", err, sizeof(err)), LCN_EINVAL);
-    assert_int_equal(gpu_solver_params_parse(&p, "restart_node=50", err, sizeof(err)), 0);
-    assert_int_equal(p.restart_node, 50);
+    assert_int_equal(gpu_solver_params_parse(&p, "restart_node=200", err, sizeof(err)), 0);
+    assert_int_equal(p.restart_node, 200);
     assert_int_equal(gpu_solver_params_parse(&p, "restart_node=-1", err, sizeof(err)), LCN_EINVAL);
     assert_int_equal(gpu_solver_params_parse(&p, "lin=16.5", err, sizeof(err)), LCN_EINVAL);
 }
