@@ -511,9 +511,15 @@ static __global__ void __launch_bounds__(1024)
                         accept_winner(sp, dv, c, sh, p, d, step, r, tscale, keep);
                 }
             }
-            if (last && !keep)
+            if (last && !keep) {
                 for (int k = tid; k < d; k += B)
                     c.ncom[k] = 0;
+                /* the scanning commit's first chunk counts from 0; reset
+                 * before this barrier, as a lagging warp may still load H
+                 * at the commit's start (the reusing commit's, hoisted) */
+                if (tid == 0)
+                    sh.H = 0;
+            }
             __syncthreads();
         }
 
@@ -542,9 +548,11 @@ static __global__ void __launch_bounds__(1024)
                 }
             } else {
                 for (int base = 0; base < m; base += lcap) {
-                    if (tid == 0)
-                        sh.H = 0;
-                    __syncthreads();
+                    if (base > 0) {
+                        if (tid == 0)
+                            sh.H = 0;
+                        __syncthreads();
+                    }
                     collect_hits(dv, c, sh, v, base, min(base + lcap, m));
                     __syncthreads();
                     const int H = sh.H;
