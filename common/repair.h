@@ -37,13 +37,4 @@ struct repair_stats {
 int repair_layout(const struct lcn_graph *g, struct lcn_pt *pts, const uint8_t *has_xy,
                   struct repair_stats *stats);
 
-/*
- * repair_layout's first pass, also used by its slow twin in the tests: each
- * node without coordinates (has_xy may be NULL: none) goes to the barycentre
- * of its placed neighbours, else the centre; then every point is clamped
- * into the bounds. Counts into s->filled and s->clamped.
- */
-void repair_fill_clamp(const struct lcn_graph *g, struct lcn_pt *pts, const uint8_t *has_xy,
-                       struct repair_stats *s);
-
 #endif
