@@ -1,11 +1,13 @@
 #include "crossings.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <unistd.h>
 #include <string.h>
 
 #include "grid.h"
+#include "stop.h"
 #include "util.h"
 
 static int edges_cross(const struct lcn_graph *g, const struct lcn_pt *pts, int32_t e, int32_t f)
@@ -61,13 +63,25 @@ struct segs {
  * Counts, for the edges e = first, first + step, ..., their crossings with
  * the partners f > e found in e's grid cells (each pair once), adding to c
  * (both ends of each crossing pair). seen: m stamps, initialised to -1.
+ * Gives up when stop fires (or another counter raised *halt, which this
+ * one raises when its stop fires): *halt is then nonzero and c partial.
  */
 static uint64_t count_pairs(const struct lcn_grid *gr, const struct segs *s, int32_t m,
                             int32_t first, int32_t step, int32_t *c, int32_t *seen,
-                            int32_t **buf, int32_t *cap)
+                            int32_t **buf, int32_t *cap, const struct lcn_stop *stop,
+                            atomic_int *halt)
 {
-    uint64_t tests = 0;
+    uint64_t tests = 0, last = 0;
+    int64_t work = 0;
     for (int32_t e = first; e < m; e += step) {
+        if (stop) {
+            /* cells visited and pairs tested since the last edge */
+            if (lcn_stop_tick(stop, &work, 8 + (int64_t)(tests - last)))
+                atomic_store(halt, 1);
+            last = tests;
+            if (atomic_load_explicit(halt, memory_order_relaxed))
+                break;
+        }
         struct lcn_pt a = s->a[e], b = s->b[e];
         int32_t eu = s->u[e], ev = s->v[e];
         int32_t k = grid_segment_cells_buf(gr, a, b, buf, cap);
@@ -120,13 +134,16 @@ struct counter {
     int32_t m, first, step;
     int32_t *c;
     uint64_t tests;
+    const struct lcn_stop *stop;
+    atomic_int *halt;
 };
 
 static void *counter_main(void *arg)
 {
     struct counter *w = arg;
     int32_t *seen = stamps(w->m), *buf = NULL, cap = 0;
-    w->tests = count_pairs(w->gr, w->s, w->m, w->first, w->step, w->c, seen, &buf, &cap);
+    w->tests = count_pairs(w->gr, w->s, w->m, w->first, w->step, w->c, seen, &buf, &cap, w->stop,
+                           w->halt);
     free(seen);
     free(buf);
     return NULL;
@@ -145,15 +162,33 @@ int32_t crossings_grid_threads(int32_t m)
 uint64_t crossings_grid(const struct lcn_graph *g, const struct lcn_pt *pts, int32_t *c,
                         int32_t per_side)
 {
+    uint64_t tests = 0;
+    crossings_grid_stop(g, pts, c, per_side, NULL, &tests);
+    return tests;
+}
+
+int crossings_grid_stop(const struct lcn_graph *g, const struct lcn_pt *pts, int32_t *c,
+                        int32_t per_side, const struct lcn_stop *stop, uint64_t *tests_out)
+{
     memset(c, 0, sizeof(int32_t) * (size_t)g->m);
+    *tests_out = 0;
     if (g->m == 0)
         return 0;
     int64_t x0, y0, x1, y1;
     layout_bbox(pts, g->n, &x0, &y0, &x1, &y1);
     struct lcn_grid gr;
     grid_init(&gr, x0, y0, x1, y1, per_side > 0 ? per_side : grid_side_for_edges(g->m));
-    for (int32_t e = 0; e < g->m; e++)
+    int64_t work = 0;
+    int rc = 0;
+    for (int32_t e = 0; e < g->m && !rc; e++) {
         grid_add_segment(&gr, e, pts[g->eu[e]], pts[g->ev[e]]);
+        rc = lcn_stop_tick(stop, &work, 16);
+    }
+    if (rc) {
+        grid_release(&gr);
+        return rc;
+    }
+    atomic_int halt = 0;
     struct segs s;
     segs_init(&s, g, pts);
     /* Edges are dealt round-robin so long and short edges spread evenly; each
@@ -161,7 +196,8 @@ uint64_t crossings_grid(const struct lcn_graph *g, const struct lcn_pt *pts, int
     int32_t T = crossings_grid_threads(g->m);
     struct counter *w = xcalloc((size_t)T, sizeof(*w));
     for (int32_t t = 0; t < T; t++) {
-        w[t] = (struct counter){.gr = &gr, .s = &s, .m = g->m, .first = t, .step = T};
+        w[t] = (struct counter){
+            .gr = &gr, .s = &s, .m = g->m, .first = t, .step = T, .stop = stop, .halt = &halt};
         w[t].c = t == 0 ? c : xcalloc((size_t)g->m, sizeof(int32_t));
         if (t > 0) {
             w[t].started = pthread_create(&w[t].th, NULL, counter_main, &w[t]) == 0;
@@ -183,7 +219,11 @@ uint64_t crossings_grid(const struct lcn_graph *g, const struct lcn_pt *pts, int
     free(s.a);
     free(s.b);
     grid_release(&gr);
-    return tests;
+    *tests_out = tests;
+    if (!atomic_load(&halt))
+        return 0;
+    rc = lcn_stop_check(stop); /* a fired stop stays fired */
+    return rc ? rc : LCN_EDEADLINE;
 }
 
 uint64_t crossings_in_grid(const struct lcn_graph *g, const struct lcn_pt *pts, int32_t *c,
@@ -193,7 +233,7 @@ uint64_t crossings_in_grid(const struct lcn_graph *g, const struct lcn_pt *pts, 
     struct segs s;
     segs_init(&s, g, pts);
     int32_t *seen = stamps(g->m);
-    uint64_t tests = count_pairs(gr, &s, g->m, 0, 1, c, seen, &gr->tmp, &gr->tmp_cap);
+    uint64_t tests = count_pairs(gr, &s, g->m, 0, 1, c, seen, &gr->tmp, &gr->tmp_cap, NULL, NULL);
     free(seen);
     free(s.a);
     free(s.b);

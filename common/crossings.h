@@ -29,6 +29,15 @@ uint64_t crossings_full(const struct lcn_graph *g, const struct lcn_pt *pts, int
 uint64_t crossings_grid(const struct lcn_graph *g, const struct lcn_pt *pts, int32_t *c,
                         int32_t per_side);
 
+/*
+ * crossings_grid that gives up when stop fires (stop.h; NULL never does):
+ * returns 0 with c and *tests filled, or the stop's code (LCN_EDEADLINE,
+ * LCN_ECANCELLED) with c partial.
+ */
+struct lcn_stop;
+int crossings_grid_stop(const struct lcn_graph *g, const struct lcn_pt *pts, int32_t *c,
+                        int32_t per_side, const struct lcn_stop *stop, uint64_t *tests);
+
 /* Threads crossings_grid counts with for m edges: one per online core (at
  * most 8) from 8192 edges on, else 1. Benchmarks record it. */
 int32_t crossings_grid_threads(int32_t m);

@@ -37,6 +37,7 @@
 #include "layout.h"
 #include "rng.h"
 #include "state.h"
+#include "stop.h"
 #include "util.h"
 #include "validate.h"
 
@@ -460,16 +461,24 @@ static void *worker_main(void *arg)
 
 /* ---- publishing ----------------------------------------------------------- */
 
-/* Revalidates a layout with the oracle; returns 0 when valid with the claimed tuple. */
+/* Revalidates a layout with the oracle; returns 0 when valid with the
+ * claimed tuple, LCN_ECORRUPT when not, or the stop's code when stop fired
+ * first (no verdict). */
 static int oracle_check(const struct lcn_graph *g, const struct lcn_pt *pts,
-                        const struct lcn_obj *claimed)
+                        const struct lcn_obj *claimed, const struct lcn_stop *stop)
 {
     struct lcn_report rep;
-    int rc = validate_layout(g, pts, 4, &rep);
+    int rc = validate_layout_stop(g, pts, 4, stop, &rep);
     if (rc == 0 && (!rep.valid || obj_cmp(&rep.obj, claimed) != 0))
         rc = LCN_ECORRUPT;
     report_release(&rep);
     return rc;
+}
+
+/* The hard limit of every phase: the job's deadline and its cancel flag. */
+static struct lcn_stop hard_stop(const struct engine_params *p)
+{
+    return (struct lcn_stop){p->deadline_ns, p->cancel};
 }
 
 static void drain_events(struct run *run)
@@ -579,9 +588,10 @@ static double sampled_crossings(const struct lcn_graph *g, const struct lcn_pt *
     return (double)hits / N * (double)g->m * (double)(g->m - 1) / 2.0;
 }
 
-/* A starting layout and its tuple. */
+/* A starting layout, its per-edge crossing counts and its tuple. */
 struct start {
     struct lcn_pt *pts;
+    int32_t *c;
     struct lcn_obj obj;
 };
 
@@ -600,12 +610,14 @@ static int start_better(const struct cpu_knobs *kn, const struct lcn_obj *a,
  * seed+round (round 0 also circle and random), at most start_variants
  * rounds. Keeps the best `keep` by the start ranking in st[0..*count),
  * best first, and reports a progress event for each strict improvement of
- * the best tuple.
+ * the best tuple. When the hard stop (deadline, cancel) fires, the starts
+ * made so far are kept; with none made, its code is returned.
  */
 static int build_starts(struct run *run, struct start *st, int32_t keep, int32_t *count)
 {
     const struct lcn_graph *g = run->g;
     const struct engine_params *p = run->p;
+    struct lcn_stop hard = hard_stop(p);
     int64_t budget = p->deadline_ns - p->start_ns;
     int64_t start_deadline = p->start_ns + (int64_t)(run->kn.start_share * (double)budget);
     static const char *const stage[] = {"start:input", "start:force", "start:stress",
@@ -644,13 +656,21 @@ static int build_starts(struct run *run, struct start *st, int32_t keep, int32_t
                 continue; /* repairing and counting it (~100 ns a crossing) would eat the budget */
             int64_t t_make = lcn_now_ns();
             int r = layout_make(g, k, p->seed + (uint64_t)round, p->init, p->has_xy, start_deadline,
-                                pts);
+                                &hard, pts);
+            uint64_t tests;
+            if (r == 0)
+                r = crossings_grid_stop(g, pts, c, 0, &hard, &tests);
             if (run->kn.debug)
                 fprintf(stderr, "start %s#%d: %d in %.3f s (at %.3f s)\n", layout_kind_name(k),
                         round, r, (double)(lcn_now_ns() - t_make) / 1e9, elapsed_s(run));
+            if (r == LCN_EDEADLINE || r == LCN_ECANCELLED) {
+                stop = 1;
+                if (!have)
+                    rc = r;
+                break;
+            }
             if (r)
                 continue; /* e.g. repair found no valid point for some node: try the others */
-            crossings_grid(g, pts, c, 0);
             struct lcn_obj o;
             obj_from_counts(&o, c, g->m);
             if (run->kn.debug) {
@@ -678,6 +698,7 @@ static int build_starts(struct run *run, struct start *st, int32_t keep, int32_t
                 st[j] = st[j - 1];
             st[pos] = tmp;
             memcpy(st[pos].pts, pts, sizeof(*pts) * (size_t)g->n);
+            memcpy(st[pos].c, c, sizeof(*c) * (size_t)g->m);
             st[pos].obj = o;
         }
     }
@@ -686,6 +707,158 @@ static int build_starts(struct run *run, struct start *st, int32_t keep, int32_t
     if (!rc && !have)
         rc = LCN_EINVAL; /* no kind of start could be made valid in these bounds */
     return rc;
+}
+
+static void starts_free(struct start *st, int32_t keep)
+{
+    for (int32_t i = 0; i < keep; i++) {
+        free(st[i].pts);
+        free(st[i].c);
+    }
+    free(st);
+}
+
+/*
+ * The replicas' states: replica r starts from starts[r % nstarts] (start
+ * spread) or from the best start, each state built from the start's known
+ * counts (no recount). Gives up between two replicas when the hard stop
+ * fires: returns its code, with *ready replicas built.
+ */
+static int replicas_init(struct run *run, const struct start *starts, int32_t nstarts,
+                         int32_t ebest, int32_t *ready)
+{
+    const struct lcn_graph *g = run->g;
+    const struct engine_params *p = run->p;
+    struct lcn_stop hard = hard_stop(p);
+    int32_t R = run->R, maxdim = LCN_MAX(g->width, g->height);
+    int rc = 0;
+    *ready = 0;
+    struct lcn_state *proto = xcalloc((size_t)nstarts, sizeof(*proto));
+    rc = state_init_counts(&proto[ebest], g, starts[ebest].pts, starts[ebest].c);
+    LCN_ASSERT(rc == 0); /* the start is valid and in bounds */
+    /* past the stop time already (a budget shorter than the start phase on
+     * a large graph): the workers stop at their first check, so no evaluator
+     * is timed (either one counts exactly; only speed would differ) */
+    run->eval = run->kn.evaluator == 1 ? STATE_EVAL_GRID
+                : run->kn.evaluator == 2 ? STATE_EVAL_SCAN
+                : lcn_now_ns() >= run->stop_ns
+                    ? STATE_EVAL_GRID
+                    : choose_evaluator(&proto[ebest], run->kn.ap.proposal_workers, run->kn.debug);
+    state_set_evaluator(&proto[ebest], run->eval);
+    for (int32_t i = 0; i < nstarts && i < R && run->kn.start_spread && !rc; i++) {
+        if (i == ebest)
+            continue;
+        rc = lcn_stop_check(&hard);
+        if (!rc) {
+            LCN_ASSERT(state_init_counts(&proto[i], g, starts[i].pts, starts[i].c) == 0);
+            state_set_evaluator(&proto[i], run->eval);
+        }
+    }
+    for (int32_t r = 0; r < R && !rc; r++) {
+        if ((rc = lcn_stop_check(&hard)) != 0)
+            break;
+        anneal_replica_init(&run->rep[r], r, &proto[run->kn.start_spread ? r % nstarts : ebest],
+                            p->seed, run->kn.ap.proposal_workers);
+        double f = R > 1 ? (double)r / (R - 1) : 0;
+        run->slot_T[r] = run->kn.t_lo * pow(run->kn.t_hi / run->kn.t_lo, pow(f, run->kn.t_shape));
+        run->slot_sigma[r] = LCN_MAX(1.0, maxdim * (0.02 + 0.2 * f));
+        run->rep_at[r] = r;
+        run->slot_of[r] = r;
+        *ready = r + 1;
+    }
+    for (int32_t i = 0; i < nstarts; i++)
+        if (proto[i].g)
+            state_release(&proto[i]);
+    free(proto);
+    return rc;
+}
+
+/*
+ * The last validated layout of a run (the start, then each checkpoint the
+ * oracle passed): what the run returns when the newest best cannot be
+ * validated in time.
+ */
+struct validated {
+    struct lcn_pt *pts;
+    struct lcn_obj obj;
+};
+
+/*
+ * Checkpoints: the elite, revalidated, when it changed since the last one.
+ * The oracle gives up when the hard stop fires (the checkpoint is skipped,
+ * the search is stopping anyway). Returns LCN_ECORRUPT when the oracle
+ * disagrees with the elite's claim.
+ */
+static int checkpoint(struct run *run, struct lcn_pt *snap, uint64_t *published,
+                      struct validated *last)
+{
+    const struct lcn_graph *g = run->g;
+    const struct engine_params *p = run->p;
+    struct lcn_stop hard = hard_stop(p);
+    pthread_mutex_lock(&run->mu);
+    uint64_t ver = run->elite_version;
+    struct lcn_obj eo = run->elite_obj;
+    if (ver != *published)
+        memcpy(snap, run->elite, sizeof(struct lcn_pt) * (size_t)g->n);
+    pthread_mutex_unlock(&run->mu);
+    if (ver == *published)
+        return 0;
+    /* version 0 is the start, which the oracle passed before the search */
+    int rc = ver == 0 ? 0 : oracle_check(g, snap, &eo, &hard);
+    if (rc == LCN_ECORRUPT)
+        return rc;
+    if (rc)
+        return 0; /* stopped before a verdict */
+    memcpy(last->pts, snap, sizeof(struct lcn_pt) * (size_t)g->n);
+    last->obj = eo;
+    *published = ver;
+    p->on_layout(p->ctx, snap, &eo, elapsed_s(run));
+    return 0;
+}
+
+/*
+ * The run's result: the elite, or a replica best that beat it after the
+ * last step, once the oracle agrees. A stop by deadline validates it within
+ * the time kept for that (stop_ns); a cancelled run validates it only when
+ * the oracle takes a few milliseconds on this graph. Otherwise, or when the
+ * oracle runs past the deadline, the last validated layout is the result:
+ * a job ends within milliseconds of its deadline or of a DELETE.
+ */
+static int final_layout(struct run *run, int32_t ready, int64_t t_val, const struct validated *last,
+                        struct lcn_pt *out, struct lcn_obj *obj)
+{
+    const struct lcn_graph *g = run->g;
+    const struct engine_params *p = run->p;
+    const struct lcn_pt *fin = run->elite;
+    struct lcn_obj fin_obj = run->elite_obj;
+    for (int32_t r = 0; r < ready; r++) {
+        anneal_replica_flush_best(&run->rep[r]);
+        if (obj_cmp(&run->rep[r].best, &fin_obj) < 0) {
+            fin = run->rep[r].best_pts;
+            fin_obj = run->rep[r].best;
+        }
+    }
+    size_t bytes = sizeof(struct lcn_pt) * (size_t)g->n;
+    /* the oracle's verdict on the last validated layout stands for the same points */
+    int same = obj_cmp(&fin_obj, &last->obj) == 0 && memcmp(fin, last->pts, bytes) == 0;
+    int cancelled = p->cancel && atomic_load(p->cancel);
+    int rc = same ? 0 : LCN_ECANCELLED;
+    if (!same && (!cancelled || t_val * (1 + LCN_MAX(0, p->caller_validations)) < 20000000)) {
+        /* no cancel flag here (the run has stopped); the deadline holds,
+         * less the time kept for the caller's own passes */
+        int64_t caller = LCN_MAX(0, p->caller_validations) * (3 * t_val / 2);
+        struct lcn_stop dl = {LCN_MAX(p->deadline_ns - caller, lcn_now_ns() + 1000000), NULL};
+        rc = oracle_check(g, fin, &fin_obj, &dl);
+        if (rc == LCN_ECORRUPT)
+            return rc;
+    }
+    if (rc) {
+        fin = last->pts;
+        fin_obj = last->obj;
+    }
+    memcpy(out, fin, bytes);
+    *obj = fin_obj;
+    return 0;
 }
 
 int engine_cpu_run(const struct lcn_graph *g, const struct engine_params *p,
@@ -716,45 +889,40 @@ int engine_cpu_run(const struct lcn_graph *g, const struct engine_params *p,
     run->gbest = (struct lcn_obj){INT32_MAX, INT32_MAX, INT64_MAX, INT64_MAX};
     run->elite_obj = run->gbest;
     run->ttt = -1;
+    struct lcn_stop hard = hard_stop(p);
 
-    /* R ranked starts; replica r starts from starts[r % nstarts] */
+    /* up to R ranked starts; replica r starts from starts[r % nstarts] */
     if (run->kn.start_spread < 0)
         run->kn.start_spread = 2 * (int64_t)g->m <= 5 * (int64_t)g->n;
-    int32_t keep = LCN_MAX(1, run->R), nstarts = 0;
+    int32_t keep = LCN_MAX(1, LCN_MIN(run->R, 64)), nstarts = 0;
     struct start *starts = xcalloc((size_t)keep, sizeof(*starts));
-    for (int32_t i = 0; i < keep; i++)
+    for (int32_t i = 0; i < keep; i++) {
         starts[i].pts = xmalloc(sizeof(struct lcn_pt) * (size_t)(g->n ? g->n : 1));
-    rc = build_starts(run, starts, keep, &nstarts);
-    if (rc) {
-        for (int32_t i = 0; i < keep; i++)
-            free(starts[i].pts);
-        free(starts);
-        pthread_mutex_destroy(&run->mu);
-        free(run);
-        return rc;
+        starts[i].c = xmalloc(sizeof(int32_t) * (size_t)(g->m ? g->m : 1));
     }
+    rc = build_starts(run, starts, keep, &nstarts);
     drain_events(run);
     /* the elite starts as the best tuple among them (the best reported) */
     int32_t ebest = 0;
     for (int32_t i = 1; i < nstarts; i++)
         if (obj_cmp(&starts[i].obj, &starts[ebest].obj) < 0)
             ebest = i;
-    const struct lcn_pt *start = starts[ebest].pts;
-    struct lcn_obj start_obj = starts[ebest].obj;
-
-    /* time the oracle once: the annealing stops early enough to validate */
-    int64_t t0 = lcn_now_ns();
-    rc = oracle_check(g, start, &start_obj);
-    int64_t t_val = lcn_now_ns() - t0;
+    /* the oracle passes the start before anything is published; timing it
+     * tells how early the search must stop to validate its result */
+    int64_t t0 = lcn_now_ns(), t_val = 0;
+    if (!rc)
+        rc = oracle_check(g, starts[ebest].pts, &starts[ebest].obj, &hard);
+    t_val = lcn_now_ns() - t0;
     if (rc) {
-        for (int32_t i = 0; i < keep; i++)
-            free(starts[i].pts);
-        free(starts);
+        starts_free(starts, keep);
         pthread_mutex_destroy(&run->mu);
         free(run);
-        return LCN_ECORRUPT;
+        return rc; /* LCN_EDEADLINE / LCN_ECANCELLED: nothing validated in time */
     }
-    run->stop_ns = p->deadline_ns - LCN_MAX((int64_t)5000000, 3 * t_val / 2 + 2000000);
+    const struct lcn_pt *start = starts[ebest].pts;
+    struct lcn_obj start_obj = starts[ebest].obj;
+    int64_t reserve = (1 + LCN_MAX(0, p->caller_validations)) * (3 * t_val / 2) + 2000000;
+    run->stop_ns = p->deadline_ns - LCN_MAX((int64_t)5000000, reserve);
     if (run->kn.debug)
         fprintf(stderr, "starts done at %.3f s, oracle %.3f s\n", elapsed_s(run),
                 (double)t_val / 1e9);
@@ -772,55 +940,34 @@ int engine_cpu_run(const struct lcn_graph *g, const struct engine_params *p,
     run->elite = xmalloc(sizeof(struct lcn_pt) * (size_t)(g->n ? g->n : 1));
     memcpy(run->elite, start, sizeof(struct lcn_pt) * (size_t)g->n);
     run->elite_obj = start_obj;
-    int32_t maxdim = LCN_MAX(g->width, g->height);
-    struct lcn_state *proto = xcalloc((size_t)nstarts, sizeof(*proto));
-    rc = state_init(&proto[ebest], g, start);
-    LCN_ASSERT(rc == 0); /* the start is valid and in bounds */
-    /* past the stop time already (a budget shorter than the start phase on
-     * a large graph): the workers stop at their first check, so no evaluator
-     * is timed (either one counts exactly; only speed would differ) */
-    run->eval = run->kn.evaluator == 1 ? STATE_EVAL_GRID
-                : run->kn.evaluator == 2 ? STATE_EVAL_SCAN
-                : lcn_now_ns() >= run->stop_ns
-                    ? STATE_EVAL_GRID
-                    : choose_evaluator(&proto[ebest], run->kn.ap.proposal_workers, run->kn.debug);
-    state_set_evaluator(&proto[ebest], run->eval);
-    for (int32_t i = 0; i < nstarts && i < R && run->kn.start_spread; i++) {
-        if (i == ebest)
-            continue;
-        rc = state_init(&proto[i], g, starts[i].pts);
-        LCN_ASSERT(rc == 0);
-        state_set_evaluator(&proto[i], run->eval);
+    struct validated last = {xmalloc(sizeof(struct lcn_pt) * (size_t)(g->n ? g->n : 1)), start_obj};
+    memcpy(last.pts, start, sizeof(struct lcn_pt) * (size_t)g->n);
+    int32_t ready = 0;
+    int halted = replicas_init(run, starts, nstarts, ebest, &ready);
+    starts_free(starts, keep);
+    start = NULL;
+    if (!halted) {
+        set_order(run);
+        anneal_energy_init(&run->en, &run->kn.ap, g->m, start_obj.K);
+        rng_init(&run->xrng, p->seed, 0, RNG_PURPOSE_EXCHANGE);
+        pthread_barrier_init(&run->bar, NULL, (unsigned)run->T);
     }
-    for (int32_t r = 0; r < R; r++) {
-        anneal_replica_init(&run->rep[r], r, &proto[run->kn.start_spread ? r % nstarts : ebest],
-                            p->seed, run->kn.ap.proposal_workers);
-        double f = R > 1 ? (double)r / (R - 1) : 0;
-        run->slot_T[r] = run->kn.t_lo * pow(run->kn.t_hi / run->kn.t_lo, pow(f, run->kn.t_shape));
-        run->slot_sigma[r] = LCN_MAX(1.0, maxdim * (0.02 + 0.2 * f));
-        run->rep_at[r] = r;
-        run->slot_of[r] = r;
-    }
-    for (int32_t i = 0; i < nstarts; i++)
-        if (proto[i].g)
-            state_release(&proto[i]);
-    free(proto);
-    set_order(run);
-    anneal_energy_init(&run->en, &run->kn.ap, g->m, start_obj.K);
-    rng_init(&run->xrng, p->seed, 0, RNG_PURPOSE_EXCHANGE);
-    pthread_barrier_init(&run->bar, NULL, (unsigned)run->T);
 
     int64_t tel_every = p->telemetry_interval_ns > 0 ? p->telemetry_interval_ns : 1000000000;
     int64_t ckpt_every = p->checkpoint_interval_ns > 0 ? p->checkpoint_interval_ns : 1000000000;
-    int64_t next_tel = lcn_now_ns() + tel_every, next_ckpt = lcn_now_ns() + ckpt_every;
-    uint64_t published_version = 0;
+    /* the first checkpoint is the validated start, published at once: a
+     * crash before the first interval still leaves a layout to resume from */
+    int64_t next_tel = lcn_now_ns() + tel_every, next_ckpt = lcn_now_ns();
+    uint64_t published_version = UINT64_MAX;
     struct lcn_pt *snap = xmalloc(sizeof(struct lcn_pt) * (size_t)(g->n ? g->n : 1));
     int corrupt = 0;
 
     if (run->kn.debug)
         fprintf(stderr, "replicas ready at %.3f s, evaluator %d\n", elapsed_s(run), (int)run->eval);
     struct worker *ws = xcalloc((size_t)run->T, sizeof(*ws));
-    if (g->m == 0 || start_obj.C == 0) {
+    if (halted) {
+        run->stop_reason = halted == LCN_ECANCELLED ? ENGINE_STOP_CANCELLED : ENGINE_STOP_DEADLINE;
+    } else if (g->m == 0 || start_obj.C == 0) {
         run->stop_reason = ENGINE_STOP_OPTIMAL;
         atomic_store(&run->finished, 1);
     } else {
@@ -843,21 +990,10 @@ int engine_cpu_run(const struct lcn_graph *g, const struct engine_params *p,
                 p->on_telemetry(p->ctx, &t);
                 next_tel = now + tel_every;
             }
-            if (p->on_layout && now >= next_ckpt) {
-                pthread_mutex_lock(&run->mu);
-                uint64_t ver = run->elite_version;
-                struct lcn_obj eo = run->elite_obj;
-                if (ver != published_version)
-                    memcpy(snap, run->elite, sizeof(struct lcn_pt) * (size_t)g->n);
-                pthread_mutex_unlock(&run->mu);
-                if (ver != published_version) {
-                    if (oracle_check(g, snap, &eo) != 0) {
-                        corrupt = 1;
-                        atomic_store(&run->stop, 1);
-                    } else {
-                        p->on_layout(p->ctx, snap, &eo, elapsed_s(run));
-                    }
-                    published_version = ver;
+            if (p->on_layout && now >= next_ckpt && !atomic_load(&run->stop)) {
+                if (checkpoint(run, snap, &published_version, &last) != 0) {
+                    corrupt = 1;
+                    atomic_store(&run->stop, 1);
                 }
                 next_ckpt = lcn_now_ns() + ckpt_every;
             }
@@ -867,23 +1003,11 @@ int engine_cpu_run(const struct lcn_graph *g, const struct engine_params *p,
     }
     drain_events(run);
 
-    /* the final best: the elite, or a replica best that beat it after the last step */
-    const struct lcn_pt *fin = run->elite;
-    struct lcn_obj fin_obj = run->elite_obj;
-    for (int32_t r = 0; r < R; r++) {
-        anneal_replica_flush_best(&run->rep[r]);
-        if (obj_cmp(&run->rep[r].best, &fin_obj) < 0) {
-            fin = run->rep[r].best_pts;
-            fin_obj = run->rep[r].best;
-        }
-    }
-    /* the oracle's verdict on the start stands for the same points and tuple */
-    int same_as_start = obj_cmp(&fin_obj, &start_obj) == 0 &&
-                        memcmp(fin, start, sizeof(struct lcn_pt) * (size_t)g->n) == 0;
-    if (!corrupt && !same_as_start && oracle_check(g, fin, &fin_obj) != 0)
+    struct lcn_obj fin_obj;
+    if (!corrupt && final_layout(run, ready, t_val, &last, snap, &fin_obj) != 0)
         corrupt = 1;
     if (run->kn.debug) {
-        for (int32_t sl = 0; sl < R; sl++) {
+        for (int32_t sl = 0; sl < ready; sl++) {
             const struct anneal_replica *rp = &run->rep[run->rep_at[sl]];
             char b1[96], b2[96];
             struct lcn_obj cur;
@@ -902,15 +1026,15 @@ int engine_cpu_run(const struct lcn_graph *g, const struct engine_params *p,
         }
     }
     struct engine_telemetry tel;
-    for (int32_t r = 0; r < R; r++)
+    for (int32_t r = 0; r < ready; r++)
         publish_counters(run, r); /* the workers are gone: the exact final counts */
     collect_telemetry(run, &tel);
     if (corrupt) {
         rc = LCN_ECORRUPT;
     } else {
         out->best = fin_obj;
-        out->layout = xmalloc(sizeof(struct lcn_pt) * (size_t)(g->n ? g->n : 1));
-        memcpy(out->layout, fin, sizeof(struct lcn_pt) * (size_t)g->n);
+        out->layout = snap;
+        snap = NULL;
         out->stop = (enum engine_stop)run->stop_reason;
         out->backend = "cpu";
         out->evaluator = run->eval == STATE_EVAL_SCAN ? "scan-delta" : "grid-delta";
@@ -927,9 +1051,12 @@ int engine_cpu_run(const struct lcn_graph *g, const struct engine_params *p,
 
     free(ws);
     free(snap);
-    pthread_barrier_destroy(&run->bar);
-    anneal_energy_release(&run->en);
-    for (int32_t r = 0; r < R; r++)
+    free(last.pts);
+    if (!halted) {
+        pthread_barrier_destroy(&run->bar);
+        anneal_energy_release(&run->en);
+    }
+    for (int32_t r = 0; r < ready; r++)
         anneal_replica_release(&run->rep[r]);
     free(run->rep);
     free(run->pub);
@@ -941,9 +1068,6 @@ int engine_cpu_run(const struct lcn_graph *g, const struct engine_params *p,
     free(run->last_sel);
     free(run->last_acc);
     free(run->elite);
-    for (int32_t i = 0; i < keep; i++)
-        free(starts[i].pts);
-    free(starts);
     pthread_mutex_destroy(&run->mu);
     free(run);
     return rc;

@@ -106,6 +106,11 @@ struct engine_params {
      * CPU engine's); NULL or "" = defaults. An unknown key or a bad value
      * fails the run with LCN_EINVAL before any callback. */
     const char *tuning;
+    /* Oracle passes the caller runs on the final layout after the engine
+     * returns (the daemon's worker and `lcnd solve` revalidate it: 1). The
+     * engine stops searching early enough for its own pass and these to
+     * end by the deadline. */
+    int32_t caller_validations;
 
     /* Optional initial layout: n points; has_xy (may be NULL) marks nodes whose
      * coordinates are present. Repaired before use. */

@@ -6,6 +6,7 @@
 
 #include "err.h"
 #include "repair.h"
+#include "stop.h"
 #include "rng.h"
 #include "util.h"
 
@@ -168,6 +169,13 @@ static void qt_repulse(const struct qtree *t, const double *xy, int32_t b, doubl
 void layout_force_real(const struct lcn_graph *g, uint64_t seed, int from_xy, int32_t iters,
                        int64_t deadline_ns, double *xy)
 {
+    struct lcn_stop st = {deadline_ns, NULL};
+    layout_force_stop(g, seed, from_xy, iters, deadline_ns ? &st : NULL, xy);
+}
+
+void layout_force_stop(const struct lcn_graph *g, uint64_t seed, int from_xy, int32_t iters,
+                       const struct lcn_stop *stop, double *xy)
+{
     int32_t n = g->n;
     if (n == 0)
         return;
@@ -199,8 +207,9 @@ void layout_force_real(const struct lcn_graph *g, uint64_t seed, int from_xy, in
     double *disp = xmalloc(sizeof(double) * 2 * (size_t)n);
     int32_t *stack = xmalloc(sizeof(int32_t) * (4 * QT_MAX_DEPTH + 8) * 4);
     struct qtree t = {0};
+    int64_t work = 0;
     for (int32_t it = 0; it < iters; it++) {
-        if (deadline_ns && (it & 3) == 0 && lcn_now_ns() >= deadline_ns)
+        if (lcn_stop_check(stop))
             break;
         double temp = t0 * (1.0 - (double)it / iters) + 1e-3 * k;
         qt_build(&t, xy, n);
@@ -211,13 +220,18 @@ void layout_force_real(const struct lcn_graph *g, uint64_t seed, int from_xy, in
         }
         gx /= n;
         gy /= n;
-        for (int32_t i = 0; i < n; i++) {
+        int stopped = 0;
+        for (int32_t i = 0; i < n && !stopped; i++) {
+            /* a Barnes-Hut walk is some hundreds of operations */
+            stopped = lcn_stop_tick(stop, &work, 64) != 0;
             disp[2 * i] = disp[2 * i + 1] = 0;
             qt_repulse(&t, xy, i, k2, theta2, stack, &disp[2 * i], &disp[2 * i + 1]);
             /* weak gravity keeps components together */
             disp[2 * i] -= 0.02 * (xy[2 * i] - gx);
             disp[2 * i + 1] -= 0.02 * (xy[2 * i + 1] - gy);
         }
+        if (stopped)
+            break; /* this iteration's displacements are incomplete: drop them */
         for (int32_t e = 0; e < g->m; e++) {
             int32_t u = g->eu[e], v = g->ev[e];
             double dx = xy[2 * u] - xy[2 * v], dy = xy[2 * u + 1] - xy[2 * v + 1];
@@ -304,9 +318,17 @@ static void power_iter(const double *b, int32_t k, const double *ortho, double *
 
 void layout_pivot_mds(const struct lcn_graph *g, uint64_t seed, double *xy)
 {
+    layout_pivot_mds_stop(g, seed, NULL, xy);
+}
+
+int layout_pivot_mds_stop(const struct lcn_graph *g, uint64_t seed, const struct lcn_stop *stop,
+                          double *xy)
+{
     int32_t n = g->n;
     if (n == 0)
-        return;
+        return 0;
+    int rc = 0;
+    int64_t work = 0;
     int32_t k = LCN_MIN(n, 50);
     int32_t *dist = xmalloc(sizeof(int32_t) * (size_t)n);
     int32_t *queue = xmalloc(sizeof(int32_t) * (size_t)n);
@@ -317,7 +339,9 @@ void layout_pivot_mds(const struct lcn_graph *g, uint64_t seed, double *xy)
     int32_t pivot = (int32_t)rng_below(&r, (uint32_t)n);
     for (int32_t i = 0; i < n; i++)
         mind[i] = INT32_MAX;
-    for (int32_t j = 0; j < k; j++) {
+    for (int32_t j = 0; j < k && !rc; j++) {
+        if ((rc = lcn_stop_tick(stop, &work, (int64_t)n + g->m)) != 0)
+            break;
         bfs(g, pivot, dist, queue);
         int32_t maxd = 0;
         for (int32_t i = 0; i < n; i++)
@@ -333,6 +357,13 @@ void layout_pivot_mds(const struct lcn_graph *g, uint64_t seed, double *xy)
             if (mind[i] > mind[best])
                 best = i;
         pivot = best;
+    }
+    if (rc) {
+        free(c);
+        free(mind);
+        free(queue);
+        free(dist);
+        return rc;
     }
     /* double centring */
     double *colm = xcalloc((size_t)k, sizeof(double));
@@ -357,13 +388,24 @@ void layout_pivot_mds(const struct lcn_graph *g, uint64_t seed, double *xy)
     }
     /* B = C^T C, top two eigenvectors */
     double *b = xcalloc((size_t)k * k, sizeof(double));
-    for (int32_t i = 0; i < n; i++)
-        for (int32_t a = 0; a < k; a++) {
+    for (int32_t i = 0; i < n && !rc; i++)
+        for (int32_t a = 0; a < k && !(rc = lcn_stop_tick(stop, &work, k)); a++) {
             double ca = c[(size_t)i * k + a];
             for (int32_t bb = 0; bb < k; bb++)
                 b[(size_t)a * k + bb] += ca * c[(size_t)i * k + bb];
         }
     double *v1 = xmalloc(sizeof(double) * (size_t)k), *v2 = xmalloc(sizeof(double) * (size_t)k);
+    if (rc) {
+        free(v1);
+        free(v2);
+        free(b);
+        free(colm);
+        free(c);
+        free(mind);
+        free(queue);
+        free(dist);
+        return rc;
+    }
     power_iter(b, k, NULL, v1);
     power_iter(b, k, v1, v2);
     for (int32_t i = 0; i < n; i++) {
@@ -383,11 +425,18 @@ void layout_pivot_mds(const struct lcn_graph *g, uint64_t seed, double *xy)
     free(mind);
     free(queue);
     free(dist);
+    return rc;
 }
 
 /* ---- integer layouts --------------------------------------------------- */
 
 int layout_snap(const struct lcn_graph *g, const double *xy, struct lcn_pt *out)
+{
+    return layout_snap_stop(g, xy, NULL, out);
+}
+
+int layout_snap_stop(const struct lcn_graph *g, const double *xy, const struct lcn_stop *stop,
+                     struct lcn_pt *out)
 {
     int32_t n = g->n;
     if (n == 0)
@@ -409,10 +458,11 @@ int layout_snap(const struct lcn_graph *g, const double *xy, struct lcn_pt *out)
         out[i].x = (int32_t)LCN_MIN((double)g->width, LCN_MAX(0.0, floor(fx * g->width + 0.5)));
         out[i].y = (int32_t)LCN_MIN((double)g->height, LCN_MAX(0.0, floor(fy * g->height + 0.5)));
     }
-    return repair_layout(g, out, NULL, NULL);
+    return repair_layout_stop(g, out, NULL, NULL, stop);
 }
 
-static int random_layout(const struct lcn_graph *g, uint64_t seed, struct lcn_pt *out)
+static int random_layout(const struct lcn_graph *g, uint64_t seed, const struct lcn_stop *stop,
+                         struct lcn_pt *out)
 {
     struct lcn_rng r;
     rng_init(&r, seed, 0x52414e44u, RNG_PURPOSE_INIT);
@@ -420,10 +470,11 @@ static int random_layout(const struct lcn_graph *g, uint64_t seed, struct lcn_pt
         out[i].x = (int32_t)rng_below(&r, (uint32_t)g->width + 1);
         out[i].y = (int32_t)rng_below(&r, (uint32_t)g->height + 1);
     }
-    return repair_layout(g, out, NULL, NULL);
+    return repair_layout_stop(g, out, NULL, NULL, stop);
 }
 
-static int circle_layout(const struct lcn_graph *g, struct lcn_pt *out)
+static int circle_layout(const struct lcn_graph *g, const struct lcn_stop *stop,
+                         struct lcn_pt *out)
 {
     int32_t n = g->n;
     /* BFS order over all components keeps neighbours close on the circle */
@@ -453,7 +504,7 @@ static int circle_layout(const struct lcn_graph *g, struct lcn_pt *out)
         xy[2 * order[i]] = cos(a);
         xy[2 * order[i] + 1] = sin(a);
     }
-    int rc = layout_snap(g, xy, out);
+    int rc = layout_snap_stop(g, xy, stop, out);
     free(xy);
     free(seen);
     free(order);
@@ -462,33 +513,43 @@ static int circle_layout(const struct lcn_graph *g, struct lcn_pt *out)
 
 int layout_make(const struct lcn_graph *g, enum layout_kind kind, uint64_t seed,
                 const struct lcn_pt *init, const uint8_t *has_xy, int64_t deadline_ns,
-                struct lcn_pt *out)
+                const struct lcn_stop *stop, struct lcn_pt *out)
 {
     if (((int64_t)g->width + 1) * ((int64_t)g->height + 1) < g->n)
         return LCN_EINVAL;
     if (g->n == 0)
         return 0;
+    int rc = lcn_stop_check(stop);
+    if (rc)
+        return rc;
     switch (kind) {
     case LAYOUT_INPUT:
         if (!init)
             return LCN_ENOTFOUND;
         memcpy(out, init, sizeof(*out) * (size_t)g->n);
-        return repair_layout(g, out, has_xy, NULL);
+        return repair_layout_stop(g, out, has_xy, NULL, stop);
     case LAYOUT_RANDOM:
-        return random_layout(g, seed, out);
+        return random_layout(g, seed, stop, out);
     case LAYOUT_CIRCLE:
-        return circle_layout(g, out);
+        return circle_layout(g, stop, out);
     case LAYOUT_FORCE:
     case LAYOUT_STRESS: {
+        /* the iterations end at the soft deadline (a cut-short drawing is
+         * still a start) or when the stop fires (then nothing is made) */
+        struct lcn_stop iter = {deadline_ns, stop ? stop->cancel : NULL};
+        if (stop && stop->deadline_ns && (!iter.deadline_ns || stop->deadline_ns < iter.deadline_ns))
+            iter.deadline_ns = stop->deadline_ns;
         double *xy = xmalloc(sizeof(double) * 2 * (size_t)g->n);
         if (kind == LAYOUT_FORCE) {
-            layout_force_real(g, seed, 0, 0, deadline_ns, xy);
-        } else {
-            layout_pivot_mds(g, seed, xy);
-            layout_force_real(g, seed, 1, LCN_MIN(100, LCN_MAX(20, 20000 / LCN_MAX(1, g->n / 10))),
-                              deadline_ns, xy);
+            layout_force_stop(g, seed, 0, 0, &iter, xy);
+        } else if ((rc = layout_pivot_mds_stop(g, seed, stop, xy)) == 0) {
+            layout_force_stop(g, seed, 1, LCN_MIN(100, LCN_MAX(20, 20000 / LCN_MAX(1, g->n / 10))),
+                              &iter, xy);
         }
-        int rc = layout_snap(g, xy, out);
+        if (!rc)
+            rc = lcn_stop_check(stop);
+        if (!rc)
+            rc = layout_snap_stop(g, xy, stop, out);
         free(xy);
         return rc;
     }

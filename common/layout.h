@@ -53,8 +53,17 @@ int layout_kind_parse(const char *name, enum layout_kind *k);
 void layout_force_real(const struct lcn_graph *g, uint64_t seed, int from_xy, int32_t iters,
                        int64_t deadline_ns, double *xy);
 
+/* The same, ending when stop fires (stop.h: its deadline or its cancel
+ * flag; checked inside each iteration, whose partial step is dropped). */
+struct lcn_stop;
+void layout_force_stop(const struct lcn_graph *g, uint64_t seed, int from_xy, int32_t iters,
+                       const struct lcn_stop *stop, double *xy);
+
 /* Pivot MDS into xy (2n doubles). Pivots are chosen max-min from a seeded node. */
 void layout_pivot_mds(const struct lcn_graph *g, uint64_t seed, double *xy);
+/* The same; returns 0, or the stop's code with xy undefined. */
+int layout_pivot_mds_stop(const struct lcn_graph *g, uint64_t seed, const struct lcn_stop *stop,
+                          double *xy);
 
 /*
  * Maps xy (2n doubles) onto integer points filling [0,W] x [0,H] and
@@ -62,16 +71,22 @@ void layout_pivot_mds(const struct lcn_graph *g, uint64_t seed, double *xy);
  * bounds hold fewer than n points.
  */
 int layout_snap(const struct lcn_graph *g, const double *xy, struct lcn_pt *out);
+/* The same, its repair ending with the stop's code when stop fires. */
+int layout_snap_stop(const struct lcn_graph *g, const double *xy, const struct lcn_stop *stop,
+                     struct lcn_pt *out);
 
 /*
  * Builds a starting layout of the given kind into out (n points). For
  * LAYOUT_INPUT, init (n points) and has_xy (NULL = all present) give the
  * caller's layout; init == NULL yields LCN_ENOTFOUND. deadline_ns (0 = none)
- * bounds the iterative drawers. Returns 0 or a negative LCN_E* code
- * (LCN_EINVAL when the bounds hold fewer than n points).
+ * bounds the iterative drawers, whose cut-short drawing is still snapped
+ * and repaired. stop (NULL = none) is the hard limit: when it fires in any
+ * phase the call returns its code (LCN_EDEADLINE, LCN_ECANCELLED) and out
+ * is not a layout. Returns 0 or a negative LCN_E* code (LCN_EINVAL when
+ * the bounds hold fewer than n points).
  */
 int layout_make(const struct lcn_graph *g, enum layout_kind kind, uint64_t seed,
                 const struct lcn_pt *init, const uint8_t *has_xy, int64_t deadline_ns,
-                struct lcn_pt *out);
+                const struct lcn_stop *stop, struct lcn_pt *out);
 
 #endif

@@ -5,6 +5,7 @@
 
 #include "err.h"
 #include "state.h"
+#include "stop.h"
 #include "util.h"
 
 static struct lcn_pt clamp_pt(const struct lcn_graph *g, int64_t x, int64_t y)
@@ -18,9 +19,12 @@ static struct lcn_pt clamp_pt(const struct lcn_graph *g, int64_t x, int64_t y)
 /*
  * Moves v to the nearest point (Chebyshev rings around its current point,
  * each ring walked in a fixed order) where the move is valid. Returns 1 on
- * success.
+ * success, 0 when no point is valid, or the stop's code (negative) when the
+ * stop fired first (each validity check is counted as 256 units of work:
+ * on dense layouts one check walks hundreds of edges).
  */
-static int relocate(struct lcn_state *st, int32_t v, int64_t *shift)
+static int relocate(struct lcn_state *st, int32_t v, int64_t *shift, const struct lcn_stop *stop,
+                    int64_t *work)
 {
     const struct lcn_graph *g = st->g;
     struct lcn_pt p = st->pts[v];
@@ -55,6 +59,9 @@ static int relocate(struct lcn_state *st, int32_t v, int64_t *shift)
                 if (x < 0 || y < 0 || x > g->width || y > g->height)
                     continue;
                 struct lcn_pt q = {(int32_t)x, (int32_t)y};
+                int rc = lcn_stop_tick(stop, work, 256);
+                if (rc)
+                    return rc;
                 if (state_check_move(st, v, q) == STATE_OK) {
                     state_move_geometry(st, v, q);
                     *shift += llabs(x - p.x) + llabs(y - p.y);
@@ -102,6 +109,12 @@ static int32_t mark_violations(const struct lcn_state *st, uint8_t *mark)
 int repair_layout(const struct lcn_graph *g, struct lcn_pt *pts, const uint8_t *has_xy,
                   struct repair_stats *stats)
 {
+    return repair_layout_stop(g, pts, has_xy, stats, NULL);
+}
+
+int repair_layout_stop(const struct lcn_graph *g, struct lcn_pt *pts, const uint8_t *has_xy,
+                       struct repair_stats *stats, const struct lcn_stop *stop)
+{
     struct repair_stats s;
     memset(&s, 0, sizeof(s));
     if (((int64_t)g->width + 1) * ((int64_t)g->height + 1) < g->n)
@@ -139,6 +152,7 @@ int repair_layout(const struct lcn_graph *g, struct lcn_pt *pts, const uint8_t *
     if (rc)
         return rc;
     uint8_t *mark = xcalloc((size_t)g->n + 1, 1);
+    int64_t work = 0;
     rc = LCN_ECORRUPT;
     for (int round = 0; round < 64; round++) {
         s.rounds++;
@@ -150,14 +164,18 @@ int repair_layout(const struct lcn_graph *g, struct lcn_pt *pts, const uint8_t *
         for (int32_t v = 0; v < g->n && !fail; v++) {
             if (!mark[v])
                 continue;
-            if (!relocate(&st, v, &s.total_shift))
-                fail = 1;
+            int r = relocate(&st, v, &s.total_shift, stop, &work);
+            if (r <= 0)
+                fail = r < 0 ? r : LCN_EINVAL;
             s.moved++;
         }
         if (fail) {
-            rc = LCN_EINVAL;
+            rc = fail;
             break;
         }
+        if ((rc = lcn_stop_check(stop)) != 0)
+            break;
+        rc = LCN_ECORRUPT;
     }
     if (rc == 0)
         memcpy(pts, st.pts, sizeof(*pts) * (size_t)g->n);

@@ -37,4 +37,11 @@ struct repair_stats {
 int repair_layout(const struct lcn_graph *g, struct lcn_pt *pts, const uint8_t *has_xy,
                   struct repair_stats *stats);
 
+/* repair_layout that gives up with the stop's code (LCN_EDEADLINE or
+ * LCN_ECANCELLED; pts then holds a partly repaired layout) when stop fires
+ * (stop.h); NULL never fires. */
+struct lcn_stop;
+int repair_layout_stop(const struct lcn_graph *g, struct lcn_pt *pts, const uint8_t *has_xy,
+                       struct repair_stats *stats, const struct lcn_stop *stop);
+
 #endif

@@ -107,24 +107,30 @@ static void init_common(struct lcn_state *st, const struct lcn_graph *g, const s
 }
 
 static int init_in_bounds(struct lcn_state *st, const struct lcn_graph *g,
-                          const struct lcn_pt *pts, int geometry_only)
+                          const struct lcn_pt *pts, const int32_t *counts, int geometry_only)
 {
     memset(st, 0, sizeof(*st));
     for (int32_t v = 0; v < g->n; v++)
         if (!in_bounds(g, pts[v]))
             return LCN_ERANGE;
-    init_common(st, g, pts, NULL, geometry_only);
+    init_common(st, g, pts, counts, geometry_only);
     return 0;
 }
 
 int state_init(struct lcn_state *st, const struct lcn_graph *g, const struct lcn_pt *pts)
 {
-    return init_in_bounds(st, g, pts, 0);
+    return init_in_bounds(st, g, pts, NULL, 0);
+}
+
+int state_init_counts(struct lcn_state *st, const struct lcn_graph *g, const struct lcn_pt *pts,
+                      const int32_t *counts)
+{
+    return init_in_bounds(st, g, pts, counts, 0);
 }
 
 int state_init_geometry(struct lcn_state *st, const struct lcn_graph *g, const struct lcn_pt *pts)
 {
-    return init_in_bounds(st, g, pts, 1);
+    return init_in_bounds(st, g, pts, NULL, 1);
 }
 
 void state_clone(struct lcn_state *dst, const struct lcn_state *src)

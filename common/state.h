@@ -105,6 +105,12 @@ struct lcn_move {
  */
 int state_init(struct lcn_state *st, const struct lcn_graph *g, const struct lcn_pt *pts);
 
+/* state_init with the layout's per-edge crossing counts already known (m
+ * entries, e.g. from the oracle's report): no recount. The caller vouches
+ * for them; state_check compares them with a full recount. */
+int state_init_counts(struct lcn_state *st, const struct lcn_graph *g, const struct lcn_pt *pts,
+                      const int32_t *counts);
+
 /*
  * A geometry-only state: the points and both grids, no crossing counts (all
  * zero, the tuple meaningless). state_check_move and state_move_geometry

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "err.h"
+#include "stop.h"
 #include "util.h"
 
 typedef __int128 wide;
@@ -213,6 +214,14 @@ static int violation_cmp(const void *p, const void *q)
 int validate_layout(const struct lcn_graph *g, const struct lcn_pt *pts, int32_t max_listed,
                     struct lcn_report *r)
 {
+    return validate_layout_stop(g, pts, max_listed, NULL, r);
+}
+
+int validate_layout_stop(const struct lcn_graph *g, const struct lcn_pt *pts, int32_t max_listed,
+                         const struct lcn_stop *stop, struct lcn_report *r)
+{
+    int rc = 0;
+    int64_t work = 0;
     memset(r, 0, sizeof(*r));
     if (max_listed < 0)
         max_listed = 0;
@@ -246,7 +255,7 @@ int validate_layout(const struct lcn_graph *g, const struct lcn_pt *pts, int32_t
     }
 
     /* V3: for each edge, the nodes whose x lies in the edge's x-range. */
-    for (int32_t e = 0; e < g->m; e++) {
+    for (int32_t e = 0; e < g->m && !rc; e++) {
         struct lcn_pt a = pts[g->eu[e]], b = pts[g->ev[e]];
         int32_t lo = LCN_MIN(a.x, b.x), hi = LCN_MAX(a.x, b.x);
         /* first index with x >= lo */
@@ -258,23 +267,30 @@ int validate_layout(const struct lcn_graph *g, const struct lcn_pt *pts, int32_t
             else
                 R = mid;
         }
-        for (int32_t i = L; i < g->n && ps[i].x <= hi; i++) {
+        int32_t i = L;
+        for (; i < g->n && ps[i].x <= hi; i++) {
             int32_t w = ps[i].id;
             if (w == g->eu[e] || w == g->ev[e])
                 continue;
             if (node_on_edge_interior(a, b, pts[w]))
                 note(r, max_listed, LCN_V3_NODE_ON_EDGE, w, e);
         }
+        rc = lcn_stop_tick(stop, &work, 16 + (int64_t)(i - L));
     }
     free(ps);
+    if (rc) {
+        r->valid = 0;
+        return rc;
+    }
 
     /* V4 and the crossing counts share one sweep over x-spans. */
     memset(r->c, 0, sizeof(int32_t) * (size_t)g->m);
     struct span *s = edge_spans(g, pts);
-    for (int32_t i = 0; i < g->m; i++) {
+    for (int32_t i = 0; i < g->m && !rc; i++) {
         int32_t e = s[i].id;
         struct lcn_pt a = s[i].a, b = s[i].b;
-        for (int32_t j = i + 1; j < g->m && s[j].lo <= s[i].hi; j++) {
+        int32_t j = i + 1;
+        for (; j < g->m && s[j].lo <= s[i].hi; j++) {
             if (y_apart(&s[j], &s[i]))
                 continue; /* no common point: neither V4 nor a crossing */
             int32_t f = s[j].id;
@@ -287,8 +303,13 @@ int validate_layout(const struct lcn_graph *g, const struct lcn_pt *pts, int32_t
                 r->c[f]++;
             }
         }
+        rc = lcn_stop_tick(stop, &work, 4 + (int64_t)(j - i));
     }
     free(s);
+    if (rc) {
+        r->valid = 0;
+        return rc;
+    }
 
     /* Sort the listed violations by kind, then ids, for stable output. The
      * keys are distinct, so qsort's instability does not matter; an insertion

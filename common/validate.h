@@ -50,6 +50,15 @@ struct lcn_report {
  */
 int validate_layout(const struct lcn_graph *g, const struct lcn_pt *pts, int32_t max_listed,
                     struct lcn_report *r);
+/*
+ * validate_layout that gives up when stop fires (stop.h; NULL never does):
+ * returns the stop's code (LCN_EDEADLINE, LCN_ECANCELLED) with r->valid 0
+ * and the rest of r partial (release it as usual).
+ */
+struct lcn_stop;
+int validate_layout_stop(const struct lcn_graph *g, const struct lcn_pt *pts, int32_t max_listed,
+                         const struct lcn_stop *stop, struct lcn_report *r);
+
 void report_release(struct lcn_report *r);
 
 /* Name of a violation kind: "V1", ... */

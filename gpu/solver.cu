@@ -1114,7 +1114,7 @@ static int build_start(struct gpu_ctx *ctx, int slot, const struct lcn_graph *g,
             continue;
         if (have && lcn_now_ns() >= dl)
             break;
-        int r = layout_make(g, k, p->seed, p->init, p->has_xy, dl, pts);
+        int r = layout_make(g, k, p->seed, p->init, p->has_xy, dl, NULL, pts);
         if (r == LCN_EINVAL) {
             rc = r;
             break;

@@ -195,7 +195,7 @@ int main(int argc, char **argv)
             free(pts);
             continue;
         }
-        if (!strcmp(layout, "stress") && layout_make(&g, LAYOUT_STRESS, seed, NULL, NULL, 0, pts)) {
+        if (!strcmp(layout, "stress") && layout_make(&g, LAYOUT_STRESS, seed, NULL, NULL, 0, NULL, pts)) {
             fprintf(stderr, "bench_gpu: shape %s: no stress layout\n", tok);
             return 1;
         }

@@ -474,7 +474,7 @@ static void test_force_layout(void **st)
     struct lcn_report r, rr;
     validate_layout(&g, snapped, 4, &r);
     assert_true(r.valid);
-    assert_int_equal(layout_make(&g, LAYOUT_RANDOM, 5, NULL, NULL, 0, pts), 0);
+    assert_int_equal(layout_make(&g, LAYOUT_RANDOM, 5, NULL, NULL, 0, NULL, pts), 0);
     validate_layout(&g, pts, 4, &rr);
     fprintf(stderr, "force: C %lld (random layout: %lld)\n", (long long)r.obj.C, (long long)rr.obj.C);
     assert_true(r.obj.C * 4 < rr.obj.C); /* a near-planar grid graph untangles */

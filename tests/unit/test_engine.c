@@ -1,10 +1,12 @@
 /* CPU engine: contract tests (determinism, control, publishing, telemetry). */
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <cmocka.h>
 
@@ -43,7 +45,7 @@ struct seen {
     struct lcn_obj last;
     int have_last;
     atomic_int *cancel;
-    int cancel_after_events;
+    int cancel_after_layouts;
 };
 
 static void on_progress(void *ctx, const struct engine_event *ev)
@@ -58,8 +60,6 @@ static void on_progress(void *ctx, const struct engine_event *ev)
     s->last = ev->best;
     s->have_last = 1;
     s->events++;
-    if (s->cancel && s->cancel_after_events && s->events >= s->cancel_after_events)
-        atomic_store(s->cancel, 1);
 }
 
 static void on_layout(void *ctx, const struct lcn_pt *pts, const struct lcn_obj *obj, double t)
@@ -71,6 +71,8 @@ static void on_layout(void *ctx, const struct lcn_pt *pts, const struct lcn_obj 
         s->bad_layout++;
     report_release(&r);
     s->layouts++;
+    if (s->cancel && s->cancel_after_layouts && s->layouts >= s->cancel_after_layouts)
+        atomic_store(s->cancel, 1);
 }
 
 static int telemetry_consistent(const struct engine_telemetry *t)
@@ -227,7 +229,8 @@ static void test_cancel(void **state)
     atomic_int cancel = 0;
     p.cancel = &cancel;
     s.cancel = &cancel;
-    s.cancel_after_events = 3;
+    /* the first layout is the validated start, published as the search begins */
+    s.cancel_after_layouts = 1;
     p.threads = 2;
     struct engine_result r;
     int64_t t0 = lcn_now_ns();
@@ -237,14 +240,80 @@ static void test_cancel(void **state)
     assert_int_equal(r.stop, ENGINE_STOP_CANCELLED);
     engine_result_release(&r);
 
-    /* a flag set before the start still yields a valid (start) layout */
+    /* a flag set before the start: nothing was validated, nothing is
+     * returned, and the call comes back at once */
     atomic_store(&cancel, 1);
     params(&p, &s, &f, 60);
     p.cancel = &cancel;
-    assert_int_equal(engine_cpu_run(&f.g, &p, &r), 0);
-    check_result(&f, &r);
-    assert_int_equal(r.stop, ENGINE_STOP_CANCELLED);
-    engine_result_release(&r);
+    t0 = lcn_now_ns();
+    assert_int_equal(engine_cpu_run(&f.g, &p, &r), LCN_ECANCELLED);
+    assert_true(lcn_now_ns() - t0 < 1000000000LL);
+    assert_null(r.layout);
+    drop(&f);
+}
+
+struct canceller {
+    atomic_int *flag;
+    int64_t after_ns;
+};
+
+static void *cancel_later(void *arg)
+{
+    struct canceller *c = arg;
+    struct timespec ts = {0, (long)c->after_ns};
+    nanosleep(&ts, NULL);
+    atomic_store(c->flag, 1);
+    return NULL;
+}
+
+/*
+ * Every phase of the start gives up when the deadline passes or the cancel
+ * flag is set (issue 14): a graph whose start phase takes seconds (dense,
+ * 2,000 nodes / 30,000 edges: repair, millions of crossings to count and
+ * validate) with a 50 ms budget, then with a cancel 50 ms in.
+ * Either the engine validated a start in time (a valid result) or it
+ * returns the stop's code; it never runs on for seconds. The bound is
+ * generous (a loaded machine); the figures are in docs/BENCHMARKS.md.
+ */
+static void test_stop_during_start(void **state)
+{
+    struct fixture f;
+    make(&f, GEN_DENSE, 2000, 0, 5);
+    struct engine_params p;
+    struct seen s;
+    params(&p, &s, &f, 60);
+    p.threads = 2;
+    p.deadline_ns = lcn_now_ns() + 50000000;
+    struct engine_result r;
+    int rc = engine_cpu_run(&f.g, &p, &r);
+    int64_t over = lcn_now_ns() - p.deadline_ns;
+    assert_true(over < 1000000000LL);
+    if (rc == 0) {
+        check_result(&f, &r);
+        engine_result_release(&r);
+    } else {
+        assert_int_equal(rc, LCN_EDEADLINE);
+    }
+
+    atomic_int cancel = 0;
+    params(&p, &s, &f, 60);
+    p.threads = 2;
+    p.cancel = &cancel;
+    struct canceller c = {&cancel, 50000000};
+    pthread_t th;
+    assert_int_equal(pthread_create(&th, NULL, cancel_later, &c), 0);
+    int64_t t0 = lcn_now_ns();
+    rc = engine_cpu_run(&f.g, &p, &r);
+    int64_t took = lcn_now_ns() - t0;
+    pthread_join(th, NULL);
+    assert_true(took < 1000000000LL + c.after_ns);
+    if (rc == 0) {
+        check_result(&f, &r);
+        assert_int_equal(r.stop, ENGINE_STOP_CANCELLED);
+        engine_result_release(&r);
+    } else {
+        assert_int_equal(rc, LCN_ECANCELLED);
+    }
     drop(&f);
 }
 
@@ -384,7 +453,7 @@ static void test_layouts(void **state)
         assert_int_equal(gen_instance(&gps[i], &g, &pts, NULL, err, sizeof(err)), 0);
         out = xmalloc(sizeof(*out) * (size_t)g.n);
         for (int k = 0; k < LAYOUT_KINDS; k++) {
-            assert_int_equal(layout_make(&g, (enum layout_kind)k, 7, pts, NULL, 0, out), 0);
+            assert_int_equal(layout_make(&g, (enum layout_kind)k, 7, pts, NULL, 0, NULL, out), 0);
             struct lcn_report r;
             validate_layout(&g, out, 4, &r);
             assert_true(r.valid);
@@ -400,7 +469,8 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_deterministic), cmocka_unit_test(test_deadline),
-        cmocka_unit_test(test_cancel),        cmocka_unit_test(test_stop_at_target),
+        cmocka_unit_test(test_cancel),        cmocka_unit_test(test_stop_during_start),
+        cmocka_unit_test(test_stop_at_target),
         cmocka_unit_test(test_edge_cases),    cmocka_unit_test(test_layouts),
         cmocka_unit_test(test_input_first),   cmocka_unit_test(test_evaluators_same_run),
     };
