@@ -93,6 +93,8 @@ struct cpu_knobs {
     int32_t evaluator;      /* 0 auto (chosen per graph and start), 1 grid, 2 scan */
     double accept_lo, accept_hi; /* step-size adaptation band (accepted / selected) */
     int32_t debug;               /* 1: print per-slot statistics to stderr at the end */
+    int32_t fault_stall_ms; /* fault injection for the daemon's tests: the run first sleeps
+                               this long, deaf to its deadline and cancel flag */
 };
 
 static void knobs_default(struct cpu_knobs *k)
@@ -187,6 +189,7 @@ static const struct knob knob_table[] = {
     {"accept_lo", KNOB_DOUBLE, offsetof(struct cpu_knobs, accept_lo), 0, 1, NULL},
     {"accept_hi", KNOB_DOUBLE, offsetof(struct cpu_knobs, accept_hi), 0, 1, NULL},
     {"debug", KNOB_INT, offsetof(struct cpu_knobs, debug), 0, 1, NULL},
+    {"fault_stall_ms", KNOB_INT, offsetof(struct cpu_knobs, fault_stall_ms), 0, 600000, NULL},
 };
 #undef AP
 
@@ -877,6 +880,12 @@ int engine_cpu_run(const struct lcn_graph *g, const struct engine_params *p,
     }
     if (p->proposal_workers > 0)
         run->kn.ap.proposal_workers = p->proposal_workers;
+    if (run->kn.fault_stall_ms > 0) {
+        struct timespec ts = {run->kn.fault_stall_ms / 1000,
+                              (long)(run->kn.fault_stall_ms % 1000) * 1000000L};
+        while (nanosleep(&ts, &ts) != 0)
+            ;
+    }
     if (((int64_t)g->width + 1) * ((int64_t)g->height + 1) < g->n) {
         free(run);
         return LCN_EINVAL;

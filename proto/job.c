@@ -374,6 +374,7 @@ json_t *job_status_json(const struct job_status *s, int with_telemetry)
                         s->start_latency_s >= 0 ? secs(s->start_latency_s) : json_null());
     json_object_set_new(j, "resumes", json_integer(s->resumes));
     json_object_set_new(j, "cancel_requested", json_boolean(s->cancel_requested));
+    json_object_set_new(j, "engine_overran", json_boolean(s->engine_overran));
     if (with_telemetry) {
         const struct engine_telemetry *t = &s->tel;
         json_object_set_new(
@@ -492,6 +493,7 @@ int job_status_parse(struct job_status *s, const json_t *j)
     s->start_latency_s = json_is_number(sl) ? json_number_value(sl) : -1;
     s->resumes = (int32_t)json_integer_value(json_object_get(j, "resumes"));
     s->cancel_requested = json_is_true(json_object_get(j, "cancel_requested"));
+    s->engine_overran = json_is_true(json_object_get(j, "engine_overran"));
     const json_t *t = json_object_get(j, "telemetry");
     if (t && !json_is_null(t)) {
         json_int_t a[13];

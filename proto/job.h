@@ -102,6 +102,7 @@ struct job_status {
     double start_latency_s; /* POST received -> engine started, this process; < 0 = null */
     int32_t resumes;        /* runs resumed after a daemon restart */
     int cancel_requested;
+    int engine_overran; /* the daemon had to stop (or abandon) the engine past its deadline */
 };
 
 /* Fills a status for a freshly accepted request. */

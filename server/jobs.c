@@ -111,11 +111,27 @@ void jobs_req_put(struct job_request *req)
     }
 }
 
+/* Frees a run and the request reference that kept its graph alive. */
+static void run_release(struct run *run)
+{
+    if (!run)
+        return;
+    jobs_req_put(run->hold);
+    run_free(run);
+}
+
+void jobs_on_reaped(void *ctx, struct run *run)
+{
+    log_warn("job %lld: the abandoned engine returned after all; its result is discarded",
+             (long long)run->job_id);
+    run_release(run);
+}
+
 static void job_free(struct job *j)
 {
     jobs_req_put(j->req);
     if (j->run)
-        run_free(j->run);
+        run_release(j->run);
     free(j->ckpt);
     free(j->resume_layout);
     free(j->pub_text);
@@ -284,6 +300,7 @@ void jobs_cancel(struct lcnd *d, struct job *j)
         if (!j->cur.cancel_requested) {
             j->cur.cancel_requested = 1;
             j->run->cancel_reason = CANCEL_USER;
+            j->run->cancel_ns = lcn_now_ns();
             atomic_store(&j->run->cancel, 1);
             int fresh;
             struct store_op *op = op_get(j, &fresh);
@@ -353,6 +370,8 @@ static void start_job(struct lcnd *d, struct job *j, struct worker *w)
     struct run *run = xcalloc(1, sizeof *run);
     run->job_id = j->id;
     run->g = &req->doc.g;
+    run->hold = req; /* an abandoned engine may read the graph after the job let go */
+    req->refs++;
     struct engine_params *p = &run->params;
     p->seed = req->seed;
     p->threads =
@@ -444,16 +463,59 @@ static void fail_job(struct job *j, const char *code, const char *msg)
     snprintf(j->cur.stop_reason, sizeof j->cur.stop_reason, "error");
 }
 
+/*
+ * A run ended without a result of its own (deadline or cancel before its
+ * first validated layout) or with one worse than the checkpoint it resumed
+ * from: the job's best validated layout is that checkpoint, so it becomes
+ * the run's result (a job's solution never goes backwards). Returns 1 when
+ * run->res now holds it.
+ */
+static int result_from_checkpoint(struct job *j, struct run *run)
+{
+    if (!j->has_ckpt || !j->ckpt || j->ckpt_final)
+        return 0;
+    int stopped = run->rc == LCN_EDEADLINE || run->rc == LCN_ECANCELLED;
+    if (!stopped && !(run->rc == 0 && obj_cmp(&j->ckpt_obj, &run->res.best) < 0))
+        return 0;
+    if (run->rc == 0) {
+        engine_result_release(&run->res);
+    } else {
+        memset(&run->res, 0, sizeof run->res);
+        run->res.stop = run->rc == LCN_ECANCELLED ? ENGINE_STOP_CANCELLED : ENGINE_STOP_DEADLINE;
+        run->res.time_to_target_s = -1;
+        run->res.elapsed_s = j->cur.elapsed_s;
+        run->res.backend = j->cur.backend;
+        run->res.evaluator = j->cur.evaluator;
+        run->res.tel = j->cur.tel;
+        run->rc = 0;
+    }
+    size_t bytes = sizeof(struct lcn_pt) * (size_t)j->cur.n;
+    run->res.layout = xmalloc(bytes + 1);
+    memcpy(run->res.layout, j->ckpt, bytes);
+    run->res.best = j->ckpt_obj;
+    run->from_checkpoint = 1;
+    return 1;
+}
+
 static void finished(struct lcnd *d, struct worker *w, struct job *j, struct run *run)
 {
     int fresh;
+    result_from_checkpoint(j, run);
     struct store_op *op = op_get(j, &fresh);
     int terminal = 1;
-    if (run->rc == 0) {
+    if (run->rc == LCN_ECANCELLED && run->cancel_reason == CANCEL_SHUTDOWN) {
+        terminal = 0; /* nothing validated yet: the next start runs it again */
+    } else if (run->rc == LCN_ECANCELLED && run->cancel_reason == CANCEL_USER) {
+        set_state(d, j, JOB_CANCELLED);
+        snprintf(j->cur.stop_reason, sizeof j->cur.stop_reason, "cancelled");
+    } else if (run->rc == 0) {
         struct engine_result *res = &run->res;
-        j->cur.has_best = 1;
-        j->cur.best = res->best;
-        j->cur.elapsed_s = res->elapsed_s;
+        if (!j->cur.has_best || obj_cmp(&res->best, &j->cur.best) < 0 || !run->from_checkpoint) {
+            j->cur.has_best = 1;
+            j->cur.best = res->best;
+        }
+        if (res->elapsed_s > j->cur.elapsed_s)
+            j->cur.elapsed_s = res->elapsed_s;
         if (res->time_to_target_s >= 0 && j->cur.time_to_target_s < 0)
             j->cur.time_to_target_s = res->time_to_target_s;
         snprintf(j->cur.backend, sizeof j->cur.backend, "%s", res->backend ? res->backend : "");
@@ -490,26 +552,33 @@ static void finished(struct lcnd *d, struct worker *w, struct job *j, struct run
                  run->diag);
         fail_job(j, lcn_errcode(run->rc), msg);
     } else {
+        int rc = run->rc == LCN_ECANCELLED && run->cancel_reason == CANCEL_DEADLINE
+                     ? LCN_EDEADLINE
+                     : run->rc;
         set_state(d, j, JOB_FAILED);
-        fail_job(j, lcn_errcode(run->rc), run->diag[0] ? run->diag : lcn_strerror(run->rc));
+        fail_job(j, lcn_errcode(rc), run->diag[0] ? run->diag : lcn_strerror(rc));
     }
     if (terminal)
         ev_state(j, op);
     op_status(j, op);
     op_put(d, j, op, fresh);
 
-    if (run->rc)
-        log_warn("job %lld: failed: %s: %s", (long long)j->id, lcn_errcode(run->rc), run->diag);
+    if (!terminal)
+        log_info("job %lld: stopped for shutdown after %.3f s", (long long)j->id,
+                 j->cur.elapsed_s);
+    else if (j->cur.state == JOB_FAILED)
+        log_warn("job %lld: failed: %s: %s", (long long)j->id, j->cur.error_code,
+                 j->cur.error_msg);
     else
-        log_info("job %lld: %s after %.3f s, stop %s", (long long)j->id,
-                 terminal ? job_state_name(j->cur.state) : "stopped for shutdown",
-                 run->res.elapsed_s, engine_stop_name(run->res.stop));
+        log_info("job %lld: %s after %.3f s, stop %s%s", (long long)j->id,
+                 job_state_name(j->cur.state), j->cur.elapsed_s, j->cur.stop_reason,
+                 run->from_checkpoint ? " (solution: the last checkpoint)" : "");
 
     int sticky = run->rc == LCN_EGPU_STICKY;
     j->run = NULL;
     j->worker = NULL;
     d->jobs.running--;
-    run_free(run);
+    run_release(run);
     if (terminal)
         drop_request(j);
     lcnd_status_changed(d);
@@ -529,12 +598,13 @@ void jobs_on_report(void *ctx, struct worker *w, struct worker_report *rep)
 
     int fresh, touched = 0;
     struct store_op *op = op_get(j, &fresh);
-    if (rep->has_improve) {
+    /* only a strict improvement of the job's best is an event: a resumed
+     * run starts over and reports tuples the job has already beaten */
+    if (rep->has_improve &&
+        (!j->cur.has_best || obj_cmp(&rep->improve.best, &j->cur.best) < 0)) {
         ev_improve(j, op, &rep->improve);
-        if (!j->cur.has_best || obj_cmp(&rep->improve.best, &j->cur.best) < 0) {
-            j->cur.has_best = 1;
-            j->cur.best = rep->improve.best;
-        }
+        j->cur.has_best = 1;
+        j->cur.best = rep->improve.best;
         if (rep->improve.elapsed_s > j->cur.elapsed_s)
             j->cur.elapsed_s = rep->improve.elapsed_s;
         if (j->cur.target_k >= 0 && j->cur.time_to_target_s < 0 &&
@@ -553,9 +623,15 @@ void jobs_on_report(void *ctx, struct worker *w, struct worker_report *rep)
         }
         touched = 1;
     }
-    if (rep->ckpt) {
+    /* a checkpoint worse than the one the job holds would replace it in the
+     * store (one per job): only better ones are kept */
+    if (rep->ckpt && (!j->has_ckpt || obj_cmp(&rep->ckpt_obj, &j->ckpt_obj) < 0)) {
         if (rep->ckpt_elapsed_s > j->cur.elapsed_s)
             j->cur.elapsed_s = rep->ckpt_elapsed_s;
+        if (!j->cur.has_best || obj_cmp(&rep->ckpt_obj, &j->cur.best) < 0) {
+            j->cur.has_best = 1;
+            j->cur.best = rep->ckpt_obj;
+        }
         ev_checkpoint(j, op, rep->ckpt, &rep->ckpt_obj, rep->ckpt_elapsed_s, 0);
         rep->ckpt = NULL;
         touched = 1;
@@ -642,24 +718,78 @@ void jobs_stop_all(struct lcnd *d)
         struct job *j = d->jobs.v[i];
         if (j->run && !atomic_load(&j->run->cancel)) {
             j->run->cancel_reason = CANCEL_SHUTDOWN;
+            j->run->cancel_ns = lcn_now_ns();
             atomic_store(&j->run->cancel, 1);
         }
     }
 }
 
+/*
+ * A worker whose engine ignored its cancel flag for ENGINE_ABANDON_NS is
+ * given up: the slot gets a new thread, the run stays with the old one
+ * (which keeps the graph alive through run->hold) until it returns, and
+ * the job ends now. A user's cancel ends it cancelled, anything else
+ * failed; its last checkpoint stays its solution.
+ */
+static void abandon(struct lcnd *d, struct job *j)
+{
+    struct run *run = j->run;
+    double late = (double)(lcn_now_ns() - run->cancel_ns) / 1e9;
+    log_error("job %lld: the engine did not stop %.1f s after it was asked to; worker %d "
+              "abandoned and replaced",
+              (long long)j->id, late, j->worker->index);
+    if (worker_abandon(j->worker))
+        log_error("worker %d: no thread could replace it", j->worker->index);
+    j->run = NULL;
+    j->worker = NULL;
+    d->jobs.running--;
+    j->cur.engine_overran = 1;
+    if (run->cancel_reason == CANCEL_USER) {
+        set_state(d, j, JOB_CANCELLED);
+        snprintf(j->cur.stop_reason, sizeof j->cur.stop_reason, "cancelled");
+    } else {
+        char msg[200];
+        snprintf(msg, sizeof msg,
+                 "the engine did not stop %.1f s after it was asked to (budget overrun) and was "
+                 "abandoned; the last checkpoint (if any) is the solution",
+                 late);
+        set_state(d, j, JOB_FAILED);
+        fail_job(j, lcn_errcode(LCN_EDEADLINE), msg);
+    }
+    drop_request(j);
+    finish_state_op(d, j);
+    lcnd_status_changed(d);
+}
+
 void jobs_enforce_deadlines(struct lcnd *d)
 {
     int64_t now = lcn_now_ns();
+    int gave_up = 0;
     for (size_t i = 0; i < d->jobs.n; i++) {
-        struct run *run = d->jobs.v[i]->run;
-        if (run && !atomic_load(&run->cancel) &&
-            now > run->params.deadline_ns + DEADLINE_GRACE_NS) {
+        struct job *j = d->jobs.v[i];
+        struct run *run = j->run;
+        if (!run)
+            continue;
+        if (!atomic_load(&run->cancel) && now > run->params.deadline_ns + DEADLINE_GRACE_NS) {
             log_warn("job %lld: engine overran its deadline by %.3f s; stopping it",
                      (long long)run->job_id, (double)(now - run->params.deadline_ns) / 1e9);
             run->cancel_reason = CANCEL_DEADLINE;
+            run->cancel_ns = now;
             atomic_store(&run->cancel, 1);
+            /* durable at once: a restart does not resume it to overrun again */
+            j->cur.engine_overran = 1;
+            int fresh;
+            struct store_op *op = op_get(j, &fresh);
+            op_status(j, op);
+            op_put(d, j, op, fresh);
+        } else if (run->cancel_ns && now - run->cancel_ns > ENGINE_ABANDON_NS &&
+                   run->cancel_reason != CANCEL_SHUTDOWN) {
+            abandon(d, j);
+            gave_up = 1;
         }
     }
+    if (gave_up)
+        jobs_schedule(d);
 }
 
 /* ------------------------------------------------------------ retention */
@@ -798,7 +928,10 @@ int jobs_recover(struct lcnd *d, char *err, size_t errlen)
         int fresh;
         struct store_op *op = op_get(j, &fresh);
         ev_state(j, op);
-        if (d->cfg.resume_interrupted && !j->pub.cancel_requested) {
+        if (j->pub.engine_overran)
+            log_warn("job %lld: its engine overran the budget before the restart; not resumed",
+                     (long long)j->id);
+        if (d->cfg.resume_interrupted && !j->pub.cancel_requested && !j->pub.engine_overran) {
             j->cur.resumes++;
             j->cur.state = JOB_QUEUED;
             t->waiting++;

@@ -41,7 +41,14 @@ struct waiter;
  * budget by more than DEADLINE_GRACE_NS and the daemon stopped it. */
 enum cancel_reason { CANCEL_NONE = 0, CANCEL_USER, CANCEL_SHUTDOWN, CANCEL_DEADLINE };
 
-#define DEADLINE_GRACE_NS 1000000000LL
+/* The engines end within milliseconds of the deadline themselves; past
+ * this the daemon sets the cancel flag, and ENGINE_ABANDON_NS after any
+ * cancel (but the shutdown's, which has its own timeout) it abandons the
+ * worker (jobs_enforce_deadlines). */
+#define DEADLINE_GRACE_NS 100000000LL
+#define ENGINE_ABANDON_NS 2000000000LL
+/* How often the daemon looks (serve.c's deadline timer). */
+#define DEADLINE_CHECK_MS 50
 
 struct job {
     int64_t id;
@@ -125,14 +132,16 @@ void jobs_schedule(struct lcnd *d);
 
 /* storeq callback. */
 void jobs_on_store_done(void *ctx, struct store_op *op);
-/* worker pool callback. */
+/* worker pool callbacks. */
 void jobs_on_report(void *ctx, struct worker *w, struct worker_report *rep);
+void jobs_on_reaped(void *ctx, struct run *run);
 
 /* Asks every running engine to stop and checkpoint (shutdown). */
 void jobs_stop_all(struct lcnd *d);
 
-/* Stops runs whose engine overran its deadline by DEADLINE_GRACE_NS (the
- * engines enforce the budget themselves; this is the daemon's backstop). */
+/* Stops runs whose engine overran its deadline by DEADLINE_GRACE_NS and
+ * abandons those that ignore the cancel for ENGINE_ABANDON_NS (the engines
+ * enforce the budget themselves; this is the daemon's backstop). */
 void jobs_enforce_deadlines(struct lcnd *d);
 
 /* Deletes finished jobs beyond retain_jobs / older than retain_days. */

@@ -90,7 +90,7 @@ struct lcnd {
 
     /* loop handles */
     uv_signal_t sig_term, sig_int, sig_hup;
-    uv_timer_t t_watchdog, t_status, t_retention, t_heartbeat, t_shutdown;
+    uv_timer_t t_watchdog, t_status, t_retention, t_heartbeat, t_deadlines, t_shutdown;
     int handles_open;
 };
 

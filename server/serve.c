@@ -91,6 +91,10 @@ static void on_watchdog(uv_timer_t *t)
 static void on_heartbeat(uv_timer_t *t)
 {
     api_heartbeat(t->data);
+}
+
+static void on_deadlines(uv_timer_t *t)
+{
     jobs_enforce_deadlines(t->data);
 }
 
@@ -127,11 +131,12 @@ static void on_http_closed(void *arg)
     if (detached) {
         /* an engine ignored its cancel flag: its last checkpoint is durable;
          * leave without freeing what it may still read */
-        log_error("%d engine(s) did not stop in time; exiting without waiting", detached);
+        log_error("%d engine(s) did not stop in time; exiting without waiting (status 4)",
+                  detached);
         store_close(d->store);
         d->store = NULL;
         log_close();
-        _exit(d->exit_code);
+        _exit(d->exit_code ? d->exit_code : 4);
     }
     close_handle(d, (uv_handle_t *)&d->sig_term);
     close_handle(d, (uv_handle_t *)&d->sig_int);
@@ -140,6 +145,7 @@ static void on_http_closed(void *arg)
     close_handle(d, (uv_handle_t *)&d->t_status);
     close_handle(d, (uv_handle_t *)&d->t_retention);
     close_handle(d, (uv_handle_t *)&d->t_heartbeat);
+    close_handle(d, (uv_handle_t *)&d->t_deadlines);
     close_handle(d, (uv_handle_t *)&d->t_shutdown);
 }
 
@@ -432,7 +438,7 @@ static int start(struct lcnd *d, char *err, size_t errlen)
         return LCN_EINVAL;
     }
     if ((rc = worker_pool_init(&d->pool, d->loop, devices, n_gpu, n_cpu, d->engine.run,
-                               d->engine.ctx, jobs_on_report, d))) {
+                               d->engine.ctx, jobs_on_report, jobs_on_reaped, d))) {
         snprintf(err, errlen, "cannot start the worker threads");
         return rc;
     }
@@ -498,9 +504,10 @@ int lcnd_serve_main(int argc, char **argv)
     uv_timer_init(d->loop, &d->t_status);
     uv_timer_init(d->loop, &d->t_retention);
     uv_timer_init(d->loop, &d->t_heartbeat);
+    uv_timer_init(d->loop, &d->t_deadlines);
     uv_timer_init(d->loop, &d->t_shutdown);
     d->t_watchdog.data = d->t_status.data = d->t_retention.data = d->t_heartbeat.data =
-        d->t_shutdown.data = d;
+        d->t_deadlines.data = d->t_shutdown.data = d;
     uv_signal_init(d->loop, &d->sig_term);
     uv_signal_init(d->loop, &d->sig_int);
     uv_signal_init(d->loop, &d->sig_hup);
@@ -525,6 +532,7 @@ int lcnd_serve_main(int argc, char **argv)
         uv_close((uv_handle_t *)&d->t_status, NULL);
         uv_close((uv_handle_t *)&d->t_retention, NULL);
         uv_close((uv_handle_t *)&d->t_heartbeat, NULL);
+        uv_close((uv_handle_t *)&d->t_deadlines, NULL);
         uv_close((uv_handle_t *)&d->t_shutdown, NULL);
         uv_close((uv_handle_t *)&d->sig_term, NULL);
         uv_close((uv_handle_t *)&d->sig_int, NULL);
@@ -547,6 +555,7 @@ int lcnd_serve_main(int argc, char **argv)
     uv_signal_start(&d->sig_hup, on_signal, SIGHUP);
     uint64_t hb = (uint64_t)(d->cfg.sse_heartbeat_s * 500.0);
     uv_timer_start(&d->t_heartbeat, on_heartbeat, hb ? hb : 1, hb ? hb : 1);
+    uv_timer_start(&d->t_deadlines, on_deadlines, DEADLINE_CHECK_MS, DEADLINE_CHECK_MS);
     uv_timer_start(&d->t_retention, on_retention, 60000, 60000);
     uint64_t wd = notify_watchdog_usec();
     if (wd) {

@@ -334,6 +334,7 @@ int solve_main(int argc, char **argv)
     p.cancel = &cancel_flag;
     p.move_limit = o.move_limit;
     p.tuning = o.tuning;
+    p.caller_validations = 1; /* the check below, before the file is written */
     p.init = doc.pts;
     p.has_xy = doc.has_xy;
     p.on_progress = on_progress;

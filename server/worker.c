@@ -6,6 +6,7 @@
 #include <time.h>
 
 #include "err.h"
+#include "stop.h"
 #include "util.h"
 #include "validate.h"
 
@@ -16,6 +17,7 @@ void run_free(struct run *r)
     free(r->init);
     free(r->has_xy);
     free(r->tuning);
+    free(r->valid);
     if (r->rc == 0)
         engine_result_release(&r->res);
     free(r);
@@ -28,12 +30,14 @@ void worker_report_release(struct worker_report *rep)
 }
 
 /* Revalidates a layout with the oracle; returns 0 when it is valid and its
- * tuple equals the claim, else LCN_ECORRUPT with diag filled. */
+ * tuple equals the claim, LCN_ECORRUPT with diag filled when not, or the
+ * stop's code when stop fired before a verdict. */
 static int revalidate(const struct lcn_graph *g, const struct lcn_pt *pts,
-                      const struct lcn_obj *claim, char *diag, size_t len)
+                      const struct lcn_obj *claim, const struct lcn_stop *stop, char *diag,
+                      size_t len)
 {
     struct lcn_report rep;
-    int rc = validate_layout(g, pts, 1, &rep);
+    int rc = validate_layout_stop(g, pts, 1, stop, &rep);
     if (rc == 0 && !rep.valid) {
         const struct lcn_violation *v = rep.listed ? &rep.list[0] : NULL;
         snprintf(diag, len, "engine published an invalid layout (%lld violations, first %s %d %d)",
@@ -46,130 +50,247 @@ static int revalidate(const struct lcn_graph *g, const struct lcn_pt *pts,
         obj_format(&rep.obj, b, sizeof b);
         snprintf(diag, len, "engine claimed %s but the oracle counts %s", a, b);
         rc = LCN_ECORRUPT;
-    } else if (rc) {
+    } else if (rc && rc != LCN_EDEADLINE && rc != LCN_ECANCELLED) {
         snprintf(diag, len, "oracle recount failed: %s", lcn_strerror(rc));
     }
     report_release(&rep);
     return rc;
 }
 
-static void wake(struct worker *w)
+/* How long past the deadline (or past the engine's return, for a cancelled
+ * run) the worker's own oracle may run before the last checkpoint is taken
+ * instead: the engine keeps time for this pass before the deadline. */
+#define REVALIDATE_GRACE_NS 60000000LL
+
+static void wake(struct worker_thread *t)
 {
-    uv_async_send(&w->pool->async);
+    uv_async_send(&t->pool->async);
 }
 
 static void on_progress(void *ctx, const struct engine_event *ev)
 {
-    struct worker *w = ctx;
-    pthread_mutex_lock(&w->mu);
-    w->rep.has_improve = 1;
-    w->rep.improve = *ev;
-    w->rep.improves++;
-    pthread_mutex_unlock(&w->mu);
-    wake(w);
+    struct worker_thread *t = ctx;
+    pthread_mutex_lock(&t->mu);
+    t->rep.has_improve = 1;
+    t->rep.improve = *ev;
+    t->rep.improves++;
+    pthread_mutex_unlock(&t->mu);
+    wake(t);
 }
 
-static void on_telemetry(void *ctx, const struct engine_telemetry *t)
+static void on_telemetry(void *ctx, const struct engine_telemetry *tel)
 {
-    struct worker *w = ctx;
-    pthread_mutex_lock(&w->mu);
-    w->rep.has_telemetry = 1;
-    w->rep.tel = *t;
-    pthread_mutex_unlock(&w->mu);
-    wake(w);
+    struct worker_thread *t = ctx;
+    pthread_mutex_lock(&t->mu);
+    t->rep.has_telemetry = 1;
+    t->rep.tel = *tel;
+    pthread_mutex_unlock(&t->mu);
+    wake(t);
+}
+
+static void keep_valid(struct run *run, const struct lcn_pt *layout, const struct lcn_obj *obj)
+{
+    size_t bytes = sizeof *layout * (size_t)run->g->n;
+    if (!run->valid)
+        run->valid = xmalloc(bytes + 1);
+    memcpy(run->valid, layout, bytes);
+    run->valid_obj = *obj;
+}
+
+static int same_as_valid(const struct run *run, const struct lcn_pt *layout,
+                         const struct lcn_obj *obj)
+{
+    return run->valid && obj_cmp(obj, &run->valid_obj) == 0 &&
+           memcmp(layout, run->valid, sizeof *layout * (size_t)run->g->n) == 0;
 }
 
 static void on_layout(void *ctx, const struct lcn_pt *layout, const struct lcn_obj *obj,
                       double elapsed_s)
 {
-    struct worker *w = ctx;
-    struct run *run = w->run; /* set before the engine runs, stable during it */
+    struct worker_thread *t = ctx;
+    struct run *run = t->run; /* set before the engine runs, stable during it */
     char diag[256];
-    if (revalidate(run->g, layout, obj, diag, sizeof diag)) {
+    /* a checkpoint that cannot be checked before the stop is dropped */
+    struct lcn_stop stop = {run->params.deadline_ns + REVALIDATE_GRACE_NS, &run->cancel};
+    int rc = same_as_valid(run, layout, obj) ? 0 : revalidate(run->g, layout, obj, &stop, diag,
+                                                              sizeof diag);
+    if (rc == LCN_EDEADLINE || rc == LCN_ECANCELLED)
+        return;
+    if (rc) {
         /* never publish it; stop the run and fail the job */
-        pthread_mutex_lock(&w->mu);
+        pthread_mutex_lock(&t->mu);
         if (!run->diag[0])
             snprintf(run->diag, sizeof run->diag, "checkpoint rejected: %.230s", diag);
-        pthread_mutex_unlock(&w->mu);
+        pthread_mutex_unlock(&t->mu);
         atomic_store(&run->cancel, 1);
         return;
     }
+    keep_valid(run, layout, obj);
     size_t bytes = sizeof *layout * (size_t)run->g->n;
     struct lcn_pt *copy = xmalloc(bytes + 1);
     memcpy(copy, layout, bytes);
-    pthread_mutex_lock(&w->mu);
-    free(w->rep.ckpt);
-    w->rep.ckpt = copy;
-    w->rep.ckpt_obj = *obj;
-    w->rep.ckpt_elapsed_s = elapsed_s;
-    pthread_mutex_unlock(&w->mu);
-    wake(w);
+    pthread_mutex_lock(&t->mu);
+    free(t->rep.ckpt);
+    t->rep.ckpt = copy;
+    t->rep.ckpt_obj = *obj;
+    t->rep.ckpt_elapsed_s = elapsed_s;
+    pthread_mutex_unlock(&t->mu);
+    wake(t);
 }
 
-static void execute(struct worker *w, struct run *run)
+/*
+ * The engine's final layout, revalidated; when the oracle cannot finish in
+ * time (REVALIDATE_GRACE_NS past the deadline, or past the engine's return
+ * for a cancelled run), the last checkpoint this worker validated is the
+ * result instead, so the job ends on time with a layout it can vouch for.
+ */
+static int finish_result(struct run *run, struct engine_result *res)
+{
+    if (same_as_valid(run, res->layout, &res->best))
+        return 0;
+    char diag[256];
+    int64_t now = lcn_now_ns();
+    int64_t base = atomic_load(&run->cancel) ? now : LCN_MAX(now, run->params.deadline_ns);
+    struct lcn_stop stop = {base + REVALIDATE_GRACE_NS, NULL};
+    int rc = revalidate(run->g, res->layout, &res->best, &stop, diag, sizeof diag);
+    if (rc == LCN_EDEADLINE && run->valid) {
+        size_t bytes = sizeof(struct lcn_pt) * (size_t)run->g->n;
+        memcpy(res->layout, run->valid, bytes);
+        res->best = run->valid_obj;
+        run->from_checkpoint = 1;
+        return 0;
+    }
+    if (rc == LCN_EDEADLINE)
+        snprintf(run->diag, sizeof run->diag,
+                 "the final layout could not be validated within the budget");
+    else if (rc)
+        snprintf(run->diag, sizeof run->diag, "final layout rejected: %.230s", diag);
+    return rc;
+}
+
+static void execute(struct worker_thread *t, struct run *run)
 {
     run->params.cancel = &run->cancel;
     run->params.on_progress = on_progress;
     run->params.on_telemetry = on_telemetry;
     run->params.on_layout = on_layout;
-    run->params.ctx = w;
+    run->params.ctx = t;
     run->params.init = run->init;
     run->params.has_xy = run->has_xy;
     run->params.tuning = run->tuning;
+    run->params.caller_validations = 1; /* finish_result */
 
-    pthread_mutex_lock(&w->mu);
-    w->rep.started = 1;
-    w->rep.started_ns = lcn_now_ns();
-    w->in_engine = 1;
-    pthread_mutex_unlock(&w->mu);
-    wake(w);
+    pthread_mutex_lock(&t->mu);
+    t->rep.started = 1;
+    t->rep.started_ns = lcn_now_ns();
+    t->in_engine = 1;
+    pthread_mutex_unlock(&t->mu);
+    wake(t);
 
     run->engine_start_ns = lcn_now_ns();
     struct engine_result res;
     memset(&res, 0, sizeof res);
-    int rc = w->pool->engine(w->pool->engine_ctx, w, run->g, &run->params, &res);
+    int rc = t->pool->engine(t->pool->engine_ctx, t->w, run->g, &run->params, &res);
     if (rc == 0) {
-        char diag[256];
-        int vr = run->diag[0] ? LCN_ECORRUPT
-                              : revalidate(run->g, res.layout, &res.best, diag, sizeof diag);
+        int vr = run->diag[0] ? LCN_ECORRUPT : finish_result(run, &res);
         if (vr) {
-            if (!run->diag[0])
-                snprintf(run->diag, sizeof run->diag, "final layout rejected: %.230s", diag);
             engine_result_release(&res);
             rc = vr;
         }
     } else if (!run->diag[0]) {
-        snprintf(run->diag, sizeof run->diag, "%s", lcn_strerror(rc));
+        if (rc == LCN_EDEADLINE)
+            snprintf(run->diag, sizeof run->diag,
+                     "the budget ran out before a first layout of this graph was validated");
+        else if (rc == LCN_ECANCELLED)
+            snprintf(run->diag, sizeof run->diag,
+                     "stopped before a first layout of this graph was validated");
+        else
+            snprintf(run->diag, sizeof run->diag, "%s", lcn_strerror(rc));
     }
-    pthread_mutex_lock(&w->mu);
+    pthread_mutex_lock(&t->mu);
     run->rc = rc;
     if (rc == 0)
         run->res = res;
-    w->in_engine = 0;
-    w->rep.finished = 1;
-    pthread_mutex_unlock(&w->mu);
-    wake(w);
+    t->in_engine = 0;
+    t->rep.finished = 1;
+    pthread_mutex_unlock(&t->mu);
+    wake(t);
 }
 
 static void *worker_main(void *arg)
 {
-    struct worker *w = arg;
-    pthread_mutex_lock(&w->mu);
+    struct worker_thread *t = arg;
+    pthread_mutex_lock(&t->mu);
     for (;;) {
-        while (!w->quit && !w->todo)
-            pthread_cond_wait(&w->cv, &w->mu);
-        if (w->quit)
+        while (!t->quit && !t->todo && !t->abandoned)
+            pthread_cond_wait(&t->cv, &t->mu);
+        if (t->quit || t->abandoned)
             break;
-        w->todo = 0;
-        struct run *run = w->run;
-        pthread_mutex_unlock(&w->mu);
-        execute(w, run);
-        pthread_mutex_lock(&w->mu);
+        t->todo = 0;
+        struct run *run = t->run;
+        pthread_mutex_unlock(&t->mu);
+        execute(t, run);
+        pthread_mutex_lock(&t->mu);
     }
-    w->thread_started = 2; /* exited */
-    pthread_cond_broadcast(&w->cv);
-    pthread_mutex_unlock(&w->mu);
+    t->thread_started = 2; /* exited */
+    pthread_cond_broadcast(&t->cv);
+    pthread_mutex_unlock(&t->mu);
+    if (t->abandoned)
+        wake(t); /* the loop joins it */
     return NULL;
+}
+
+static struct worker_thread *thread_new(struct worker_pool *p, struct worker *w)
+{
+    struct worker_thread *t = xcalloc(1, sizeof *t);
+    t->pool = p;
+    t->w = w;
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_mutex_init(&t->mu, NULL);
+    pthread_cond_init(&t->cv, &ca);
+    pthread_condattr_destroy(&ca);
+    return t;
+}
+
+static void thread_free(struct worker_thread *t)
+{
+    pthread_mutex_destroy(&t->mu);
+    pthread_cond_destroy(&t->cv);
+    free(t->rep.ckpt);
+    free(t);
+}
+
+static int thread_start(struct worker_thread *t)
+{
+    if (pthread_create(&t->th, NULL, worker_main, t))
+        return LCN_EIO;
+    t->thread_started = 1;
+    return 0;
+}
+
+/* Joins the zombies whose engine has returned and hands their runs back. */
+static void reap(struct worker_pool *p)
+{
+    struct worker_thread **link = &p->zombies;
+    while (*link) {
+        struct worker_thread *t = *link;
+        pthread_mutex_lock(&t->mu);
+        int exited = t->thread_started == 2;
+        struct run *run = t->run;
+        pthread_mutex_unlock(&t->mu);
+        if (!exited) {
+            link = &t->next_zombie;
+            continue;
+        }
+        *link = t->next_zombie;
+        p->n_zombies--;
+        pthread_join(t->th, NULL);
+        if (p->on_reaped)
+            p->on_reaped(p->ctx, run);
+        thread_free(t);
+    }
 }
 
 static void on_async(uv_async_t *a)
@@ -177,14 +298,15 @@ static void on_async(uv_async_t *a)
     struct worker_pool *p = a->data;
     for (int i = 0; i < p->n; i++) {
         struct worker *w = &p->w[i];
+        struct worker_thread *t = w->t;
         struct worker_report rep;
-        pthread_mutex_lock(&w->mu);
-        rep = w->rep;
-        rep.run = w->run;
-        memset(&w->rep, 0, sizeof w->rep);
+        pthread_mutex_lock(&t->mu);
+        rep = t->rep;
+        rep.run = t->run;
+        memset(&t->rep, 0, sizeof t->rep);
         if (rep.finished)
-            w->run = NULL;
-        pthread_mutex_unlock(&w->mu);
+            t->run = NULL;
+        pthread_mutex_unlock(&t->mu);
         if (!rep.run ||
             !(rep.started || rep.has_improve || rep.has_telemetry || rep.ckpt || rep.finished)) {
             worker_report_release(&rep);
@@ -195,11 +317,13 @@ static void on_async(uv_async_t *a)
         p->on_report(p->ctx, w, &rep);
         worker_report_release(&rep);
     }
+    if (p->zombies)
+        reap(p);
 }
 
 int worker_pool_init(struct worker_pool *p, uv_loop_t *loop, const int *gpu_devices, int n_gpu,
                      int n_cpu, worker_engine_fn engine, void *engine_ctx,
-                     worker_report_fn on_report, void *ctx)
+                     worker_report_fn on_report, worker_reaped_fn on_reaped, void *ctx)
 {
     memset(p, 0, sizeof *p);
     p->n = n_gpu + n_cpu;
@@ -207,12 +331,10 @@ int worker_pool_init(struct worker_pool *p, uv_loop_t *loop, const int *gpu_devi
     p->engine = engine;
     p->engine_ctx = engine_ctx;
     p->on_report = on_report;
+    p->on_reaped = on_reaped;
     p->ctx = ctx;
     uv_async_init(loop, &p->async, on_async);
     p->async.data = p;
-    pthread_condattr_t ca;
-    pthread_condattr_init(&ca);
-    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
     for (int i = 0; i < p->n; i++) {
         struct worker *w = &p->w[i];
         w->pool = p;
@@ -220,16 +342,11 @@ int worker_pool_init(struct worker_pool *p, uv_loop_t *loop, const int *gpu_devi
         w->kind = i < n_gpu ? WORKER_GPU : WORKER_CPU;
         w->device = i < n_gpu ? gpu_devices[i] : -1;
         w->healthy = 1;
-        pthread_mutex_init(&w->mu, NULL);
-        pthread_cond_init(&w->cv, &ca);
+        w->t = thread_new(p, w);
     }
-    pthread_condattr_destroy(&ca);
-    for (int i = 0; i < p->n; i++) {
-        struct worker *w = &p->w[i];
-        if (pthread_create(&w->th, NULL, worker_main, w))
+    for (int i = 0; i < p->n; i++)
+        if (thread_start(p->w[i].t))
             return LCN_EIO;
-        w->thread_started = 1;
-    }
     return 0;
 }
 
@@ -238,69 +355,113 @@ void worker_start(struct worker *w, struct run *run)
     LCN_ASSERT(!w->busy);
     w->busy = 1;
     run->assigned_ns = lcn_now_ns();
-    pthread_mutex_lock(&w->mu);
-    w->run = run;
-    w->todo = 1;
-    pthread_cond_broadcast(&w->cv);
-    pthread_mutex_unlock(&w->mu);
+    struct worker_thread *t = w->t;
+    pthread_mutex_lock(&t->mu);
+    t->run = run;
+    t->todo = 1;
+    pthread_cond_broadcast(&t->cv);
+    pthread_mutex_unlock(&t->mu);
+}
+
+int worker_abandon(struct worker *w)
+{
+    struct worker_pool *p = w->pool;
+    struct worker_thread *t = w->t;
+    pthread_mutex_lock(&t->mu);
+    t->abandoned = 1;
+    worker_report_release(&t->rep);
+    memset(&t->rep, 0, sizeof t->rep);
+    pthread_cond_broadcast(&t->cv);
+    pthread_mutex_unlock(&t->mu);
+    t->next_zombie = p->zombies;
+    p->zombies = t;
+    p->n_zombies++;
+    p->abandoned_total++;
+    w->busy = 0;
+    w->t = thread_new(p, w);
+    int rc = thread_start(w->t);
+    if (rc)
+        w->healthy = 0;
+    /* it may have returned between the caller's look and now */
+    uv_async_send(&p->async);
+    return rc;
 }
 
 int worker_pool_in_engine(struct worker_pool *p)
 {
     int n = 0;
     for (int i = 0; i < p->n; i++) {
-        pthread_mutex_lock(&p->w[i].mu);
-        n += p->w[i].in_engine;
-        pthread_mutex_unlock(&p->w[i].mu);
+        pthread_mutex_lock(&p->w[i].t->mu);
+        n += p->w[i].t->in_engine;
+        pthread_mutex_unlock(&p->w[i].t->mu);
     }
     return n;
+}
+
+/* Waits until thread t exited or deadline_ns passed; returns 1 if it exited. */
+static int wait_exit(struct worker_thread *t, int64_t deadline_ns)
+{
+    pthread_mutex_lock(&t->mu);
+    while (t->thread_started != 2) {
+        int64_t now = lcn_now_ns();
+        if (now >= deadline_ns)
+            break;
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        int64_t wait = LCN_MIN(deadline_ns - now, 100000000LL);
+        ts.tv_sec += (time_t)(wait / 1000000000LL);
+        ts.tv_nsec += (long)(wait % 1000000000LL);
+        if (ts.tv_nsec >= 1000000000L) {
+            ts.tv_sec++;
+            ts.tv_nsec -= 1000000000L;
+        }
+        pthread_cond_timedwait(&t->cv, &t->mu, &ts);
+    }
+    int exited = t->thread_started == 2;
+    pthread_mutex_unlock(&t->mu);
+    return exited;
 }
 
 int worker_pool_release(struct worker_pool *p, int64_t deadline_ns)
 {
     int detached = 0;
     for (int i = 0; i < p->n; i++) {
-        struct worker *w = &p->w[i];
-        pthread_mutex_lock(&w->mu);
-        w->quit = 1;
-        pthread_cond_broadcast(&w->cv);
-        pthread_mutex_unlock(&w->mu);
+        struct worker_thread *t = p->w[i].t;
+        pthread_mutex_lock(&t->mu);
+        t->quit = 1;
+        pthread_cond_broadcast(&t->cv);
+        pthread_mutex_unlock(&t->mu);
     }
     for (int i = 0; i < p->n; i++) {
-        struct worker *w = &p->w[i];
-        if (!w->thread_started)
+        struct worker_thread *t = p->w[i].t;
+        if (!t->thread_started)
             continue;
-        pthread_mutex_lock(&w->mu);
-        while (w->thread_started != 2) {
-            int64_t now = lcn_now_ns();
-            if (now >= deadline_ns)
-                break;
-            struct timespec ts;
-            clock_gettime(CLOCK_MONOTONIC, &ts);
-            int64_t wait = LCN_MIN(deadline_ns - now, 100000000LL);
-            ts.tv_sec += (time_t)(wait / 1000000000LL);
-            ts.tv_nsec += (long)(wait % 1000000000LL);
-            if (ts.tv_nsec >= 1000000000L) {
-                ts.tv_sec++;
-                ts.tv_nsec -= 1000000000L;
-            }
-            pthread_cond_timedwait(&w->cv, &w->mu, &ts);
-        }
-        int exited = w->thread_started == 2;
-        pthread_mutex_unlock(&w->mu);
-        if (exited) {
-            pthread_join(w->th, NULL);
+        if (wait_exit(t, deadline_ns)) {
+            pthread_join(t->th, NULL);
         } else {
-            pthread_detach(w->th);
+            pthread_detach(t->th);
+            detached++;
+        }
+    }
+    /* zombies: joined if their engine has returned by now, else left */
+    for (struct worker_thread *t = p->zombies; t; t = t->next_zombie) {
+        if (wait_exit(t, deadline_ns))
+            pthread_join(t->th, NULL);
+        else {
+            pthread_detach(t->th);
             detached++;
         }
     }
     uv_close((uv_handle_t *)&p->async, NULL);
     if (!detached) {
-        for (int i = 0; i < p->n; i++) {
-            pthread_mutex_destroy(&p->w[i].mu);
-            pthread_cond_destroy(&p->w[i].cv);
-            free(p->w[i].rep.ckpt);
+        for (int i = 0; i < p->n; i++)
+            thread_free(p->w[i].t);
+        while (p->zombies) {
+            struct worker_thread *t = p->zombies;
+            p->zombies = t->next_zombie;
+            if (p->on_reaped)
+                p->on_reaped(p->ctx, t->run);
+            thread_free(t);
         }
         free(p->w);
         p->w = NULL;

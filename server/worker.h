@@ -27,6 +27,12 @@
  *   - worker_pool_release asks the threads to quit and joins them; a
  *     worker still inside an engine is detached after the timeout instead
  *     (see worker_pool_release).
+ *   - Abandonment: a worker whose engine ignores its cancel flag is
+ *     abandoned (worker_abandon): its thread state moves to the pool's
+ *     zombie list with the run it still reads, and the slot gets a fresh
+ *     thread at once, so the queue moves on. Nothing the zombie reports
+ *     reaches the loop; when its engine finally returns, the thread exits
+ *     and on_async joins it and hands the run back (on_reaped) to be freed.
  */
 #ifndef LCN_SERVER_WORKER_H
 #define LCN_SERVER_WORKER_H
@@ -48,19 +54,27 @@ enum worker_kind { WORKER_CPU = 0, WORKER_GPU = 1 };
 struct run {
     int64_t job_id;
     const struct lcn_graph *g;   /* borrowed; outlives the run */
+    void *hold;                  /* the owner's reference that keeps g alive (jobs.c) */
     struct engine_params params; /* callbacks and cancel are filled by the worker */
     struct lcn_pt *init;         /* owned: initial layout (n points) or NULL */
     uint8_t *has_xy;             /* owned or NULL */
     char *tuning;                /* owned or NULL */
     atomic_int cancel;
-    int cancel_reason; /* loop only: why cancel was set (jobs.c's enum) */
-    int64_t assigned_ns;
+    int cancel_reason;   /* loop only: why cancel was set (jobs.c's enum) */
+    int64_t assigned_ns; /* loop only */
+    int64_t cancel_ns;   /* loop only: when cancel was set, 0 = not yet */
 
     /* outputs, valid once the report says finished */
     int rc;                   /* engine return code, or LCN_ECORRUPT from revalidation */
     struct engine_result res; /* valid when rc == 0; layout validated */
     char diag[256];           /* failure detail, lower case */
     int64_t engine_start_ns;  /* lcn_now_ns() right before the engine was called */
+    int from_checkpoint;      /* res.layout is the last checkpoint: the newest best could not
+                                 be validated in time */
+
+    /* worker thread only: the last layout the worker's oracle passed */
+    struct lcn_pt *valid;
+    struct lcn_obj valid_obj;
 };
 
 /* Frees what a run owns (the result's layout included). Runs belong to the
@@ -86,22 +100,33 @@ struct worker_report {
 void worker_report_release(struct worker_report *rep);
 
 struct worker_pool;
+struct worker;
 
-struct worker {
+/* A worker's thread and what it shares with the loop (under mu). Moves to
+ * the pool's zombie list when the worker is abandoned. */
+struct worker_thread {
     struct worker_pool *pool;
-    int index;
-    int kind;   /* enum worker_kind */
-    int device; /* GPU ordinal, -1 for CPU workers */
+    struct worker *w; /* the slot it serves (kind, device, index) */
     pthread_t th;
-    int thread_started;
+    int thread_started; /* 1 running, 2 exited */
     pthread_mutex_t mu;
     pthread_cond_t cv;
     /* under mu */
     struct run *run; /* assigned, until the loop collects the finished report */
     int todo;        /* run assigned and not yet picked up by the thread */
     int quit;
+    int abandoned; /* the loop gave up on this thread: exit once the engine returns */
     struct worker_report rep;
     int in_engine;
+    struct worker_thread *next_zombie; /* loop only */
+};
+
+struct worker {
+    struct worker_pool *pool;
+    int index;
+    int kind;   /* enum worker_kind */
+    int device; /* GPU ordinal, -1 for CPU workers */
+    struct worker_thread *t;
     /* loop only */
     int busy;
     int healthy;
@@ -114,6 +139,9 @@ typedef int (*worker_engine_fn)(void *ctx, const struct worker *w, const struct 
 /* Called on the loop with a report to consume; it may take rep->ckpt (set
  * it to NULL) and must release the run when rep->finished. */
 typedef void (*worker_report_fn)(void *ctx, struct worker *w, struct worker_report *rep);
+/* Called on the loop when an abandoned worker's engine has returned and
+ * its thread is joined: the owner frees run (run->hold too). */
+typedef void (*worker_reaped_fn)(void *ctx, struct run *run);
 
 struct worker_pool {
     struct worker *w;
@@ -122,17 +150,30 @@ struct worker_pool {
     worker_engine_fn engine;
     void *engine_ctx;
     worker_report_fn on_report;
+    worker_reaped_fn on_reaped;
     void *ctx;
+    struct worker_thread *zombies; /* abandoned threads still inside an engine */
+    int n_zombies;
+    int abandoned_total; /* workers abandoned during the process's life */
 };
 
 /* Starts n_gpu GPU workers (devices gpu_devices[0..n_gpu)) and n_cpu CPU
  * workers. Returns 0 or LCN_EIO. */
 int worker_pool_init(struct worker_pool *p, uv_loop_t *loop, const int *gpu_devices, int n_gpu,
                      int n_cpu, worker_engine_fn engine, void *engine_ctx,
-                     worker_report_fn on_report, void *ctx);
+                     worker_report_fn on_report, worker_reaped_fn on_reaped, void *ctx);
 
 /* Hands run to idle worker w (loop thread). */
 void worker_start(struct worker *w, struct run *run);
+
+/*
+ * Gives up on busy worker w, whose engine does not return (loop thread):
+ * its thread keeps the run (the owner must keep run->hold alive until
+ * on_reaped) and becomes a zombie; w gets a new thread and is idle.
+ * Returns 0, or LCN_EIO when no new thread could be started (w is then
+ * unhealthy).
+ */
+int worker_abandon(struct worker *w);
 
 /* Number of workers currently inside an engine call (any thread). */
 int worker_pool_in_engine(struct worker_pool *p);
@@ -140,8 +181,8 @@ int worker_pool_in_engine(struct worker_pool *p);
 /*
  * Stops the threads: idle ones quit at once; a worker still running is
  * waited for until timeout_ns (lcn_now_ns() deadline) and then detached,
- * leaving its run to the process exit. Closes the async handle. Returns
- * the number of detached workers.
+ * leaving its run to the process exit; so is every zombie. Closes the
+ * async handle. Returns the number of detached workers and zombies.
  */
 int worker_pool_release(struct worker_pool *p, int64_t deadline_ns);
 
