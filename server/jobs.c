@@ -757,7 +757,13 @@ static int load_request(struct lcnd *d, struct job *j, char *why, size_t len)
 int jobs_recover(struct lcnd *d, char *err, size_t errlen)
 {
     struct jobs *t = &d->jobs;
-    t->next_id = 1;
+    /* the stored next id, not the largest id left: retention may have
+     * deleted the newest jobs, and ids are never reused */
+    t->next_id = store_next_id(d->store);
+    if (t->next_id < 1) {
+        snprintf(err, errlen, "cannot read next_id from the job store");
+        return LCN_ESTORE;
+    }
     t->recover_limits.max_nodes = LCN_MAX_NODES;
     t->recover_limits.max_edges = LCN_MAX_EDGES;
     t->recover_limits.max_budget_s = 1e12;

@@ -10,7 +10,8 @@
 #include "err.h"
 #include "util.h"
 
-#define STORE_SCHEMA_VERSION "1"
+/* 2: meta holds next_id (version 1 databases are migrated at open) */
+#define STORE_SCHEMA_VERSION "2"
 
 enum {
     Q_INSERT_JOB,
@@ -22,6 +23,7 @@ enum {
     Q_DELETE_REQUEST,
     Q_DELETE_EVENTS,
     Q_DELETE_CKPT,
+    Q_BUMP_ID,
     Q_COUNT_W,
 };
 
@@ -31,6 +33,7 @@ enum {
     R_EVENTS,
     R_LAST_SEQ,
     R_PING,
+    R_NEXT_ID,
     Q_COUNT_R,
 };
 
@@ -46,6 +49,8 @@ static const char *const wsql[Q_COUNT_W] = {
     [Q_DELETE_REQUEST] = "DELETE FROM requests WHERE job = ?1",
     [Q_DELETE_EVENTS] = "DELETE FROM events WHERE job = ?1",
     [Q_DELETE_CKPT] = "DELETE FROM checkpoints WHERE job = ?1",
+    [Q_BUMP_ID] = "UPDATE meta SET value = ?1 + 1 WHERE key = 'next_id' "
+                  "AND CAST(value AS INTEGER) <= ?1",
 };
 
 static const char *const rsql[Q_COUNT_R] = {
@@ -55,6 +60,7 @@ static const char *const rsql[Q_COUNT_R] = {
     [R_EVENTS] = "SELECT seq, body FROM events WHERE job = ?1 AND seq > ?2 ORDER BY seq LIMIT ?3",
     [R_LAST_SEQ] = "SELECT coalesce(max(seq), 0) FROM events WHERE job = ?1",
     [R_PING] = "SELECT count(*) FROM meta",
+    [R_NEXT_ID] = "SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'next_id'",
 };
 
 static const char *const schema =
@@ -67,7 +73,8 @@ static const char *const schema =
     "CREATE TABLE IF NOT EXISTS checkpoints(job INTEGER PRIMARY KEY, seq INTEGER NOT NULL,"
     " elapsed_s REAL NOT NULL, K INTEGER NOT NULL, nK INTEGER NOT NULL, Phi INTEGER NOT NULL,"
     " C INTEGER NOT NULL, final INTEGER NOT NULL, n INTEGER NOT NULL, layout BLOB NOT NULL);"
-    "INSERT OR IGNORE INTO meta(key, value) VALUES ('schema_version', '" STORE_SCHEMA_VERSION "');";
+    "INSERT OR IGNORE INTO meta(key, value) VALUES ('schema_version', '" STORE_SCHEMA_VERSION "');"
+    "INSERT OR IGNORE INTO meta(key, value) VALUES ('next_id', '1');";
 
 /* w: writes (store thread); r: short reads (loop); b: blob reads (thread pool) */
 struct store {
@@ -143,6 +150,78 @@ static int exec(sqlite3 *db, const char *sql, char *err, size_t errlen)
     return 0;
 }
 
+/* The first column of the first row of sql as an integer (def when there
+ * is no row or it is NULL). Returns 0 or LCN_ESTORE. */
+static int query_int64(sqlite3 *db, const char *sql, int64_t def, int64_t *out, char *err,
+                       size_t errlen)
+{
+    sqlite3_stmt *s = NULL;
+    int rc = sqlite3_prepare_v2(db, sql, -1, &s, NULL);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_step(s);
+    *out = def;
+    if (rc == SQLITE_ROW && sqlite3_column_type(s, 0) != SQLITE_NULL)
+        *out = sqlite3_column_int64(s, 0);
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+        fmt(err, errlen, "%s", sqlite3_errmsg(db));
+    sqlite3_finalize(s);
+    return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : LCN_ESTORE;
+}
+
+/* Refuses a database written by a newer schema (or without a version). */
+static int check_version(struct store *st, const char *path, char *err, size_t errlen)
+{
+    sqlite3_stmt *v = NULL;
+    int rc = LCN_ESTORE;
+    if (sqlite3_prepare_v2(st->w, "SELECT value FROM meta WHERE key = 'schema_version'", -1, &v,
+                           NULL) == SQLITE_OK &&
+        sqlite3_step(v) == SQLITE_ROW) {
+        const char *ver = (const char *)sqlite3_column_text(v, 0);
+        if (ver && (!strcmp(ver, "1") || !strcmp(ver, STORE_SCHEMA_VERSION)))
+            rc = 0;
+        else
+            fmt(err, errlen, "%s: schema version %s, this lcnd reads 1 and %s", path,
+                ver ? ver : "?", STORE_SCHEMA_VERSION);
+    } else {
+        fmt(err, errlen, "%s: no schema version: %s", path, sqlite3_errmsg(st->w));
+    }
+    sqlite3_finalize(v);
+    return rc;
+}
+
+/*
+ * Ids are never reused, so the next one is stored (meta next_id, raised
+ * with every insert in the insert's transaction) and not derived from the
+ * jobs that retention left. A version 1 database has no next_id: it gets
+ * the largest id any table mentions + 1. The same rule repairs a next_id
+ * that fell behind (a database written by an older lcnd after ours).
+ */
+static int fix_next_id(struct store *st, char *err, size_t errlen)
+{
+    int64_t stored, top;
+    int rc = query_int64(st->w, "SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'next_id'",
+                         0, &stored, err, errlen);
+    if (!rc)
+        rc = query_int64(st->w,
+                         "SELECT max(m) FROM (SELECT max(id) AS m FROM jobs UNION ALL "
+                         "SELECT max(job) FROM requests UNION ALL SELECT max(job) FROM events "
+                         "UNION ALL SELECT max(job) FROM checkpoints)",
+                         0, &top, err, errlen);
+    if (rc)
+        return rc;
+    int64_t want = LCN_MAX(LCN_MAX(stored, top + 1), 1);
+    char sql[256];
+    snprintf(sql, sizeof sql,
+             "BEGIN IMMEDIATE; INSERT OR REPLACE INTO meta(key, value) VALUES ('next_id', "
+             "'%lld'); UPDATE meta SET value = '" STORE_SCHEMA_VERSION
+             "' WHERE key = 'schema_version'; COMMIT",
+             (long long)want);
+    rc = exec(st->w, sql, err, errlen);
+    if (rc)
+        exec(st->w, "ROLLBACK", NULL, 0);
+    return rc;
+}
+
 int store_open(const char *path, int sync, struct store **out, char *err, size_t errlen)
 {
     struct store *st = xcalloc(1, sizeof *st);
@@ -180,20 +259,7 @@ int store_open(const char *path, int sync, struct store **out, char *err, size_t
             goto fail;
         }
     }
-    /* refuse a database written by a newer schema */
-    sqlite3_stmt *v = NULL;
-    if (sqlite3_prepare_v2(st->w, "SELECT value FROM meta WHERE key = 'schema_version'", -1, &v,
-                           NULL) == SQLITE_OK &&
-        sqlite3_step(v) == SQLITE_ROW) {
-        const char *ver = (const char *)sqlite3_column_text(v, 0);
-        if (!ver || strcmp(ver, STORE_SCHEMA_VERSION)) {
-            fmt(err, errlen, "%s: schema version %s, this lcnd reads %s", path, ver ? ver : "?",
-                STORE_SCHEMA_VERSION);
-            rc = LCN_ESTORE;
-        }
-    }
-    sqlite3_finalize(v);
-    if (rc)
+    if ((rc = check_version(st, path, err, errlen)) || (rc = fix_next_id(st, err, errlen)))
         goto fail;
     *out = st;
     return 0;
@@ -252,6 +318,14 @@ static int step_done(sqlite3_stmt *s)
     return rc == SQLITE_DONE ? 0 : LCN_ESTORE;
 }
 
+/* next_id > job, in the transaction that uses the id */
+static int bump_id(struct store *st, int64_t job)
+{
+    sqlite3_stmt *s = st->ws[Q_BUMP_ID];
+    sqlite3_bind_int64(s, 1, job);
+    return step_done(s);
+}
+
 static int apply_one(struct store *st, struct store_op *op)
 {
     sqlite3_stmt *s;
@@ -266,7 +340,7 @@ static int apply_one(struct store *st, struct store_op *op)
         s = st->ws[Q_INSERT_REQUEST];
         sqlite3_bind_int64(s, 1, op->job);
         sqlite3_bind_blob64(s, 2, op->request ? op->request : "", op->request_len, SQLITE_STATIC);
-        if (step_done(s))
+        if (step_done(s) || bump_id(st, op->job))
             return LCN_ESTORE;
     } else if (op->status) {
         s = st->ws[Q_UPDATE_JOB];
@@ -446,6 +520,16 @@ int64_t store_last_seq(struct store *st, int64_t job)
     sqlite3_reset(s);
     sqlite3_mutex_leave(sqlite3_db_mutex(st->r));
     return v;
+}
+
+int64_t store_next_id(struct store *st)
+{
+    sqlite3_mutex_enter(sqlite3_db_mutex(st->r));
+    sqlite3_stmt *s = st->rs[R_NEXT_ID];
+    int64_t v = sqlite3_step(s) == SQLITE_ROW ? sqlite3_column_int64(s, 0) : LCN_ESTORE;
+    sqlite3_reset(s);
+    sqlite3_mutex_leave(sqlite3_db_mutex(st->r));
+    return v > 0 ? v : LCN_ESTORE;
 }
 
 int store_ping(struct store *st)

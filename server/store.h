@@ -3,7 +3,11 @@
  * state directory.
  *
  * Schema (docs/DAEMON.md has the full story):
- *   meta(key, value)                 schema version
+ *   meta(key, value)                 schema_version (2), next_id (the id the
+ *                                    next job gets: raised by every insert
+ *                                    in its transaction, never lowered, so
+ *                                    ids are never reused whatever
+ *                                    retention deletes)
  *   jobs(id, state, created_ms, updated_ms, status)
  *                                    status = the job status JSON the API
  *                                    shows (proto/job.h), the source of
@@ -88,8 +92,9 @@ enum store_sync { STORE_SYNC_NORMAL = 0, STORE_SYNC_FULL = 1 };
 
 /*
  * Opens (creating when missing) the database at path, in WAL mode with the
- * given synchronous mode, and creates the schema. Returns 0 with *out set,
- * or LCN_ESTORE with a message in err.
+ * given synchronous mode, and creates the schema; a version 1 database is
+ * migrated (next_id). Returns 0 with *out set, or LCN_ESTORE with a
+ * message in err.
  */
 int store_open(const char *path, int sync, struct store **out, char *err, size_t errlen);
 void store_close(struct store *st);
@@ -133,6 +138,10 @@ int store_load_events(struct store *st, int64_t job, int64_t after, int limit, s
 
 /* The largest event seq stored for job (0 when none), or LCN_ESTORE. */
 int64_t store_last_seq(struct store *st, int64_t job);
+
+/* The id the next job gets (meta next_id, > every id ever stored), or
+ * LCN_ESTORE. */
+int64_t store_next_id(struct store *st);
 
 /* A cheap liveness query on the read connection. Returns 0 or LCN_ESTORE. */
 int store_ping(struct store *st);

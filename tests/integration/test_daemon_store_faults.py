@@ -8,9 +8,10 @@ import os
 import shutil
 import subprocess
 import tempfile
+import time
 import unittest
 
-from lcnd_harness import Daemon, need_binaries, LCND, WAIT
+from lcnd_harness import Daemon, need_binaries, tiny_graph, LCND, WAIT
 
 
 def run_lcnd(state_dir, log_file, wrapper=()):
@@ -90,6 +91,40 @@ class StateDir(unittest.TestCase):
             self.assertEqual(a.stop(), 0)
         finally:
             a.cleanup()
+
+
+class Ids(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        need_binaries(cls)
+
+    def test_ids_survive_retention_and_restarts(self):
+        """Retention deletes every job (retain_days about 1.7 s), the daemon
+        restarts with an empty store: the next job still gets a new id, and
+        the old ids stay unknown (issue 14: j0000000000000001 was issued
+        again and GET on the old id returned the new job)."""
+        d = Daemon("--retain-days", "0.00002")
+        try:
+            d.start()
+            ids = [d.submit(tiny_graph(), budget_s=0.05) for _ in range(3)]
+            for j in ids:
+                d.wait(j)
+            self.assertEqual(d.stop(), 0)
+            time.sleep(2)
+            d.start()  # retention at start deletes all three
+            deadline = time.time() + WAIT
+            while d.get("/jobs").json()["jobs"] and time.time() < deadline:
+                time.sleep(0.05)
+            self.assertEqual(d.get("/jobs").json()["jobs"], [])
+            self.assertEqual(d.stop(), 0)
+            d.start()  # nothing left to derive the next id from
+            new = d.submit(tiny_graph(), budget_s=0.05)
+            self.assertGreater(new, ids[-1])
+            for j in ids:
+                self.assertEqual(d.get("/jobs/" + j).status, 404, j)
+            self.assertEqual(d.stop(), 0)
+        finally:
+            d.cleanup()
 
 
 if __name__ == "__main__":

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+#include <sqlite3.h>
 #include <uv.h>
 
 #include "err.h"
@@ -226,6 +227,107 @@ static void test_open_errors(void **state)
     assert_non_null(strstr(err, "schema version 99"));
 }
 
+/* Runs sql on the database behind the store's back. */
+static void sql_exec(const char *sql)
+{
+    sqlite3 *db;
+    assert_int_equal(sqlite3_open(dbpath, &db), SQLITE_OK);
+    char *msg = NULL;
+    int rc = sqlite3_exec(db, sql, NULL, NULL, &msg);
+    if (rc != SQLITE_OK)
+        fprintf(stderr, "%s: %s\n", sql, msg);
+    sqlite3_free(msg);
+    sqlite3_close(db);
+    assert_int_equal(rc, SQLITE_OK);
+}
+
+/* The integer the query answers (its first column of its first row). */
+static int64_t sql_int(const char *sql)
+{
+    sqlite3 *db;
+    sqlite3_stmt *s;
+    assert_int_equal(sqlite3_open(dbpath, &db), SQLITE_OK);
+    assert_int_equal(sqlite3_prepare_v2(db, sql, -1, &s, NULL), SQLITE_OK);
+    assert_int_equal(sqlite3_step(s), SQLITE_ROW);
+    int64_t v = sqlite3_column_int64(s, 0);
+    sqlite3_finalize(s);
+    sqlite3_close(db);
+    return v;
+}
+
+static void apply_ok(struct store *st, struct store_op *op)
+{
+    char err[256];
+    assert_int_equal(store_apply(st, op, err, sizeof err), 0);
+    store_op_free(op);
+}
+
+static void remove_job(struct store *st, int64_t id)
+{
+    struct store_op *del = store_op_new(id);
+    del->remove = 1;
+    apply_ok(st, del);
+}
+
+/* Ids are never reused: the next id is stored and raised by each insert
+ * in its transaction, so it survives retention deleting the newest jobs
+ * (issue 14: ids restarted at 1 once retention had emptied the store). */
+static void test_next_id(void **state)
+{
+    (void)state;
+    struct store *st;
+    char err[256];
+    assert_int_equal(store_open(dbpath, STORE_SYNC_FULL, &st, err, sizeof err), 0);
+    assert_int_equal(store_next_id(st), 1);
+    for (int id = 1; id <= 3; id++)
+        apply_ok(st, insert_op(id, "{}", "{}"));
+    assert_int_equal(store_next_id(st), 4);
+    /* a rolled-back insert does not raise it */
+    struct store_op *a = insert_op(10, "{}", "{}"), *dup = insert_op(3, "{}", "{}");
+    a->next = dup;
+    assert_int_equal(store_apply(st, a, err, sizeof err), LCN_ESTORE);
+    store_op_free(a);
+    store_op_free(dup);
+    assert_int_equal(store_next_id(st), 4);
+    for (int id = 1; id <= 3; id++)
+        remove_job(st, id);
+    store_close(st);
+    assert_int_equal(store_open(dbpath, STORE_SYNC_FULL, &st, err, sizeof err), 0);
+    assert_int_equal(store_next_id(st), 4);
+    store_close(st);
+}
+
+/* A version 1 database (no next_id) is migrated at open: next_id = the
+ * largest id any table mentions + 1; what is there is kept. */
+static void test_migrate_v1(void **state)
+{
+    (void)state;
+    struct store *st;
+    char err[256];
+    assert_int_equal(store_open(dbpath, STORE_SYNC_FULL, &st, err, sizeof err), 0);
+    for (int id = 1; id <= 5; id++)
+        apply_ok(st, insert_op(id, "{}", "{}"));
+    remove_job(st, 5);
+    store_close(st);
+    sql_exec("DELETE FROM meta WHERE key = 'next_id';"
+             "UPDATE meta SET value = '1' WHERE key = 'schema_version';");
+    assert_int_equal(store_open(dbpath, STORE_SYNC_FULL, &st, err, sizeof err), 0);
+    assert_int_equal(store_next_id(st), 5);
+    struct rows r = {0};
+    assert_int_equal(store_load_jobs(st, row_cb, &r), 0);
+    assert_int_equal(r.n, 4);
+    store_close(st);
+    assert_int_equal(sql_int("SELECT value FROM meta WHERE key = 'schema_version'"), 2);
+
+    /* a next_id behind the ids stored (an orphaned event row included) is
+     * raised past them */
+    sql_exec("UPDATE meta SET value = '2' WHERE key = 'next_id';"
+             "INSERT INTO events(job, seq, body) VALUES (9, 1, '{}');");
+    assert_int_equal(store_open(dbpath, STORE_SYNC_FULL, &st, err, sizeof err), 0);
+    assert_int_equal(store_next_id(st), 10);
+    store_close(st);
+}
+
 /* ---- storeq: ordering, completion on the loop, batching, retry ---- */
 
 struct qctx {
@@ -333,6 +435,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_roundtrip, setup, teardown),
         cmocka_unit_test_setup_teardown(test_batch_atomic, setup, teardown),
         cmocka_unit_test_setup_teardown(test_open_errors, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_next_id, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_migrate_v1, setup, teardown),
         cmocka_unit_test_setup_teardown(test_storeq_order, setup, teardown),
         cmocka_unit_test_setup_teardown(test_storeq_retry, setup, teardown),
     };
