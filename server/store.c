@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include <sqlite3.h>
 
@@ -64,17 +65,17 @@ static const char *const rsql[Q_COUNT_R] = {
 };
 
 static const char *const schema =
-    "CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);"
-    "CREATE TABLE IF NOT EXISTS jobs(id INTEGER PRIMARY KEY, state TEXT NOT NULL,"
+    "CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);"
+    "CREATE TABLE jobs(id INTEGER PRIMARY KEY, state TEXT NOT NULL,"
     " created_ms INTEGER NOT NULL, updated_ms INTEGER NOT NULL, status TEXT NOT NULL);"
-    "CREATE TABLE IF NOT EXISTS requests(job INTEGER PRIMARY KEY, body BLOB NOT NULL);"
-    "CREATE TABLE IF NOT EXISTS events(job INTEGER NOT NULL, seq INTEGER NOT NULL,"
+    "CREATE TABLE requests(job INTEGER PRIMARY KEY, body BLOB NOT NULL);"
+    "CREATE TABLE events(job INTEGER NOT NULL, seq INTEGER NOT NULL,"
     " body TEXT NOT NULL, PRIMARY KEY(job, seq)) WITHOUT ROWID;"
-    "CREATE TABLE IF NOT EXISTS checkpoints(job INTEGER PRIMARY KEY, seq INTEGER NOT NULL,"
+    "CREATE TABLE checkpoints(job INTEGER PRIMARY KEY, seq INTEGER NOT NULL,"
     " elapsed_s REAL NOT NULL, K INTEGER NOT NULL, nK INTEGER NOT NULL, Phi INTEGER NOT NULL,"
     " C INTEGER NOT NULL, final INTEGER NOT NULL, n INTEGER NOT NULL, layout BLOB NOT NULL);"
-    "INSERT OR IGNORE INTO meta(key, value) VALUES ('schema_version', '" STORE_SCHEMA_VERSION "');"
-    "INSERT OR IGNORE INTO meta(key, value) VALUES ('next_id', '1');";
+    "INSERT INTO meta(key, value) VALUES ('schema_version', '" STORE_SCHEMA_VERSION "'),"
+    " ('next_id', '1');";
 
 /* w: writes (store thread); r: short reads (loop); b: blob reads (thread pool) */
 struct store {
@@ -129,7 +130,7 @@ static int open_conn(const char *path, int flags, sqlite3 **db, char *err, size_
 {
     int rc = sqlite3_open_v2(path, db, flags, NULL);
     if (rc != SQLITE_OK) {
-        fmt(err, errlen, "%s: %s", path, *db ? sqlite3_errmsg(*db) : sqlite3_errstr(rc));
+        fmt(err, errlen, "%s", *db ? sqlite3_errmsg(*db) : sqlite3_errstr(rc));
         sqlite3_close(*db);
         *db = NULL;
         return LCN_ESTORE;
@@ -168,22 +169,108 @@ static int query_int64(sqlite3 *db, const char *sql, int64_t def, int64_t *out, 
     return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : LCN_ESTORE;
 }
 
+/* What this lcnd reads and writes: a database that lacks any of it is
+ * damaged (or not ours), and is refused rather than half used. */
+static const struct {
+    const char *table;
+    const char *cols[11];
+} layout[] = {
+    {"meta", {"key", "value"}},
+    {"jobs", {"id", "state", "created_ms", "updated_ms", "status"}},
+    {"requests", {"job", "body"}},
+    {"events", {"job", "seq", "body"}},
+    {"checkpoints", {"job", "seq", "elapsed_s", "K", "nK", "Phi", "C", "final", "n", "layout"}},
+};
+
+/* 1 when column is among the names of table's columns (pragma_table_info). */
+static int has_column(sqlite3_stmt *info, const char *table, const char *column, int *any)
+{
+    sqlite3_bind_text(info, 1, table, -1, SQLITE_STATIC);
+    int found = 0;
+    while (sqlite3_step(info) == SQLITE_ROW) {
+        *any = 1;
+        const char *name = (const char *)sqlite3_column_text(info, 0);
+        found |= name && !strcasecmp(name, column);
+    }
+    sqlite3_reset(info);
+    return found;
+}
+
+static int check_layout(sqlite3 *db, char *why, size_t len)
+{
+    sqlite3_stmt *info = NULL;
+    if (sqlite3_prepare_v2(db, "SELECT name FROM pragma_table_info(?1)", -1, &info, NULL) !=
+        SQLITE_OK) {
+        fmt(why, len, "%s", sqlite3_errmsg(db));
+        return LCN_ESTORE;
+    }
+    int rc = 0;
+    for (size_t t = 0; t < LCN_ARRAY_LEN(layout) && !rc; t++)
+        for (size_t c = 0; c < LCN_ARRAY_LEN(layout[t].cols) && layout[t].cols[c] && !rc; c++) {
+            int any = 0;
+            if (has_column(info, layout[t].table, layout[t].cols[c], &any))
+                continue;
+            if (any)
+                fmt(why, len, "table %s has no column %s", layout[t].table, layout[t].cols[c]);
+            else
+                fmt(why, len, "table %s is missing", layout[t].table);
+            rc = LCN_ESTORE;
+        }
+    sqlite3_finalize(info);
+    return rc;
+}
+
+/* PRAGMA quick_check: the pages, b-trees, overflow chains and NOT NULL
+ * constraints of the whole file (not the bytes of each value: SQLite
+ * keeps no checksums). O(size of the database), once at start. */
+static int check_integrity(sqlite3 *db, char *why, size_t len)
+{
+    sqlite3_stmt *s = NULL;
+    int rc = sqlite3_prepare_v2(db, "PRAGMA quick_check(5)", -1, &s, NULL);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_step(s);
+    int ok = rc == SQLITE_ROW && !strcmp((const char *)sqlite3_column_text(s, 0), "ok");
+    if (!ok && rc == SQLITE_ROW) {
+        /* one line for the log: "*** in database main ***\nOn tree page..." */
+        char first[240];
+        const char *t = (const char *)sqlite3_column_text(s, 0);
+        if (!strncmp(t, "*** in database main ***\n", 25))
+            t += 25;
+        size_t k = 0;
+        for (; *t && k + 3 < sizeof first; t++) {
+            if (*t == '\n')
+                first[k++] = ';';
+            first[k++] = *t == '\n' ? ' ' : *t;
+        }
+        first[k] = 0;
+        int more = 0;
+        while (sqlite3_step(s) == SQLITE_ROW)
+            more++;
+        fmt(why, len, "the database is damaged (quick_check: %s%s)", first,
+            more ? "; and more" : "");
+    } else if (!ok) {
+        fmt(why, len, "the database is damaged (quick_check: %s)", sqlite3_errmsg(db));
+    }
+    sqlite3_finalize(s);
+    return ok ? 0 : LCN_ESTORE;
+}
+
 /* Refuses a database written by a newer schema (or without a version). */
-static int check_version(struct store *st, const char *path, char *err, size_t errlen)
+static int check_version(sqlite3 *db, char *why, size_t len)
 {
     sqlite3_stmt *v = NULL;
     int rc = LCN_ESTORE;
-    if (sqlite3_prepare_v2(st->w, "SELECT value FROM meta WHERE key = 'schema_version'", -1, &v,
+    if (sqlite3_prepare_v2(db, "SELECT value FROM meta WHERE key = 'schema_version'", -1, &v,
                            NULL) == SQLITE_OK &&
         sqlite3_step(v) == SQLITE_ROW) {
         const char *ver = (const char *)sqlite3_column_text(v, 0);
         if (ver && (!strcmp(ver, "1") || !strcmp(ver, STORE_SCHEMA_VERSION)))
             rc = 0;
         else
-            fmt(err, errlen, "%s: schema version %s, this lcnd reads 1 and %s", path,
-                ver ? ver : "?", STORE_SCHEMA_VERSION);
+            fmt(why, len, "schema version %s, this lcnd reads 1 and %s", ver ? ver : "?",
+                STORE_SCHEMA_VERSION);
     } else {
-        fmt(err, errlen, "%s: no schema version: %s", path, sqlite3_errmsg(st->w));
+        fmt(why, len, "no schema version in table meta");
     }
     sqlite3_finalize(v);
     return rc;
@@ -196,17 +283,17 @@ static int check_version(struct store *st, const char *path, char *err, size_t e
  * the largest id any table mentions + 1. The same rule repairs a next_id
  * that fell behind (a database written by an older lcnd after ours).
  */
-static int fix_next_id(struct store *st, char *err, size_t errlen)
+static int fix_next_id(sqlite3 *db, char *why, size_t len)
 {
     int64_t stored, top;
-    int rc = query_int64(st->w, "SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'next_id'",
-                         0, &stored, err, errlen);
+    int rc = query_int64(db, "SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'next_id'", 0,
+                         &stored, why, len);
     if (!rc)
-        rc = query_int64(st->w,
+        rc = query_int64(db,
                          "SELECT max(m) FROM (SELECT max(id) AS m FROM jobs UNION ALL "
                          "SELECT max(job) FROM requests UNION ALL SELECT max(job) FROM events "
                          "UNION ALL SELECT max(job) FROM checkpoints)",
-                         0, &top, err, errlen);
+                         0, &top, why, len);
     if (rc)
         return rc;
     int64_t want = LCN_MAX(LCN_MAX(stored, top + 1), 1);
@@ -216,56 +303,82 @@ static int fix_next_id(struct store *st, char *err, size_t errlen)
              "'%lld'); UPDATE meta SET value = '" STORE_SCHEMA_VERSION
              "' WHERE key = 'schema_version'; COMMIT",
              (long long)want);
-    rc = exec(st->w, sql, err, errlen);
+    rc = exec(db, sql, why, len);
     if (rc)
-        exec(st->w, "ROLLBACK", NULL, 0);
+        exec(db, "ROLLBACK", NULL, 0);
     return rc;
+}
+
+/*
+ * Start-up checks, before anything is read or written: the file's
+ * integrity, then either an empty file (a new store: the schema is created
+ * in one transaction) or every table and column of the layout, a version
+ * this lcnd reads, and the migration to the current version.
+ */
+static int prepare_db(sqlite3 *db, char *why, size_t len)
+{
+    int64_t tables;
+    int rc = check_integrity(db, why, len);
+    if (!rc)
+        rc = query_int64(db, "SELECT count(*) FROM sqlite_master", 0, &tables, why, len);
+    if (rc)
+        return rc;
+    if (tables == 0) {
+        char sql[2048];
+        snprintf(sql, sizeof sql, "BEGIN IMMEDIATE; %s COMMIT", schema);
+        rc = exec(db, sql, why, len);
+        if (rc)
+            exec(db, "ROLLBACK", NULL, 0);
+        return rc;
+    }
+    if ((rc = check_layout(db, why, len)) || (rc = check_version(db, why, len)))
+        return rc;
+    return fix_next_id(db, why, len);
+}
+
+static int prepare_all(sqlite3 *db, const char *const *sql, sqlite3_stmt **out, int n, char *why,
+                       size_t len)
+{
+    for (int i = 0; i < n; i++)
+        if (sqlite3_prepare_v2(db, sql[i], -1, &out[i], NULL) != SQLITE_OK) {
+            fmt(why, len, "prepare: %s", sqlite3_errmsg(db));
+            return LCN_ESTORE;
+        }
+    return 0;
 }
 
 int store_open(const char *path, int sync, struct store **out, char *err, size_t errlen)
 {
     struct store *st = xcalloc(1, sizeof *st);
+    char why[400] = "";
     *out = NULL;
     int rc = open_conn(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX,
-                       &st->w, err, errlen);
-    if (rc)
-        goto fail;
-    rc = exec(st->w, "PRAGMA journal_mode=WAL", err, errlen);
+                       &st->w, why, sizeof why);
+    if (!rc)
+        rc = exec(st->w, "PRAGMA journal_mode=WAL", why, sizeof why);
     if (!rc)
         rc = exec(st->w,
                   sync == STORE_SYNC_FULL ? "PRAGMA synchronous=FULL" : "PRAGMA synchronous=NORMAL",
-                  err, errlen);
+                  why, sizeof why);
     if (!rc)
-        rc = exec(st->w, schema, err, errlen);
-    if (rc)
-        goto fail;
-    rc = open_conn(path, SQLITE_OPEN_READONLY | SQLITE_OPEN_FULLMUTEX, &st->r, err, errlen);
+        rc = prepare_db(st->w, why, sizeof why);
     if (!rc)
-        rc = open_conn(path, SQLITE_OPEN_READONLY | SQLITE_OPEN_FULLMUTEX, &st->b, err, errlen);
-    if (rc)
-        goto fail;
-    for (int i = 0; i < Q_COUNT_W; i++) {
-        if (sqlite3_prepare_v2(st->w, wsql[i], -1, &st->ws[i], NULL) != SQLITE_OK) {
-            fmt(err, errlen, "prepare: %s", sqlite3_errmsg(st->w));
-            rc = LCN_ESTORE;
-            goto fail;
-        }
+        rc = open_conn(path, SQLITE_OPEN_READONLY | SQLITE_OPEN_FULLMUTEX, &st->r, why, sizeof why);
+    if (!rc)
+        rc = open_conn(path, SQLITE_OPEN_READONLY | SQLITE_OPEN_FULLMUTEX, &st->b, why, sizeof why);
+    if (!rc)
+        rc = prepare_all(st->w, wsql, st->ws, Q_COUNT_W, why, sizeof why);
+    if (!rc)
+        rc = prepare_all(st->r, rsql, st->rs, Q_COUNT_R, why, sizeof why);
+    if (!rc)
+        rc = prepare_all(st->b, rsql, st->bs, Q_COUNT_R, why, sizeof why);
+    if (rc) {
+        fmt(err, errlen, "%s: %s", path, why);
+        store_close(st);
+        return LCN_ESTORE;
     }
-    for (int i = 0; i < Q_COUNT_R; i++) {
-        if (sqlite3_prepare_v2(st->r, rsql[i], -1, &st->rs[i], NULL) != SQLITE_OK ||
-            sqlite3_prepare_v2(st->b, rsql[i], -1, &st->bs[i], NULL) != SQLITE_OK) {
-            fmt(err, errlen, "prepare: %s", sqlite3_errmsg(st->r));
-            rc = LCN_ESTORE;
-            goto fail;
-        }
-    }
-    if ((rc = check_version(st, path, err, errlen)) || (rc = fix_next_id(st, err, errlen)))
-        goto fail;
     *out = st;
     return 0;
-fail:
-    store_close(st);
-    return rc ? rc : LCN_ESTORE;
 }
 
 void store_close(struct store *st)

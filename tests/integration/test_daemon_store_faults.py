@@ -6,12 +6,13 @@ at start."""
 
 import os
 import shutil
+import sqlite3
 import subprocess
 import tempfile
 import time
 import unittest
 
-from lcnd_harness import Daemon, need_binaries, tiny_graph, LCND, WAIT
+from lcnd_harness import Daemon, gen_graph, need_binaries, tiny_graph, LCND, WAIT
 
 
 def run_lcnd(state_dir, log_file, wrapper=()):
@@ -125,6 +126,64 @@ class Ids(unittest.TestCase):
             self.assertEqual(d.stop(), 0)
         finally:
             d.cleanup()
+
+
+class DamagedStore(unittest.TestCase):
+    """A damaged jobs.db is refused at start (exit 1, the reason on
+    stderr), before the daemon reports ready."""
+
+    @classmethod
+    def setUpClass(cls):
+        need_binaries(cls)
+        cls.g = gen_graph("random", 120, seed=3)
+
+    def setUp(self):
+        # a store spanning many pages: finished jobs with their requests
+        self.d = Daemon()
+        self.d.start()
+        for j in [self.d.submit(self.g, budget_s=0.05) for _ in range(12)]:
+            self.d.wait(j)
+        self.assertEqual(self.d.stop(), 0)
+        self.db = os.path.join(self.d.dir, "jobs.db")
+
+    def tearDown(self):
+        self.d.cleanup()
+
+    def refused(self, state_dir, reason):
+        b = Daemon(state_dir=state_dir)
+        rc = b.start(expect_fail=True)
+        err = b.read_stderr()
+        self.assertEqual(rc, 1, err)
+        self.assertIn(os.path.join(state_dir, "jobs.db"), err)
+        self.assertIn(reason, err)
+
+    def test_corrupt_page_in_the_middle(self):
+        copy = tempfile.mkdtemp(prefix="lcnd-test-copy-")
+        try:
+            shutil.copy(self.db, copy)
+            path = os.path.join(copy, "jobs.db")
+            c = sqlite3.connect(path)
+            pages = c.execute("PRAGMA page_count").fetchone()[0]
+            size = c.execute("PRAGMA page_size").fetchone()[0]
+            c.close()
+            self.assertGreater(pages, 20)
+            with open(path, "r+b") as f:
+                f.seek((pages // 2 - 1) * size)
+                f.write(b"\x5a" * size)
+            self.refused(copy, "the database is damaged (quick_check: ")
+        finally:
+            shutil.rmtree(copy, ignore_errors=True)
+        # the original is fine
+        self.d.start()
+        self.assertEqual(len(self.d.get("/jobs").json()["jobs"]), 12)
+        self.assertEqual(self.d.stop(), 0)
+
+    def test_missing_jobs_table(self):
+        c = sqlite3.connect(self.db)
+        c.execute("DROP TABLE jobs")
+        c.commit()
+        c.close()
+        self.refused(self.d.dir, "table jobs is missing")
 
 
 if __name__ == "__main__":

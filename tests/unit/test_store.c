@@ -328,6 +328,88 @@ static void test_migrate_v1(void **state)
     store_close(st);
 }
 
+static void open_refused(const char *why)
+{
+    struct store *st;
+    char err[512] = "";
+    assert_int_equal(store_open(dbpath, STORE_SYNC_FULL, &st, err, sizeof err), LCN_ESTORE);
+    assert_null(st);
+    if (!strstr(err, why) || strncmp(err, dbpath, strlen(dbpath)))
+        fprintf(stderr, "err: %s\n", err);
+    assert_non_null(strstr(err, why));
+    assert_int_equal(strncmp(err, dbpath, strlen(dbpath)), 0);
+}
+
+/* A store with enough jobs to span many pages, closed (the WAL folded in). */
+static void fill_store(int jobs)
+{
+    struct store *st;
+    char err[256];
+    assert_int_equal(store_open(dbpath, STORE_SYNC_NORMAL, &st, err, sizeof err), 0);
+    char req[3000];
+    memset(req, 'r', sizeof req - 1);
+    req[sizeof req - 1] = 0;
+    for (int id = 1; id <= jobs; id++)
+        apply_ok(st, insert_op(id, "{\"state\":\"queued\"}", req));
+    store_close(st);
+}
+
+/* A table or column missing (issue 14: a dropped jobs table let the daemon
+ * report ready while the first POST retried forever) is refused at open
+ * with what is missing; so is a version without a schema_version. */
+static void test_layout_checked(void **state)
+{
+    (void)state;
+    fill_store(3);
+    sql_exec("DROP TABLE jobs");
+    open_refused("table jobs is missing");
+    /* nothing was created behind the damage: still refused */
+    open_refused("table jobs is missing");
+    teardown(NULL);
+    setup(NULL);
+    fill_store(3);
+    sql_exec("ALTER TABLE checkpoints DROP COLUMN layout");
+    open_refused("table checkpoints has no column layout");
+    teardown(NULL);
+    setup(NULL);
+    fill_store(3);
+    sql_exec("DELETE FROM meta WHERE key = 'schema_version'");
+    open_refused("no schema version");
+}
+
+/* Overwrites page `page` (1-based) of the database file with a pattern. */
+static void smash_page(long page, long page_size)
+{
+    FILE *f = fopen(dbpath, "r+b");
+    assert_non_null(f);
+    char junk[65536];
+    assert_true(page_size <= (long)sizeof junk);
+    memset(junk, 0x5a, (size_t)page_size);
+    assert_int_equal(fseek(f, (page - 1) * page_size, SEEK_SET), 0);
+    assert_int_equal(fwrite(junk, 1, (size_t)page_size, f), (size_t)page_size);
+    assert_int_equal(fclose(f), 0);
+}
+
+/* Damage in the middle of the file is found at open (PRAGMA quick_check),
+ * not by the first client who reads that page (issue 14: /readyz said ok
+ * and a solution then answered 500). */
+static void test_integrity_checked(void **state)
+{
+    (void)state;
+    fill_store(60);
+    long pages = (long)sql_int("PRAGMA page_count"), size = (long)sql_int("PRAGMA page_size");
+    assert_true(pages > 20);
+    smash_page(pages / 2, size);
+    open_refused("the database is damaged (quick_check: ");
+    /* not a database at all */
+    FILE *f = fopen(dbpath, "wb");
+    assert_non_null(f);
+    for (int i = 0; i < 512; i++)
+        fputs("garbage!", f);
+    fclose(f);
+    open_refused("file is not a database");
+}
+
 /* ---- storeq: ordering, completion on the loop, batching, retry ---- */
 
 struct qctx {
@@ -437,6 +519,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_open_errors, setup, teardown),
         cmocka_unit_test_setup_teardown(test_next_id, setup, teardown),
         cmocka_unit_test_setup_teardown(test_migrate_v1, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_layout_checked, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_integrity_checked, setup, teardown),
         cmocka_unit_test_setup_teardown(test_storeq_order, setup, teardown),
         cmocka_unit_test_setup_teardown(test_storeq_retry, setup, teardown),
     };
