@@ -285,8 +285,7 @@ static int lock_state_dir(const char *dir, char *err, size_t errlen)
             snprintf(err, errlen, "state_dir %s is in use by another lcnd", dir);
             return LCN_EBUSY;
         }
-        snprintf(err, errlen, "state_dir %s: cannot lock %s/lcnd.lock: %s", dir, dir,
-                 strerror(e));
+        snprintf(err, errlen, "state_dir %s: cannot lock %s/lcnd.lock: %s", dir, dir, strerror(e));
         return LCN_EIO;
     }
     return 0;
@@ -433,7 +432,8 @@ static int start(struct lcnd *d, char *err, size_t errlen)
         return rc;
     if ((rc = engine_setup(d, err, errlen)))
         return rc;
-    if ((rc = storeq_init(&d->sq, d->loop, d->store, jobs_on_store_done, d))) {
+    if ((rc =
+             storeq_init(&d->sq, d->loop, d->store, jobs_on_store_done, jobs_on_store_failed, d))) {
         snprintf(err, errlen, "cannot start the store thread");
         return rc;
     }

@@ -1,6 +1,7 @@
 #include "store.h"
 
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -80,6 +81,7 @@ static const char *const schema =
 /* w: writes (store thread); r: short reads (loop); b: blob reads (thread pool) */
 struct store {
     sqlite3 *w, *r, *b;
+    atomic_int fail_commits; /* test hook (store_fail_commits) */
     sqlite3_stmt *ws[Q_COUNT_W];
     sqlite3_stmt *rs[Q_COUNT_R];
     sqlite3_stmt *bs[Q_COUNT_R];
@@ -112,10 +114,8 @@ void store_op_add_event(struct store_op *op, int64_t seq, char *body)
     op->n_events++;
 }
 
-void store_op_free(struct store_op *op)
+static void op_clear(struct store_op *op)
 {
-    if (!op)
-        return;
     free(op->request);
     free(op->state);
     free(op->status);
@@ -123,6 +123,21 @@ void store_op_free(struct store_op *op)
         free(op->events[i].body);
     free(op->events);
     free(op->layout);
+}
+
+void store_op_make_reserve(struct store_op *op)
+{
+    op_clear(op);
+    struct store_op keep = {
+        .job = op->job, .owner = op->owner, .next = op->next, .sealed = op->sealed, .reserve = 1};
+    *op = keep;
+}
+
+void store_op_free(struct store_op *op)
+{
+    if (!op)
+        return;
+    op_clear(op);
     free(op);
 }
 
@@ -455,6 +470,9 @@ static int apply_one(struct store *st, struct store_op *op)
         sqlite3_bind_blob64(s, 2, op->request ? op->request : "", op->request_len, SQLITE_STATIC);
         if (step_done(s) || bump_id(st, op->job))
             return LCN_ESTORE;
+    } else if (op->reserve) {
+        if (bump_id(st, op->job))
+            return LCN_ESTORE;
     } else if (op->status) {
         s = st->ws[Q_UPDATE_JOB];
         sqlite3_bind_int64(s, 1, op->job);
@@ -518,6 +536,10 @@ int store_apply(struct store *st, struct store_op *ops, char *err, size_t errlen
             break;
         }
     }
+    if (!rc && atomic_load(&st->fail_commits) > 0 && atomic_fetch_sub(&st->fail_commits, 1) > 0) {
+        fmt(err, errlen, "injected commit failure (store_fail_commits)");
+        rc = LCN_ESTORE;
+    }
     if (!rc)
         rc = exec(st->w, "COMMIT", err, errlen);
     if (rc) {
@@ -526,6 +548,11 @@ int store_apply(struct store *st, struct store_op *ops, char *err, size_t errlen
             op->rc = LCN_ESTORE;
     }
     return rc;
+}
+
+void store_fail_commits(struct store *st, int n)
+{
+    atomic_store(&st->fail_commits, n);
 }
 
 int store_load_jobs(struct store *st, store_job_cb cb, void *ctx)

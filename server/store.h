@@ -71,6 +71,9 @@ struct store_op {
     int final;
     /* delete the job and everything it owns (applied after the rest) */
     int remove;
+    /* only raise next_id past job: an id given out whose insert was given
+     * up after a failed commit (jobs.c) stays used */
+    int reserve;
 
     /* filled by store_apply */
     int rc;
@@ -85,6 +88,9 @@ struct store_op {
 struct store_op *store_op_new(int64_t job);
 /* Appends an event (body is taken over). */
 void store_op_add_event(struct store_op *op, int64_t seq, char *body);
+/* Turns op into an id reservation (reserve = 1): frees and clears every
+ * other part (the owner is left alone). */
+void store_op_make_reserve(struct store_op *op);
 /* Frees an op and everything it owns. */
 void store_op_free(struct store_op *op);
 
@@ -105,6 +111,10 @@ void store_close(struct store *st);
  * message is in err). Sets op->rc for every op.
  */
 int store_apply(struct store *st, struct store_op *ops, char *err, size_t errlen);
+
+/* Test hook: the next n calls of store_apply fail at COMMIT, as on a full
+ * disk (everything is rolled back, err says "injected"). Any thread. */
+void store_fail_commits(struct store *st, int n);
 
 /* Called by store_load_jobs for each job in ascending id order; status is
  * valid for the call only. Return nonzero to stop. */

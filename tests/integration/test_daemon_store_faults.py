@@ -4,11 +4,13 @@ directory that cannot be used, job ids after retention emptied the store,
 commits that fail while clients wait (POST, DELETE), and a damaged database
 at start."""
 
+import json
 import os
 import shutil
 import sqlite3
 import subprocess
 import tempfile
+import threading
 import time
 import unittest
 
@@ -123,6 +125,141 @@ class Ids(unittest.TestCase):
             self.assertGreater(new, ids[-1])
             for j in ids:
                 self.assertEqual(d.get("/jobs/" + j).status, 404, j)
+            self.assertEqual(d.stop(), 0)
+        finally:
+            d.cleanup()
+
+
+class StoreLock:
+    """Holds SQLite's write lock on a daemon's jobs.db from outside (a
+    BEGIN IMMEDIATE on another connection): every commit of the daemon
+    waits its busy timeout (5 s) and fails, as on a full disk, without a
+    test hook in the daemon."""
+
+    def __init__(self, db):
+        self.c = sqlite3.connect(db, timeout=0, isolation_level=None)
+        self.c.execute("BEGIN IMMEDIATE")
+
+    def release(self):
+        self.c.execute("ROLLBACK")
+        self.c.close()
+
+
+def in_thread(fn, *args, **kw):
+    """Runs fn in a thread; returns a callable that joins it and gives its
+    result (or raises its exception)."""
+    out = {}
+
+    def run():
+        try:
+            out["r"] = fn(*args, **kw)
+        except Exception as e:  # noqa: BLE001 - handed to the caller
+            out["e"] = e
+    t = threading.Thread(target=run)
+    t.start()
+
+    def join():
+        t.join()
+        if "e" in out:
+            raise out["e"]
+        return out["r"]
+    return join
+
+
+class FailedCommits(unittest.TestCase):
+    """A commit that fails answers the clients parked on it: a POST gets
+    503 (the job is not created, then or later), a DELETE gets 503 (the
+    cancel is withdrawn, the job goes on); both with Retry-After. Issue 14:
+    neither got an answer while the disk was full, the job appeared after
+    space returned and the cancel was lost."""
+
+    @classmethod
+    def setUpClass(cls):
+        need_binaries(cls)
+        cls.g = gen_graph("random", 60, seed=7)
+
+    def unavailable(self, r, what):
+        self.assertEqual(r.status, 503, r.body)
+        self.assertIsNotNone(r.header("Retry-After"))
+        e = r.json()["error"]
+        self.assertEqual(e["code"], "not_ready")
+        self.assertIn(what, e["message"])
+
+    def test_post_and_delete_answered_while_commits_fail(self):
+        d = Daemon("--cpu-workers", "1", "--telemetry-interval-s", "0.2")
+        try:
+            d.start()
+            long = d.submit(self.g, budget_s=120)
+            d.wait(long, ("running",))
+            lock = StoreLock(os.path.join(d.dir, "jobs.db"))
+            try:
+                post = in_thread(d.request, "POST", "/jobs", body={"graph": tiny_graph()},
+                                 timeout=40)
+                delete = in_thread(d.request, "DELETE", "/jobs/" + long, timeout=40)
+                self.unavailable(post(), "not created")
+                self.unavailable(delete(), "not cancelled")
+                # while the store fails, both are refused at once
+                self.assertEqual(d.get("/readyz").status, 503)
+                self.unavailable(d.request("POST", "/jobs", body={"graph": tiny_graph()}),
+                                 "unhealthy")
+                self.unavailable(d.request("DELETE", "/jobs/" + long), "not cancelled")
+            finally:
+                lock.release()
+            deadline = time.time() + WAIT
+            while d.get("/readyz").status != 200 and time.time() < deadline:
+                time.sleep(0.05)
+            self.assertEqual(d.get("/readyz").status, 200)
+            # the refused POST created nothing, now or later; its id stays unused
+            gone = "j%016d" % (int(long[1:]) + 1)
+            self.assertEqual([j["id"] for j in d.get("/jobs").json()["jobs"]], [long])
+            self.assertEqual(d.get("/jobs/" + gone).status, 404)
+            # the refused DELETE was withdrawn: the job runs on
+            s = d.status(long)
+            self.assertEqual(s["state"], "running")
+            self.assertFalse(s["cancel_requested"])
+            later = d.submit(tiny_graph(), budget_s=0.05)
+            self.assertGreater(later, gone)
+            r = d.request("DELETE", "/jobs/" + long)
+            self.assertEqual(r.status, 200, r.body)
+            self.assertEqual(r.json()["state"], "cancelled")
+            d.wait(later)
+            self.assertEqual(d.stop(), 0)
+            d.start()
+            self.assertEqual(d.get("/jobs/" + gone).status, 404)
+            self.assertEqual(d.status(long)["state"], "cancelled")
+            self.assertEqual(sorted(j["id"] for j in d.get("/jobs").json()["jobs"]),
+                             [long, later])
+            self.assertGreater(d.submit(tiny_graph(), budget_s=0.05), later)
+            self.assertEqual(d.stop(), 0)
+        finally:
+            d.cleanup()
+
+    def test_durable_cancel_request_honoured_at_start(self):
+        """A queued job whose request to cancel committed but whose cancel
+        did not (the store failed in between) is cancelled at the next
+        start, not run."""
+        d = Daemon("--cpu-workers", "1")
+        try:
+            d.start()
+            blocker = d.submit(self.g, budget_s=120)
+            d.wait(blocker, ("running",))
+            queued = d.submit(tiny_graph(), budget_s=0.05)
+            self.assertEqual(d.status(queued)["state"], "queued")
+            d.kill9()
+            c = sqlite3.connect(os.path.join(d.dir, "jobs.db"))
+            (status,) = c.execute("SELECT status FROM jobs WHERE id = ?",
+                                  (int(queued[1:]),)).fetchone()
+            st = json.loads(status)
+            st["cancel_requested"] = True
+            c.execute("UPDATE jobs SET status = ? WHERE id = ?",
+                      (json.dumps(st), int(queued[1:])))
+            c.commit()
+            c.close()
+            d.start()
+            s = d.status(queued)
+            self.assertEqual(s["state"], "cancelled")
+            self.assertEqual(s["stop_reason"], "cancelled")
+            d.request("DELETE", "/jobs/" + blocker)
             self.assertEqual(d.stop(), 0)
         finally:
             d.cleanup()
