@@ -304,6 +304,26 @@ out:
     return rc;
 }
 
+int graphio_find_nul(const char *buf, size_t len, int *line, int *column)
+{
+    /* jansson treats a NUL byte as the end of the text; the length is the
+     * contract, so a NUL anywhere is an error */
+    const char *nul = memchr(buf, 0, len);
+    if (!nul)
+        return 0;
+    *line = 1;
+    *column = 1;
+    for (const char *p = buf; p < nul; p++) {
+        if (*p == '\n') {
+            ++*line;
+            *column = 1;
+        } else {
+            ++*column;
+        }
+    }
+    return 1;
+}
+
 int graphio_read_buf(struct graphio_doc *d, const char *buf, size_t len,
                      const struct graphio_limits *lim, struct graphio_error *err)
 {
@@ -318,19 +338,8 @@ int graphio_read_buf(struct graphio_doc *d, const char *buf, size_t len,
         snprintf(e->msg, sizeof(e->msg), "empty input");
         return LCN_EPARSE;
     }
-    /* jansson treats a NUL byte as the end of the text; the length is the
-     * contract, so a NUL anywhere is an error */
-    const char *nul = memchr(buf, 0, len);
-    if (nul) {
-        int line = 1, col = 1;
-        for (const char *p = buf; p < nul; p++) {
-            if (*p == '\n') {
-                line++;
-                col = 1;
-            } else {
-                col++;
-            }
-        }
+    int line, col;
+    if (graphio_find_nul(buf, len, &line, &col)) {
         e->err = LCN_EPARSE;
         e->line = line;
         e->column = col;

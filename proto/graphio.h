@@ -70,6 +70,12 @@ struct graphio_doc {
 int graphio_read_buf(struct graphio_doc *d, const char *buf, size_t len,
                      const struct graphio_limits *lim, struct graphio_error *err);
 
+/* Finds the first NUL byte in len bytes at buf: returns 0 when there is
+ * none, else 1 with its 1-based line and column (columns count bytes).
+ * jansson ends the text at a NUL, so every reader given an explicit length
+ * checks for one first and reports "line L column C: NUL byte in input". */
+int graphio_find_nul(const char *buf, size_t len, int *line, int *column);
+
 /* Like graphio_read_buf on the contents of the file at path ("-" = stdin).
  * An unreadable file gives LCN_EIO with the path and the system's reason. */
 int graphio_read_file(struct graphio_doc *d, const char *path, const struct graphio_limits *lim,

@@ -159,6 +159,10 @@ int job_request_parse(struct job_request *req, const char *body, size_t len,
     req->budget_s = lim->default_budget_s;
     req->backend = JOB_BACKEND_AUTO;
 
+    /* jansson would stop at a NUL and report the text cut there */
+    int line, col;
+    if (graphio_find_nul(body, len, &line, &col))
+        return fail(e, 400, "bad_json", NULL, "line %d column %d: NUL byte in input", line, col);
     json_error_t je;
     json_t *root = json_loadb(body, len, JSON_REJECT_DUPLICATES, &je);
     if (!root)

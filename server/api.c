@@ -10,7 +10,10 @@
  * (job_request.refs, changed on the loop only). Requests that wait for a
  * durable change (POST waits for its insert, DELETE for the terminal state)
  * are parked as waiters on their job and answered from api_job_changed,
- * which jobs.c calls after each store commit. Streams are woken from the
+ * which jobs.c calls after each store commit, or from api_job_store_failed
+ * when a commit fails (503 + Retry-After, or 202 for a cancel whose
+ * request is durable): a parked client never waits for the store to
+ * recover. Streams are woken from the
  * same place, from the heartbeat timer and at shutdown.
  */
 #include <ctype.h>
@@ -77,6 +80,13 @@ static struct job *job_of(struct http_req *r, struct lcnd *d)
     if (!s || job_id_parse(s, &id))
         return NULL;
     return jobs_find(d, id);
+}
+
+/* The job store cannot commit now: 503 not_ready with Retry-After. */
+static void store_unavailable(struct http_req *r, const char *msg)
+{
+    http_add_header(r, "Retry-After", "5");
+    http_respond_error(r, 503, "not_ready", NULL, "%s", msg);
 }
 
 static void not_found(struct http_req *r)
@@ -351,6 +361,25 @@ void api_job_removed(struct lcnd *d, struct job *j)
     }
 }
 
+/* A commit that carried j's changes failed (jobs.c): no parked client
+ * waits for the store to come back. */
+void api_job_store_failed(struct lcnd *d, struct job *j)
+{
+    (void)d;
+    while (j->waiters) {
+        struct waiter *w = j->waiters;
+        j->waiters = w->next;
+        http_set_cancel(w->r, NULL, NULL);
+        if (w->kind == WAIT_CREATED)
+            store_unavailable(w->r, "the job store cannot commit: the job was not created");
+        else if (j->pub.cancel_requested)
+            respond_status(w->r, 202, j); /* durable: the cancel completes later */
+        else
+            store_unavailable(w->r, "the job store cannot commit: the job was not cancelled");
+        free(w);
+    }
+}
+
 void api_shutdown(struct lcnd *d)
 {
     for (size_t i = 0; i < d->jobs.n; i++) {
@@ -405,8 +434,7 @@ static int admission(struct http_req *r, struct lcnd *d)
         return -1;
     }
     if (!lcnd_store_healthy(d)) {
-        http_add_header(r, "Retry-After", "5");
-        http_respond_error(r, 503, "not_ready", NULL, "the job store is unhealthy");
+        store_unavailable(r, "the job store is unhealthy");
         return -1;
     }
     if (d->jobs.waiting >= d->cfg.max_queued) {
@@ -786,6 +814,13 @@ static void h_delete(struct http_req *r, void *ctx)
     if (d->stopping && j->run) {
         http_respond_error(r, 503, "shutting_down", NULL, "the daemon is stopping");
         return;
+    }
+    if (!lcnd_store_healthy(d)) {
+        /* nothing can be made durable now; an earlier request to cancel
+         * that already is will complete */
+        if (j->pub.cancel_requested)
+            return respond_status(r, 202, j);
+        return store_unavailable(r, "the job store is unhealthy: the job was not cancelled");
     }
     jobs_cancel(d, j);
     wait_for(r, j, WAIT_TERMINAL);

@@ -20,6 +20,7 @@ struct jobop {
     struct job *job;
     int has_snap;
     struct job_status snap;
+    int cancel; /* a DELETE's cancel_requested: acted on once it commits (jobs_cancel) */
 };
 
 /* ------------------------------------------------------------ the table */
@@ -180,15 +181,21 @@ static void op_put(struct lcnd *d, struct job *j, struct store_op *op, int fresh
     }
 }
 
+static char *status_text(const struct job_status *s)
+{
+    json_t *st = job_status_json(s, 1);
+    char *text = json_dumps(st, JSON_COMPACT | JSON_REAL_PRECISION(12));
+    json_decref(st);
+    LCN_ASSERT(text);
+    return text;
+}
+
 /* Puts a snapshot of cur into op (the row update and the visible status). */
 static void op_status(struct job *j, struct store_op *op)
 {
     struct jobop *jo = op->owner;
     j->cur.progress_seq = j->last_seq;
-    json_t *st = job_status_json(&j->cur, 1);
-    char *text = json_dumps(st, JSON_COMPACT | JSON_REAL_PRECISION(12));
-    json_decref(st);
-    LCN_ASSERT(text);
+    char *text = status_text(&j->cur);
     free(op->status);
     free(op->state);
     op->status = text;
@@ -292,26 +299,41 @@ static void finish_state_op(struct lcnd *d, struct job *j)
     op_put(d, j, op, fresh);
 }
 
+/*
+ * A cancel is made durable before it is acted on: the request to cancel
+ * (cancel_requested in the status) is committed first, and only then is
+ * the job taken out of the queue or its engine stopped (cancel_apply). A
+ * commit that fails withdraws the request (jobs_on_store_failed) and the
+ * client is told to retry, so a cancel is never half applied: no job is
+ * stopped that a restart would resume, and none resumes that a client was
+ * told is being cancelled (recovery honours a durable request).
+ */
 void jobs_cancel(struct lcnd *d, struct job *j)
+{
+    if (job_state_terminal(j->cur.state) || j->cur.cancel_requested)
+        return;
+    j->cur.cancel_requested = 1;
+    int fresh;
+    struct store_op *op = op_get(j, &fresh);
+    ((struct jobop *)op->owner)->cancel = 1;
+    op_status(j, op);
+    op_put(d, j, op, fresh);
+}
+
+/* The request to cancel j has committed: stop it. */
+static void cancel_apply(struct lcnd *d, struct job *j)
 {
     if (job_state_terminal(j->cur.state))
         return;
     if (j->run) {
-        if (!j->cur.cancel_requested) {
-            j->cur.cancel_requested = 1;
+        if (!atomic_load(&j->run->cancel)) {
             j->run->cancel_reason = CANCEL_USER;
             j->run->cancel_ns = lcn_now_ns();
             atomic_store(&j->run->cancel, 1);
-            int fresh;
-            struct store_op *op = op_get(j, &fresh);
-            op_status(j, op);
-            op_put(d, j, op, fresh);
         }
         return;
     }
-    /* queued (or accepted and not yet durable: the cancel rides the same op) */
     queue_del(&d->jobs, j);
-    j->cur.cancel_requested = 1;
     set_state(d, j, JOB_CANCELLED);
     snprintf(j->cur.stop_reason, sizeof j->cur.stop_reason, "cancelled");
     drop_request(j);
@@ -692,6 +714,7 @@ void jobs_on_store_done(void *ctx, struct store_op *op)
         free(j->ckpt);
         j->ckpt = NULL;
     }
+    int cancel = jo->cancel;
     free(jo);
     op->owner = NULL;
     if (op->remove) {
@@ -705,9 +728,67 @@ void jobs_on_store_done(void *ctx, struct store_op *op)
         queue_push(&d->jobs, j, 0);
         jobs_schedule(d);
     }
+    if (cancel)
+        cancel_apply(d, j);
     api_job_changed(d, j);
     if (d->stopping)
         lcnd_shutdown_step(d);
+}
+
+/* ------------------------------------------------------------ failed commits */
+
+/* The insert of a job no client has heard of failed: forget the job, tell
+ * its client so (api.c: 503), and keep only the id reservation in the op.
+ * The retried commit then cannot create the job behind the client's back,
+ * and the id is never issued again. */
+static void give_up_insert(struct lcnd *d, struct job *j, struct store_op *op)
+{
+    LCN_ASSERT(!j->durable && j->op == op);
+    log_warn("job %lld: not created: the job store cannot commit", (long long)j->id);
+    api_job_store_failed(d, j);
+    store_op_make_reserve(op);
+    free(op->owner);
+    op->owner = NULL;
+    if (j->cur.state == JOB_QUEUED)
+        d->jobs.waiting--;
+    d->jobs_submitted--;
+    table_del(&d->jobs, j);
+    job_free(j);
+    lcnd_status_changed(d);
+}
+
+/*
+ * storeq: the commit that carried op failed, or op waits behind it. No
+ * client stays parked while the store fails (each failure answers the
+ * ones parked since the last):
+ *   - an insert is given up (give_up_insert: 503, the job was not created);
+ *   - a request to cancel that has not committed is withdrawn: the job
+ *     goes on as if the DELETE never came, the status the retried commit
+ *     stores does not carry it, and the client is told to retry (503);
+ *   - a client waiting for a cancel whose request has committed is told
+ *     it will complete (202): the next commit or the next start does it.
+ */
+void jobs_on_store_failed(void *ctx, struct store_op *op)
+{
+    struct lcnd *d = ctx;
+    struct jobop *jo = op->owner;
+    if (!jo)
+        return;
+    struct job *j = jo->job;
+    if (op->create) {
+        give_up_insert(d, j, op);
+        return;
+    }
+    if (jo->cancel && !j->pub.cancel_requested) {
+        jo->cancel = 0;
+        j->cur.cancel_requested = 0;
+    }
+    if (jo->has_snap && jo->snap.cancel_requested && !j->cur.cancel_requested) {
+        jo->snap.cancel_requested = 0;
+        free(op->status);
+        op->status = status_text(&jo->snap);
+    }
+    api_job_store_failed(d, j);
 }
 
 /* ------------------------------------------------------------ shutdown */
@@ -887,7 +968,13 @@ static int load_request(struct lcnd *d, struct job *j, char *why, size_t len)
 int jobs_recover(struct lcnd *d, char *err, size_t errlen)
 {
     struct jobs *t = &d->jobs;
-    t->next_id = 1;
+    /* the stored next id, not the largest id left: retention may have
+     * deleted the newest jobs, and ids are never reused */
+    t->next_id = store_next_id(d->store);
+    if (t->next_id < 1) {
+        snprintf(err, errlen, "cannot read next_id from the job store");
+        return LCN_ESTORE;
+    }
     t->recover_limits.max_nodes = LCN_MAX_NODES;
     t->recover_limits.max_edges = LCN_MAX_EDGES;
     t->recover_limits.max_budget_s = 1e12;
@@ -904,6 +991,14 @@ int jobs_recover(struct lcnd *d, char *err, size_t errlen)
             continue;
         char why[300] = "";
         int was_running = j->cur.state == JOB_RUNNING;
+        if (!was_running && j->cur.cancel_requested) {
+            /* its DELETE's request to cancel committed, the cancel did not */
+            j->cur.state = JOB_CANCELLED;
+            j->cur.finished_ms = lcn_wall_ms();
+            snprintf(j->cur.stop_reason, sizeof j->cur.stop_reason, "cancelled");
+            finish_state_op(d, j);
+            continue;
+        }
         if (load_request(d, j, why, sizeof why)) {
             set_state(d, j, JOB_FAILED);
             fail_job(j, "corrupt_state", why);

@@ -21,7 +21,10 @@
  * stored as the final checkpoint with the terminal state. After a crash,
  * jobs_recover finds jobs the store says are running and resumes them from
  * their last checkpoint with the remaining budget (or marks them
- * interrupted).
+ * interrupted). A cancel is stored as a request first and acted on once
+ * that commits. A failed commit answers the clients parked on its jobs
+ * (jobs_on_store_failed): an insert is given up, a request to cancel not
+ * yet stored is withdrawn.
  */
 #ifndef LCN_SERVER_JOBS_H
 #define LCN_SERVER_JOBS_H
@@ -119,7 +122,9 @@ struct job *jobs_find(struct lcnd *d, int64_t id);
 struct job *jobs_submit(struct lcnd *d, struct job_request *req, char *body, size_t len,
                         int64_t received_ns);
 
-/* Cancels a queued or running job (no-op for a terminal one). */
+/* Cancels a queued or running job (no-op for a terminal one, or one whose
+ * cancel is on its way): the request to cancel is committed first and
+ * acted on then; a failed commit withdraws it (jobs.c explains why). */
 void jobs_cancel(struct lcnd *d, struct job *j);
 
 /* Fails the queued jobs whose backend has no worker in this process (a
@@ -130,8 +135,15 @@ void jobs_fail_unrunnable(struct lcnd *d);
 /* Starts queued jobs on free workers. */
 void jobs_schedule(struct lcnd *d);
 
-/* storeq callback. */
+/* storeq callbacks: a commit landed; a commit failed (op was in it or
+ * waits behind it). */
 void jobs_on_store_done(void *ctx, struct store_op *op);
+void jobs_on_store_failed(void *ctx, struct store_op *op);
+
+/* api.c: a commit carrying j's changes failed: answers the clients parked
+ * on j (a POST: 503, not created; a DELETE: 503, not cancelled, or 202
+ * when the request to cancel has committed). */
+void api_job_store_failed(struct lcnd *d, struct job *j);
 /* worker pool callbacks. */
 void jobs_on_report(void *ctx, struct worker *w, struct worker_report *rep);
 void jobs_on_reaped(void *ctx, struct run *run);

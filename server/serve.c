@@ -260,6 +260,43 @@ static int mkdir_p(const char *path)
     return rc && errno != EEXIST ? -1 : 0;
 }
 
+/* Creates the state directory and takes its lock for the life of the
+ * process (the descriptor is never closed). Only a lock held elsewhere
+ * means another lcnd; any other failure (read-only file system, not a
+ * directory, permissions) is reported with the path and the system's
+ * reason, since it needs a different fix. */
+static int lock_state_dir(const char *dir, char *err, size_t errlen)
+{
+    struct stat sb;
+    if (mkdir_p(dir) || stat(dir, &sb)) {
+        snprintf(err, errlen, "state_dir %s: %s", dir, strerror(errno));
+        return LCN_EIO;
+    }
+    if (!S_ISDIR(sb.st_mode)) {
+        snprintf(err, errlen, "state_dir %s: %s", dir, strerror(ENOTDIR));
+        return LCN_EIO;
+    }
+    char path[4200];
+    snprintf(path, sizeof path, "%s/lcnd.lock", dir);
+    int lock = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    if (lock < 0) {
+        snprintf(err, errlen, "state_dir %s: cannot open %s/lcnd.lock: %s", dir, dir,
+                 strerror(errno));
+        return LCN_EIO;
+    }
+    if (flock(lock, LOCK_EX | LOCK_NB)) {
+        int e = errno;
+        close(lock);
+        if (e == EWOULDBLOCK) {
+            snprintf(err, errlen, "state_dir %s is in use by another lcnd", dir);
+            return LCN_EBUSY;
+        }
+        snprintf(err, errlen, "state_dir %s: cannot lock %s/lcnd.lock: %s", dir, dir, strerror(e));
+        return LCN_EIO;
+    }
+    return 0;
+}
+
 static int write_port_file(const char *path, const char *bound)
 {
     char tmp[4200];
@@ -379,20 +416,8 @@ static int start(struct lcnd *d, char *err, size_t errlen)
     int rc;
     if (*d->cfg.token_file && (rc = read_token(d->cfg.token_file, &d->token, err, errlen)))
         return rc;
-    if (mkdir_p(d->cfg.state_dir)) {
-        snprintf(err, errlen, "state_dir %s: %s", d->cfg.state_dir, strerror(errno));
-        return LCN_EIO;
-    }
-    char path[4200];
-    snprintf(path, sizeof path, "%s/lcnd.lock", d->cfg.state_dir);
-    int lock = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-    if (lock < 0 || flock(lock, LOCK_EX | LOCK_NB)) {
-        snprintf(err, errlen, "state_dir %s is in use by another lcnd", d->cfg.state_dir);
-        if (lock >= 0)
-            close(lock);
-        return LCN_EBUSY;
-    }
-    /* the lock lives as long as the process (the descriptor is never closed) */
+    if ((rc = lock_state_dir(d->cfg.state_dir, err, errlen)))
+        return rc;
     int loopback = 0;
     if ((rc = http_listen(d->cfg.listen, &d->listen_fd, d->bound, sizeof d->bound, &loopback, err,
                           errlen)))
@@ -405,6 +430,7 @@ static int start(struct lcnd *d, char *err, size_t errlen)
         close(d->listen_fd);
         return LCN_EINVAL;
     }
+    char path[4200];
     snprintf(path, sizeof path, "%s/jobs.db", d->cfg.state_dir);
     if ((rc = store_open(
              path, d->cfg.store_sync == CONFIG_SYNC_FULL ? STORE_SYNC_FULL : STORE_SYNC_NORMAL,
@@ -412,7 +438,8 @@ static int start(struct lcnd *d, char *err, size_t errlen)
         return rc;
     if ((rc = engine_setup(d, err, errlen)))
         return rc;
-    if ((rc = storeq_init(&d->sq, d->loop, d->store, jobs_on_store_done, d))) {
+    if ((rc =
+             storeq_init(&d->sq, d->loop, d->store, jobs_on_store_done, jobs_on_store_failed, d))) {
         snprintf(err, errlen, "cannot start the store thread");
         return rc;
     }

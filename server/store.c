@@ -1,16 +1,19 @@
 #include "store.h"
 
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include <sqlite3.h>
 
 #include "err.h"
 #include "util.h"
 
-#define STORE_SCHEMA_VERSION "1"
+/* 2: meta holds next_id (version 1 databases are migrated at open) */
+#define STORE_SCHEMA_VERSION "2"
 
 enum {
     Q_INSERT_JOB,
@@ -22,6 +25,7 @@ enum {
     Q_DELETE_REQUEST,
     Q_DELETE_EVENTS,
     Q_DELETE_CKPT,
+    Q_BUMP_ID,
     Q_COUNT_W,
 };
 
@@ -31,6 +35,7 @@ enum {
     R_EVENTS,
     R_LAST_SEQ,
     R_PING,
+    R_NEXT_ID,
     Q_COUNT_R,
 };
 
@@ -46,6 +51,8 @@ static const char *const wsql[Q_COUNT_W] = {
     [Q_DELETE_REQUEST] = "DELETE FROM requests WHERE job = ?1",
     [Q_DELETE_EVENTS] = "DELETE FROM events WHERE job = ?1",
     [Q_DELETE_CKPT] = "DELETE FROM checkpoints WHERE job = ?1",
+    [Q_BUMP_ID] = "UPDATE meta SET value = ?1 + 1 WHERE key = 'next_id' "
+                  "AND CAST(value AS INTEGER) <= ?1",
 };
 
 static const char *const rsql[Q_COUNT_R] = {
@@ -55,23 +62,26 @@ static const char *const rsql[Q_COUNT_R] = {
     [R_EVENTS] = "SELECT seq, body FROM events WHERE job = ?1 AND seq > ?2 ORDER BY seq LIMIT ?3",
     [R_LAST_SEQ] = "SELECT coalesce(max(seq), 0) FROM events WHERE job = ?1",
     [R_PING] = "SELECT count(*) FROM meta",
+    [R_NEXT_ID] = "SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'next_id'",
 };
 
 static const char *const schema =
-    "CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);"
-    "CREATE TABLE IF NOT EXISTS jobs(id INTEGER PRIMARY KEY, state TEXT NOT NULL,"
+    "CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);"
+    "CREATE TABLE jobs(id INTEGER PRIMARY KEY, state TEXT NOT NULL,"
     " created_ms INTEGER NOT NULL, updated_ms INTEGER NOT NULL, status TEXT NOT NULL);"
-    "CREATE TABLE IF NOT EXISTS requests(job INTEGER PRIMARY KEY, body BLOB NOT NULL);"
-    "CREATE TABLE IF NOT EXISTS events(job INTEGER NOT NULL, seq INTEGER NOT NULL,"
+    "CREATE TABLE requests(job INTEGER PRIMARY KEY, body BLOB NOT NULL);"
+    "CREATE TABLE events(job INTEGER NOT NULL, seq INTEGER NOT NULL,"
     " body TEXT NOT NULL, PRIMARY KEY(job, seq)) WITHOUT ROWID;"
-    "CREATE TABLE IF NOT EXISTS checkpoints(job INTEGER PRIMARY KEY, seq INTEGER NOT NULL,"
+    "CREATE TABLE checkpoints(job INTEGER PRIMARY KEY, seq INTEGER NOT NULL,"
     " elapsed_s REAL NOT NULL, K INTEGER NOT NULL, nK INTEGER NOT NULL, Phi INTEGER NOT NULL,"
     " C INTEGER NOT NULL, final INTEGER NOT NULL, n INTEGER NOT NULL, layout BLOB NOT NULL);"
-    "INSERT OR IGNORE INTO meta(key, value) VALUES ('schema_version', '" STORE_SCHEMA_VERSION "');";
+    "INSERT INTO meta(key, value) VALUES ('schema_version', '" STORE_SCHEMA_VERSION "'),"
+    " ('next_id', '1');";
 
 /* w: writes (store thread); r: short reads (loop); b: blob reads (thread pool) */
 struct store {
     sqlite3 *w, *r, *b;
+    atomic_int fail_commits; /* test hook (store_fail_commits) */
     sqlite3_stmt *ws[Q_COUNT_W];
     sqlite3_stmt *rs[Q_COUNT_R];
     sqlite3_stmt *bs[Q_COUNT_R];
@@ -104,10 +114,8 @@ void store_op_add_event(struct store_op *op, int64_t seq, char *body)
     op->n_events++;
 }
 
-void store_op_free(struct store_op *op)
+static void op_clear(struct store_op *op)
 {
-    if (!op)
-        return;
     free(op->request);
     free(op->state);
     free(op->status);
@@ -115,6 +123,21 @@ void store_op_free(struct store_op *op)
         free(op->events[i].body);
     free(op->events);
     free(op->layout);
+}
+
+void store_op_make_reserve(struct store_op *op)
+{
+    op_clear(op);
+    struct store_op keep = {
+        .job = op->job, .owner = op->owner, .next = op->next, .sealed = op->sealed, .reserve = 1};
+    *op = keep;
+}
+
+void store_op_free(struct store_op *op)
+{
+    if (!op)
+        return;
+    op_clear(op);
     free(op);
 }
 
@@ -122,7 +145,7 @@ static int open_conn(const char *path, int flags, sqlite3 **db, char *err, size_
 {
     int rc = sqlite3_open_v2(path, db, flags, NULL);
     if (rc != SQLITE_OK) {
-        fmt(err, errlen, "%s: %s", path, *db ? sqlite3_errmsg(*db) : sqlite3_errstr(rc));
+        fmt(err, errlen, "%s", *db ? sqlite3_errmsg(*db) : sqlite3_errstr(rc));
         sqlite3_close(*db);
         *db = NULL;
         return LCN_ESTORE;
@@ -143,63 +166,234 @@ static int exec(sqlite3 *db, const char *sql, char *err, size_t errlen)
     return 0;
 }
 
-int store_open(const char *path, int sync, struct store **out, char *err, size_t errlen)
+/* The first column of the first row of sql as an integer (def when there
+ * is no row or it is NULL). Returns 0 or LCN_ESTORE. */
+static int query_int64(sqlite3 *db, const char *sql, int64_t def, int64_t *out, char *err,
+                       size_t errlen)
 {
-    struct store *st = xcalloc(1, sizeof *st);
-    *out = NULL;
-    int rc = open_conn(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX,
-                       &st->w, err, errlen);
-    if (rc)
-        goto fail;
-    rc = exec(st->w, "PRAGMA journal_mode=WAL", err, errlen);
-    if (!rc)
-        rc = exec(st->w,
-                  sync == STORE_SYNC_FULL ? "PRAGMA synchronous=FULL" : "PRAGMA synchronous=NORMAL",
-                  err, errlen);
-    if (!rc)
-        rc = exec(st->w, schema, err, errlen);
-    if (rc)
-        goto fail;
-    rc = open_conn(path, SQLITE_OPEN_READONLY | SQLITE_OPEN_FULLMUTEX, &st->r, err, errlen);
-    if (!rc)
-        rc = open_conn(path, SQLITE_OPEN_READONLY | SQLITE_OPEN_FULLMUTEX, &st->b, err, errlen);
-    if (rc)
-        goto fail;
-    for (int i = 0; i < Q_COUNT_W; i++) {
-        if (sqlite3_prepare_v2(st->w, wsql[i], -1, &st->ws[i], NULL) != SQLITE_OK) {
-            fmt(err, errlen, "prepare: %s", sqlite3_errmsg(st->w));
-            rc = LCN_ESTORE;
-            goto fail;
-        }
+    sqlite3_stmt *s = NULL;
+    int rc = sqlite3_prepare_v2(db, sql, -1, &s, NULL);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_step(s);
+    *out = def;
+    if (rc == SQLITE_ROW && sqlite3_column_type(s, 0) != SQLITE_NULL)
+        *out = sqlite3_column_int64(s, 0);
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+        fmt(err, errlen, "%s", sqlite3_errmsg(db));
+    sqlite3_finalize(s);
+    return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : LCN_ESTORE;
+}
+
+/* What this lcnd reads and writes: a database that lacks any of it is
+ * damaged (or not ours), and is refused rather than half used. */
+static const struct {
+    const char *table;
+    const char *cols[11];
+} layout[] = {
+    {"meta", {"key", "value"}},
+    {"jobs", {"id", "state", "created_ms", "updated_ms", "status"}},
+    {"requests", {"job", "body"}},
+    {"events", {"job", "seq", "body"}},
+    {"checkpoints", {"job", "seq", "elapsed_s", "K", "nK", "Phi", "C", "final", "n", "layout"}},
+};
+
+/* 1 when column is among the names of table's columns (pragma_table_info). */
+static int has_column(sqlite3_stmt *info, const char *table, const char *column, int *any)
+{
+    sqlite3_bind_text(info, 1, table, -1, SQLITE_STATIC);
+    int found = 0;
+    while (sqlite3_step(info) == SQLITE_ROW) {
+        *any = 1;
+        const char *name = (const char *)sqlite3_column_text(info, 0);
+        found |= name && !strcasecmp(name, column);
     }
-    for (int i = 0; i < Q_COUNT_R; i++) {
-        if (sqlite3_prepare_v2(st->r, rsql[i], -1, &st->rs[i], NULL) != SQLITE_OK ||
-            sqlite3_prepare_v2(st->b, rsql[i], -1, &st->bs[i], NULL) != SQLITE_OK) {
-            fmt(err, errlen, "prepare: %s", sqlite3_errmsg(st->r));
-            rc = LCN_ESTORE;
-            goto fail;
-        }
+    sqlite3_reset(info);
+    return found;
+}
+
+static int check_layout(sqlite3 *db, char *why, size_t len)
+{
+    sqlite3_stmt *info = NULL;
+    if (sqlite3_prepare_v2(db, "SELECT name FROM pragma_table_info(?1)", -1, &info, NULL) !=
+        SQLITE_OK) {
+        fmt(why, len, "%s", sqlite3_errmsg(db));
+        return LCN_ESTORE;
     }
-    /* refuse a database written by a newer schema */
+    int rc = 0;
+    for (size_t t = 0; t < LCN_ARRAY_LEN(layout) && !rc; t++)
+        for (size_t c = 0; c < LCN_ARRAY_LEN(layout[t].cols) && layout[t].cols[c] && !rc; c++) {
+            int any = 0;
+            if (has_column(info, layout[t].table, layout[t].cols[c], &any))
+                continue;
+            if (any)
+                fmt(why, len, "table %s has no column %s", layout[t].table, layout[t].cols[c]);
+            else
+                fmt(why, len, "table %s is missing", layout[t].table);
+            rc = LCN_ESTORE;
+        }
+    sqlite3_finalize(info);
+    return rc;
+}
+
+/* PRAGMA quick_check: the pages, b-trees, overflow chains and NOT NULL
+ * constraints of the whole file (not the bytes of each value: SQLite
+ * keeps no checksums). O(size of the database), once at start. */
+static int check_integrity(sqlite3 *db, char *why, size_t len)
+{
+    sqlite3_stmt *s = NULL;
+    int rc = sqlite3_prepare_v2(db, "PRAGMA quick_check(5)", -1, &s, NULL);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_step(s);
+    int ok = rc == SQLITE_ROW && !strcmp((const char *)sqlite3_column_text(s, 0), "ok");
+    if (!ok && rc == SQLITE_ROW) {
+        /* one line for the log: "*** in database main ***\nOn tree page..." */
+        char first[240];
+        const char *t = (const char *)sqlite3_column_text(s, 0);
+        if (!strncmp(t, "*** in database main ***\n", 25))
+            t += 25;
+        size_t k = 0;
+        for (; *t && k + 3 < sizeof first; t++) {
+            if (*t == '\n')
+                first[k++] = ';';
+            first[k++] = *t == '\n' ? ' ' : *t;
+        }
+        first[k] = 0;
+        int more = 0;
+        while (sqlite3_step(s) == SQLITE_ROW)
+            more++;
+        fmt(why, len, "the database is damaged (quick_check: %s%s)", first,
+            more ? "; and more" : "");
+    } else if (!ok) {
+        fmt(why, len, "the database is damaged (quick_check: %s)", sqlite3_errmsg(db));
+    }
+    sqlite3_finalize(s);
+    return ok ? 0 : LCN_ESTORE;
+}
+
+/* Refuses a database written by a newer schema (or without a version). */
+static int check_version(sqlite3 *db, char *why, size_t len)
+{
     sqlite3_stmt *v = NULL;
-    if (sqlite3_prepare_v2(st->w, "SELECT value FROM meta WHERE key = 'schema_version'", -1, &v,
+    int rc = LCN_ESTORE;
+    if (sqlite3_prepare_v2(db, "SELECT value FROM meta WHERE key = 'schema_version'", -1, &v,
                            NULL) == SQLITE_OK &&
         sqlite3_step(v) == SQLITE_ROW) {
         const char *ver = (const char *)sqlite3_column_text(v, 0);
-        if (!ver || strcmp(ver, STORE_SCHEMA_VERSION)) {
-            fmt(err, errlen, "%s: schema version %s, this lcnd reads %s", path, ver ? ver : "?",
+        if (ver && (!strcmp(ver, "1") || !strcmp(ver, STORE_SCHEMA_VERSION)))
+            rc = 0;
+        else
+            fmt(why, len, "schema version %s, this lcnd reads 1 and %s", ver ? ver : "?",
                 STORE_SCHEMA_VERSION);
-            rc = LCN_ESTORE;
-        }
+    } else {
+        fmt(why, len, "no schema version in table meta");
     }
     sqlite3_finalize(v);
+    return rc;
+}
+
+/*
+ * Ids are never reused, so the next one is stored (meta next_id, raised
+ * with every insert in the insert's transaction) and not derived from the
+ * jobs that retention left. A version 1 database has no next_id: it gets
+ * the largest id any table mentions + 1. The same rule repairs a next_id
+ * that fell behind (a database written by an older lcnd after ours).
+ */
+static int fix_next_id(sqlite3 *db, char *why, size_t len)
+{
+    int64_t stored, top;
+    int rc = query_int64(db, "SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'next_id'", 0,
+                         &stored, why, len);
+    if (!rc)
+        rc = query_int64(db,
+                         "SELECT max(m) FROM (SELECT max(id) AS m FROM jobs UNION ALL "
+                         "SELECT max(job) FROM requests UNION ALL SELECT max(job) FROM events "
+                         "UNION ALL SELECT max(job) FROM checkpoints)",
+                         0, &top, why, len);
     if (rc)
-        goto fail;
+        return rc;
+    int64_t want = LCN_MAX(LCN_MAX(stored, top + 1), 1);
+    char sql[256];
+    snprintf(sql, sizeof sql,
+             "BEGIN IMMEDIATE; INSERT OR REPLACE INTO meta(key, value) VALUES ('next_id', "
+             "'%lld'); UPDATE meta SET value = '" STORE_SCHEMA_VERSION
+             "' WHERE key = 'schema_version'; COMMIT",
+             (long long)want);
+    rc = exec(db, sql, why, len);
+    if (rc)
+        exec(db, "ROLLBACK", NULL, 0);
+    return rc;
+}
+
+/*
+ * Start-up checks, before anything is read or written: the file's
+ * integrity, then either an empty file (a new store: the schema is created
+ * in one transaction) or every table and column of the layout, a version
+ * this lcnd reads, and the migration to the current version.
+ */
+static int prepare_db(sqlite3 *db, char *why, size_t len)
+{
+    int64_t tables;
+    int rc = check_integrity(db, why, len);
+    if (!rc)
+        rc = query_int64(db, "SELECT count(*) FROM sqlite_master", 0, &tables, why, len);
+    if (rc)
+        return rc;
+    if (tables == 0) {
+        char sql[2048];
+        snprintf(sql, sizeof sql, "BEGIN IMMEDIATE; %s COMMIT", schema);
+        rc = exec(db, sql, why, len);
+        if (rc)
+            exec(db, "ROLLBACK", NULL, 0);
+        return rc;
+    }
+    if ((rc = check_layout(db, why, len)) || (rc = check_version(db, why, len)))
+        return rc;
+    return fix_next_id(db, why, len);
+}
+
+static int prepare_all(sqlite3 *db, const char *const *sql, sqlite3_stmt **out, int n, char *why,
+                       size_t len)
+{
+    for (int i = 0; i < n; i++)
+        if (sqlite3_prepare_v2(db, sql[i], -1, &out[i], NULL) != SQLITE_OK) {
+            fmt(why, len, "prepare: %s", sqlite3_errmsg(db));
+            return LCN_ESTORE;
+        }
+    return 0;
+}
+
+int store_open(const char *path, int sync, struct store **out, char *err, size_t errlen)
+{
+    struct store *st = xcalloc(1, sizeof *st);
+    char why[400] = "";
+    *out = NULL;
+    int rc = open_conn(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX,
+                       &st->w, why, sizeof why);
+    if (!rc)
+        rc = exec(st->w, "PRAGMA journal_mode=WAL", why, sizeof why);
+    if (!rc)
+        rc = exec(st->w,
+                  sync == STORE_SYNC_FULL ? "PRAGMA synchronous=FULL" : "PRAGMA synchronous=NORMAL",
+                  why, sizeof why);
+    if (!rc)
+        rc = prepare_db(st->w, why, sizeof why);
+    if (!rc)
+        rc = open_conn(path, SQLITE_OPEN_READONLY | SQLITE_OPEN_FULLMUTEX, &st->r, why, sizeof why);
+    if (!rc)
+        rc = open_conn(path, SQLITE_OPEN_READONLY | SQLITE_OPEN_FULLMUTEX, &st->b, why, sizeof why);
+    if (!rc)
+        rc = prepare_all(st->w, wsql, st->ws, Q_COUNT_W, why, sizeof why);
+    if (!rc)
+        rc = prepare_all(st->r, rsql, st->rs, Q_COUNT_R, why, sizeof why);
+    if (!rc)
+        rc = prepare_all(st->b, rsql, st->bs, Q_COUNT_R, why, sizeof why);
+    if (rc) {
+        fmt(err, errlen, "%s: %s", path, why);
+        store_close(st);
+        return LCN_ESTORE;
+    }
     *out = st;
     return 0;
-fail:
-    store_close(st);
-    return rc ? rc : LCN_ESTORE;
 }
 
 void store_close(struct store *st)
@@ -252,6 +446,14 @@ static int step_done(sqlite3_stmt *s)
     return rc == SQLITE_DONE ? 0 : LCN_ESTORE;
 }
 
+/* next_id > job, in the transaction that uses the id */
+static int bump_id(struct store *st, int64_t job)
+{
+    sqlite3_stmt *s = st->ws[Q_BUMP_ID];
+    sqlite3_bind_int64(s, 1, job);
+    return step_done(s);
+}
+
 static int apply_one(struct store *st, struct store_op *op)
 {
     sqlite3_stmt *s;
@@ -266,7 +468,10 @@ static int apply_one(struct store *st, struct store_op *op)
         s = st->ws[Q_INSERT_REQUEST];
         sqlite3_bind_int64(s, 1, op->job);
         sqlite3_bind_blob64(s, 2, op->request ? op->request : "", op->request_len, SQLITE_STATIC);
-        if (step_done(s))
+        if (step_done(s) || bump_id(st, op->job))
+            return LCN_ESTORE;
+    } else if (op->reserve) {
+        if (bump_id(st, op->job))
             return LCN_ESTORE;
     } else if (op->status) {
         s = st->ws[Q_UPDATE_JOB];
@@ -331,6 +536,10 @@ int store_apply(struct store *st, struct store_op *ops, char *err, size_t errlen
             break;
         }
     }
+    if (!rc && atomic_load(&st->fail_commits) > 0 && atomic_fetch_sub(&st->fail_commits, 1) > 0) {
+        fmt(err, errlen, "injected commit failure (store_fail_commits)");
+        rc = LCN_ESTORE;
+    }
     if (!rc)
         rc = exec(st->w, "COMMIT", err, errlen);
     if (rc) {
@@ -339,6 +548,11 @@ int store_apply(struct store *st, struct store_op *ops, char *err, size_t errlen
             op->rc = LCN_ESTORE;
     }
     return rc;
+}
+
+void store_fail_commits(struct store *st, int n)
+{
+    atomic_store(&st->fail_commits, n);
 }
 
 int store_load_jobs(struct store *st, store_job_cb cb, void *ctx)
@@ -446,6 +660,16 @@ int64_t store_last_seq(struct store *st, int64_t job)
     sqlite3_reset(s);
     sqlite3_mutex_leave(sqlite3_db_mutex(st->r));
     return v;
+}
+
+int64_t store_next_id(struct store *st)
+{
+    sqlite3_mutex_enter(sqlite3_db_mutex(st->r));
+    sqlite3_stmt *s = st->rs[R_NEXT_ID];
+    int64_t v = sqlite3_step(s) == SQLITE_ROW ? sqlite3_column_int64(s, 0) : LCN_ESTORE;
+    sqlite3_reset(s);
+    sqlite3_mutex_leave(sqlite3_db_mutex(st->r));
+    return v > 0 ? v : LCN_ESTORE;
 }
 
 int store_ping(struct store *st)

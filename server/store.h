@@ -3,7 +3,11 @@
  * state directory.
  *
  * Schema (docs/DAEMON.md has the full story):
- *   meta(key, value)                 schema version
+ *   meta(key, value)                 schema_version (2), next_id (the id the
+ *                                    next job gets: raised by every insert
+ *                                    in its transaction, never lowered, so
+ *                                    ids are never reused whatever
+ *                                    retention deletes)
  *   jobs(id, state, created_ms, updated_ms, status)
  *                                    status = the job status JSON the API
  *                                    shows (proto/job.h), the source of
@@ -67,6 +71,9 @@ struct store_op {
     int final;
     /* delete the job and everything it owns (applied after the rest) */
     int remove;
+    /* only raise next_id past job: an id given out whose insert was given
+     * up after a failed commit (jobs.c) stays used */
+    int reserve;
 
     /* filled by store_apply */
     int rc;
@@ -81,6 +88,9 @@ struct store_op {
 struct store_op *store_op_new(int64_t job);
 /* Appends an event (body is taken over). */
 void store_op_add_event(struct store_op *op, int64_t seq, char *body);
+/* Turns op into an id reservation (reserve = 1): frees and clears every
+ * other part (the owner is left alone). */
+void store_op_make_reserve(struct store_op *op);
 /* Frees an op and everything it owns. */
 void store_op_free(struct store_op *op);
 
@@ -88,8 +98,9 @@ enum store_sync { STORE_SYNC_NORMAL = 0, STORE_SYNC_FULL = 1 };
 
 /*
  * Opens (creating when missing) the database at path, in WAL mode with the
- * given synchronous mode, and creates the schema. Returns 0 with *out set,
- * or LCN_ESTORE with a message in err.
+ * given synchronous mode, and creates the schema; a version 1 database is
+ * migrated (next_id). Returns 0 with *out set, or LCN_ESTORE with a
+ * message in err.
  */
 int store_open(const char *path, int sync, struct store **out, char *err, size_t errlen);
 void store_close(struct store *st);
@@ -100,6 +111,10 @@ void store_close(struct store *st);
  * message is in err). Sets op->rc for every op.
  */
 int store_apply(struct store *st, struct store_op *ops, char *err, size_t errlen);
+
+/* Test hook: the next n calls of store_apply fail at COMMIT, as on a full
+ * disk (everything is rolled back, err says "injected"). Any thread. */
+void store_fail_commits(struct store *st, int n);
 
 /* Called by store_load_jobs for each job in ascending id order; status is
  * valid for the call only. Return nonzero to stop. */
@@ -133,6 +148,10 @@ int store_load_events(struct store *st, int64_t job, int64_t after, int limit, s
 
 /* The largest event seq stored for job (0 when none), or LCN_ESTORE. */
 int64_t store_last_seq(struct store *st, int64_t job);
+
+/* The id the next job gets (meta next_id, > every id ever stored), or
+ * LCN_ESTORE. */
+int64_t store_next_id(struct store *st);
 
 /* A cheap liveness query on the read connection. Returns 0 or LCN_ESTORE. */
 int store_ping(struct store *st);

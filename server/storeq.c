@@ -65,6 +65,18 @@ static void on_retry(uv_timer_t *t)
         q->busy = 0;
 }
 
+/* The owners of the failed batch and of every op queued behind it learn
+ * of the failure now, not when (if ever) the store recovers. */
+static void tell_failed(struct storeq *q, struct store_op *batch)
+{
+    if (!q->on_fail)
+        return;
+    for (struct store_op *op = batch; op; op = op->next)
+        q->on_fail(q->ctx, op);
+    for (struct store_op *op = q->pend_head; op; op = op->next)
+        q->on_fail(q->ctx, op);
+}
+
 static void on_async(uv_async_t *a)
 {
     struct storeq *q = a->data;
@@ -85,6 +97,7 @@ static void on_async(uv_async_t *a)
         q->healthy = 0;
         for (struct store_op *op = batch; op; op = op->next)
             op->rc = 0;
+        tell_failed(q, batch);
         q->retry_batch = batch;
         uv_timer_start(&q->retry, on_retry, (uint64_t)q->retry_ms, 0);
         return; /* busy stays set: order is kept */
@@ -106,12 +119,13 @@ static void on_async(uv_async_t *a)
 }
 
 int storeq_init(struct storeq *q, uv_loop_t *loop, struct store *st, storeq_done_cb on_done,
-                void *ctx)
+                storeq_fail_cb on_fail, void *ctx)
 {
     memset(q, 0, sizeof *q);
     q->loop = loop;
     q->st = st;
     q->on_done = on_done;
+    q->on_fail = on_fail;
     q->ctx = ctx;
     q->retry_ms = 1000;
     q->healthy = 1;

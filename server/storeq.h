@@ -18,7 +18,12 @@
  *     fsync covers everything that queued up during the previous one.
  *   - A failed batch is not lost: the store is marked unhealthy, and the
  *     same batch is retried after retry_ms (ahead of newer ops) until it
- *     commits.
+ *     commits. Before that, on_fail runs on the loop for every op of the
+ *     failed batch and every pending op, so that their owners can answer
+ *     the clients waiting for them instead of leaving them parked for as
+ *     long as the store fails; an owner may rewrite its op then (the batch
+ *     is back on the loop: no thread reads it), e.g. turn an insert it
+ *     gives up into an id reservation (jobs.c).
  * Only storeq_close and storeq_inflight_age_ns may be called while a batch
  * is in flight from other contexts; everything else is loop-thread only.
  */
@@ -35,11 +40,16 @@
 /* Called on the loop for every committed op, in order; the op is freed
  * after the call. */
 typedef void (*storeq_done_cb)(void *ctx, struct store_op *op);
+/* Called on the loop for every op of a failed batch and every pending op
+ * (each failure again); the op stays queued, and is retried as it is when
+ * the call returns. */
+typedef void (*storeq_fail_cb)(void *ctx, struct store_op *op);
 
 struct storeq {
     uv_loop_t *loop;
     struct store *st;
     storeq_done_cb on_done;
+    storeq_fail_cb on_fail; /* may be NULL */
     void *ctx;
     int64_t retry_ms;
 
@@ -65,9 +75,10 @@ struct storeq {
     int started;
 };
 
-/* Starts the store thread. Returns 0 or a negative LCN_E* code. */
+/* Starts the store thread. on_fail may be NULL. Returns 0 or a negative
+ * LCN_E* code. */
 int storeq_init(struct storeq *q, uv_loop_t *loop, struct store *st, storeq_done_cb on_done,
-                void *ctx);
+                storeq_fail_cb on_fail, void *ctx);
 
 /* Queues op (ownership passes to the queue) and starts a batch when idle. */
 void storeq_submit(struct storeq *q, struct store_op *op);
