@@ -134,10 +134,11 @@ class StoreLock:
     """Holds SQLite's write lock on a daemon's jobs.db from outside (a
     BEGIN IMMEDIATE on another connection): every commit of the daemon
     waits its busy timeout (5 s) and fails, as on a full disk, without a
-    test hook in the daemon."""
+    test hook in the daemon. The BEGIN itself waits up to 10 s for a commit
+    of the daemon in progress."""
 
     def __init__(self, db):
-        self.c = sqlite3.connect(db, timeout=0, isolation_level=None)
+        self.c = sqlite3.connect(db, timeout=10, isolation_level=None)
         self.c.execute("BEGIN IMMEDIATE")
 
     def release(self):
