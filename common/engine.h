@@ -135,6 +135,24 @@ struct engine_result {
     struct engine_telemetry tel;
 };
 
+/* The most replicas a run may ask for (the API, `lcnd solve`; its usage
+ * message spells the number). */
+#define LCN_MAX_REPLICAS 4096
+
+/*
+ * What preparing R replicas of a graph costs the CPU engine, as the
+ * daemon's admission estimates it (issue 14): each replica holds its own
+ * state (points, counts, the edge and node grids), about 16 bytes a node
+ * and 48 an edge before the grids, and building it takes some hundreds of
+ * nanoseconds per node and edge (2 us per unit measured on dense
+ * 1,000 / 15,000, 2 cores; 11 us per replica of a 5-node graph). The
+ * figures below are a quarter of those: admission refuses only what
+ * certainly cannot fit; the engine's own checks hold the budget anyway.
+ */
+#define LCN_REPLICA_BYTES(n, m) (16 * (int64_t)(n) + 48 * (int64_t)(m))
+#define LCN_REPLICA_SETUP_NS(n, m) (2500 + 500 * ((int64_t)(n) + (int64_t)(m)))
+#define LCN_REPLICA_MEMORY_MAX ((int64_t)4 << 30)
+
 /* Fills defaults: seed 1, no target, 10 s budget from now, everything else 0. */
 void engine_params_default(struct engine_params *p);
 

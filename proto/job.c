@@ -123,7 +123,7 @@ static int parse_solver(struct job_request *req, const json_t *s, struct job_err
             rc = get_int(e, v, field, 0, 1024, &x);
             req->threads = (int32_t)x;
         } else if (!strcmp(key, "replicas")) {
-            rc = get_int(e, v, field, 0, 65536, &x);
+            rc = get_int(e, v, field, 0, LCN_MAX_REPLICAS, &x);
             req->replicas = (int32_t)x;
         } else if (!strcmp(key, "proposal_workers")) {
             rc = get_int(e, v, field, 0, 1024, &x);

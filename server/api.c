@@ -495,6 +495,13 @@ static void parse_done(uv_work_t *w, int status)
         free(pw);
         return;
     }
+    if (jobs_admit_solver(d, pw->req, why, sizeof why)) {
+        http_respond_error(r, 422, "too_large", "solver.replicas", "%s", why);
+        jobs_req_put(pw->req);
+        free(pw->body);
+        free(pw);
+        return;
+    }
     struct job *j = jobs_submit(d, pw->req, pw->body, pw->len, pw->received_ns);
     wait_for(r, j, WAIT_CREATED);
     free(pw);

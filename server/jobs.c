@@ -345,6 +345,32 @@ static void fail_job(struct job *j, const char *code, const char *msg);
 
 /* ------------------------------------------------------------ scheduling */
 
+int jobs_admit_solver(struct lcnd *d, const struct job_request *req, char *why, size_t len)
+{
+    if (req->replicas <= 0 || (req->backend == JOB_BACKEND_GPU) ||
+        (req->backend == JOB_BACKEND_AUTO && jobs_backend_available(d, JOB_BACKEND_GPU)))
+        return 0; /* the engine's default, or device replicas (gpu_fits judges those) */
+    const struct lcn_graph *g = &req->doc.g;
+    int64_t bytes = req->replicas * LCN_REPLICA_BYTES(g->n, g->m);
+    double setup_s = (double)req->replicas * (double)LCN_REPLICA_SETUP_NS(g->n, g->m) / 1e9;
+    if (bytes > LCN_REPLICA_MEMORY_MAX) {
+        snprintf(why, len,
+                 "%d replicas of this graph need at least %.1f GiB of states, more than the "
+                 "%.0f GiB a job may hold",
+                 (int)req->replicas, (double)bytes / (1 << 30),
+                 (double)LCN_REPLICA_MEMORY_MAX / (1 << 30));
+        return LCN_ETOOBIG;
+    }
+    if (setup_s > req->budget_s) {
+        snprintf(why, len,
+                 "%d replicas of this graph take at least %.2f s to set up, more than the "
+                 "budget of %.2f s",
+                 (int)req->replicas, setup_s, req->budget_s);
+        return LCN_ETOOBIG;
+    }
+    return 0;
+}
+
 int jobs_backend_available(struct lcnd *d, int backend)
 {
     for (int i = 0; i < d->pool.n; i++) {

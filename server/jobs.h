@@ -159,6 +159,11 @@ void jobs_enforce_deadlines(struct lcnd *d);
 /* Deletes finished jobs beyond retain_jobs / older than retain_days. */
 void jobs_retention(struct lcnd *d);
 
+/* Admission of the solver fields against the engine's limits: 0, or
+ * LCN_ETOOBIG with the reason in why when the replicas asked for cannot
+ * be held (memory) or set up within the budget (common/engine.h). */
+int jobs_admit_solver(struct lcnd *d, const struct job_request *req, char *why, size_t len);
+
 /* 1 when a worker of the backend a job asked for exists (and is healthy). */
 int jobs_backend_available(struct lcnd *d, int backend);
 

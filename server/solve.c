@@ -173,7 +173,7 @@ static int parse_opts(int argc, char **argv, struct solve_opts *o)
             o->threads = (int32_t)iv;
             break;
         case OPT_REPLICAS:
-            if (parse_int(val, 1, 4096, &iv))
+            if (parse_int(val, 1, LCN_MAX_REPLICAS, &iv))
                 return usage_error("--replicas: bad value '%s' (1 to 4096)%s", val, "");
             o->replicas = (int32_t)iv;
             break;
