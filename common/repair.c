@@ -83,8 +83,11 @@ static int relocate(struct lcn_state *st, int32_t v, int64_t *shift, const struc
  * (Repair used to ask validate_layout, which also counts every crossing:
  * seconds per round on a random layout of 20,000 edges.)
  */
-static int32_t mark_violations(const struct lcn_state *st, uint8_t *mark)
+static int32_t mark_violations(const struct lcn_state *st, uint8_t *mark,
+                               const struct lcn_stop *stop, int *rc)
 {
+    int64_t work = 0;
+    *rc = 0;
     const struct lcn_graph *g = st->g;
     const struct lcn_pt *pts = st->pts;
     int32_t marked = 0;
@@ -102,6 +105,8 @@ static int32_t mark_violations(const struct lcn_state *st, uint8_t *mark)
         }
         mark[v] = (uint8_t)bad;
         marked += bad;
+        if ((*rc = lcn_stop_tick(stop, &work, 4 + nc->len + ec->len)) != 0)
+            break;
     }
     return marked;
 }
@@ -148,7 +153,7 @@ int repair_layout_stop(const struct lcn_graph *g, struct lcn_pt *pts, const uint
 
     /* validity only: no crossing counts up front, none per relocation */
     struct lcn_state st;
-    int rc = state_init_geometry(&st, g, pts);
+    int rc = state_init_geometry_stop(&st, g, pts, stop);
     if (rc)
         return rc;
     uint8_t *mark = xcalloc((size_t)g->n + 1, 1);
@@ -156,10 +161,11 @@ int repair_layout_stop(const struct lcn_graph *g, struct lcn_pt *pts, const uint
     rc = LCN_ECORRUPT;
     for (int round = 0; round < 64; round++) {
         s.rounds++;
-        if (mark_violations(&st, mark) == 0) {
-            rc = 0;
+        int32_t marked = mark_violations(&st, mark, stop, &rc);
+        if (rc)
             break;
-        }
+        if (marked == 0)
+            break; /* rc is 0 */
         int fail = 0;
         for (int32_t v = 0; v < g->n && !fail; v++) {
             if (!mark[v])

@@ -5,6 +5,7 @@
 
 #include "crossings.h"
 #include "err.h"
+#include "stop.h"
 #include "util.h"
 
 /* Array length for m entries rounded up to whole blocks of 16 (SCAN kernels). */
@@ -14,13 +15,29 @@ static size_t padded16(int32_t m)
 }
 
 /* Rebuilds the edge grid from the points. */
-static void eg_rebuild(struct lcn_state *st)
+/* Rebuilds the edge grid; gives up with the stop's code when stop fires
+ * (the grid is then partial and marked stale). A long edge of a random
+ * layout lies in hundreds of cells: 64 units of work an edge. */
+static int eg_rebuild_stop(struct lcn_state *st, const struct lcn_stop *stop)
 {
     const struct lcn_graph *g = st->g;
+    int64_t work = 0;
     grid_clear(&st->eg);
-    for (int32_t e = 0; e < g->m; e++)
+    for (int32_t e = 0; e < g->m; e++) {
+        int rc = lcn_stop_tick(stop, &work, 64);
+        if (rc) {
+            st->eg_stale = 1;
+            return rc;
+        }
         grid_add_segment(&st->eg, e, st->pts[g->eu[e]], st->pts[g->ev[e]]);
+    }
     st->eg_stale = 0;
+    return 0;
+}
+
+static void eg_rebuild(struct lcn_state *st)
+{
+    eg_rebuild_stop(st, NULL);
 }
 
 static void eg_fresh(struct lcn_state *st);
@@ -52,10 +69,13 @@ static inline void soa_set(struct lcn_state *st, int32_t e)
  * Rebuilds grids, counts (recounted, or copied from `counts`; left at zero
  * in a geometry-only state), histogram and SoA.
  */
-static void build_indexes_from(struct lcn_state *st, const int32_t *counts)
+static int build_indexes_from(struct lcn_state *st, const int32_t *counts,
+                              const struct lcn_stop *stop)
 {
     const struct lcn_graph *g = st->g;
-    eg_rebuild(st);
+    int rc = eg_rebuild_stop(st, stop);
+    if (rc)
+        return rc;
     grid_clear(&st->ng);
     for (int32_t v = 0; v < g->n; v++)
         grid_cell_add(&st->ng, grid_cell_of(&st->ng, st->pts[v]), v);
@@ -76,15 +96,16 @@ static void build_indexes_from(struct lcn_state *st, const int32_t *counts)
         }
     }
     st->ocache_v = -1;
+    return 0;
 }
 
 static void build_indexes(struct lcn_state *st)
 {
-    build_indexes_from(st, NULL);
+    build_indexes_from(st, NULL, NULL);
 }
 
-static void init_common(struct lcn_state *st, const struct lcn_graph *g, const struct lcn_pt *pts,
-                        const int32_t *counts, int geometry_only)
+static int init_common(struct lcn_state *st, const struct lcn_graph *g, const struct lcn_pt *pts,
+                       const int32_t *counts, int geometry_only, const struct lcn_stop *stop)
 {
     st->g = g;
     st->geometry_only = geometry_only;
@@ -103,40 +124,49 @@ static void init_common(struct lcn_state *st, const struct lcn_graph *g, const s
     grid_init(&st->eg, 0, 0, g->width, g->height, grid_side_for_edges(g->m));
     grid_init(&st->ng, 0, 0, g->width, g->height, node_side(g->n));
     hist_init(&st->hist, st->cnt, 0);
-    build_indexes_from(st, counts);
+    return build_indexes_from(st, counts, stop);
 }
 
 static int init_in_bounds(struct lcn_state *st, const struct lcn_graph *g,
-                          const struct lcn_pt *pts, const int32_t *counts, int geometry_only)
+                          const struct lcn_pt *pts, const int32_t *counts, int geometry_only,
+                          const struct lcn_stop *stop)
 {
     memset(st, 0, sizeof(*st));
     for (int32_t v = 0; v < g->n; v++)
         if (!in_bounds(g, pts[v]))
             return LCN_ERANGE;
-    init_common(st, g, pts, counts, geometry_only);
-    return 0;
+    int rc = init_common(st, g, pts, counts, geometry_only, stop);
+    if (rc)
+        state_release(st);
+    return rc;
 }
 
 int state_init(struct lcn_state *st, const struct lcn_graph *g, const struct lcn_pt *pts)
 {
-    return init_in_bounds(st, g, pts, NULL, 0);
+    return init_in_bounds(st, g, pts, NULL, 0, NULL);
 }
 
 int state_init_counts(struct lcn_state *st, const struct lcn_graph *g, const struct lcn_pt *pts,
                       const int32_t *counts)
 {
-    return init_in_bounds(st, g, pts, counts, 0);
+    return init_in_bounds(st, g, pts, counts, 0, NULL);
 }
 
 int state_init_geometry(struct lcn_state *st, const struct lcn_graph *g, const struct lcn_pt *pts)
 {
-    return init_in_bounds(st, g, pts, NULL, 1);
+    return init_in_bounds(st, g, pts, NULL, 1, NULL);
+}
+
+int state_init_geometry_stop(struct lcn_state *st, const struct lcn_graph *g,
+                             const struct lcn_pt *pts, const struct lcn_stop *stop)
+{
+    return init_in_bounds(st, g, pts, NULL, 1, stop);
 }
 
 void state_clone(struct lcn_state *dst, const struct lcn_state *src)
 {
     memset(dst, 0, sizeof(*dst));
-    init_common(dst, src->g, src->pts, src->cnt, src->geometry_only);
+    init_common(dst, src->g, src->pts, src->cnt, src->geometry_only, NULL);
     state_set_evaluator(dst, src->eval);
 }
 

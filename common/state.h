@@ -119,6 +119,11 @@ int state_init_counts(struct lcn_state *st, const struct lcn_graph *g, const str
  * front and no crossing delta per move.
  */
 int state_init_geometry(struct lcn_state *st, const struct lcn_graph *g, const struct lcn_pt *pts);
+/* The same, giving up with the stop's code (nothing to release) when stop
+ * fires while the edge grid is built (stop.h). */
+struct lcn_stop;
+int state_init_geometry_stop(struct lcn_state *st, const struct lcn_graph *g,
+                             const struct lcn_pt *pts, const struct lcn_stop *stop);
 
 /* Moves v to q (in bounds) in a geometry-only state, validity unchecked. */
 void state_move_geometry(struct lcn_state *st, int32_t v, struct lcn_pt q);
