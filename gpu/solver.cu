@@ -48,6 +48,7 @@ extern "C" {
 #include "layout.h"
 #include "repair.h"
 #include "solver_ref.h"
+#include "stop.h"
 #include "util.h"
 #include "validate.h"
 }
@@ -1098,30 +1099,42 @@ extern "C" int gpu_solver_debug_run(struct gpu_ctx *ctx, int slot, const struct 
  * force-directed layout.
  */
 static int build_start(struct gpu_ctx *ctx, int slot, const struct lcn_graph *g,
-                       const struct engine_params *p, struct lcn_pt *best)
+                       const struct engine_params *p, struct lcn_pt *best, int64_t *count_ns)
 {
     static const enum layout_kind order[] = {LAYOUT_INPUT, LAYOUT_STRESS, LAYOUT_FORCE,
                                              LAYOUT_CIRCLE, LAYOUT_RANDOM};
     int64_t share = (p->deadline_ns - p->start_ns) / 10;
     int64_t dl = p->start_ns + share;
+    /* the hard limit of every phase: the deadline and the cancel flag (issue 14) */
+    struct lcn_stop hard = {p->deadline_ns, p->cancel};
     struct lcn_pt *pts = (struct lcn_pt *)xmalloc(sizeof(*pts) * (size_t)(g->n ? g->n : 1));
     int32_t *c = (int32_t *)xmalloc(sizeof(int32_t) * (size_t)(g->m ? g->m : 1));
     struct lcn_obj bo = {0, 0, 0, 0};
     int have = 0, rc = 0;
+    *count_ns = 0;
     for (size_t i = 0; i < sizeof(order) / sizeof(order[0]); i++) {
         enum layout_kind k = order[i];
         if (k == LAYOUT_INPUT && !p->init)
             continue;
         if (have && lcn_now_ns() >= dl)
             break;
-        int r = layout_make(g, k, p->seed, p->init, p->has_xy, dl, NULL, pts);
+        int r = layout_make(g, k, p->seed, p->init, p->has_xy, dl, &hard, pts);
+        int64_t t0 = lcn_now_ns();
+        uint64_t tests;
+        if (r == 0)
+            r = crossings_grid_stop(g, pts, c, 0, &hard, &tests);
+        if (r == LCN_EDEADLINE || r == LCN_ECANCELLED) {
+            if (!have)
+                rc = r;
+            break;
+        }
         if (r == LCN_EINVAL) {
             rc = r;
             break;
         }
         if (r)
             continue;
-        crossings_grid(g, pts, c, 0);
+        *count_ns = LCN_MAX(*count_ns, lcn_now_ns() - t0);
         struct lcn_obj o;
         obj_from_counts(&o, c, g->m);
         if (!have || obj_cmp(&o, &bo) < 0) {
@@ -1131,7 +1144,7 @@ static int build_start(struct gpu_ctx *ctx, int slot, const struct lcn_graph *g,
         have = 1;
     }
     /* the device's force-directed layout, when the host drawers left time */
-    if (!rc && ctx && slot >= 0 && lcn_now_ns() < dl) {
+    if (!rc && ctx && slot >= 0 && lcn_now_ns() < dl && !lcn_stop_check(&hard)) {
         double *xy = (double *)xmalloc(sizeof(double) * 2 * (size_t)(g->n ? g->n : 1));
         if (gpu_layout_force(ctx, slot, g, 0, p->seed, xy) == 0 && layout_snap(g, xy, pts) == 0) {
             crossings_grid(g, pts, c, 0);
@@ -1220,7 +1233,11 @@ extern "C" int gpu_engine_run(struct gpu_ctx *ctx, const struct lcn_graph *g,
     const double t0 = (double)p->start_ns;
     int n = g->n;
     struct lcn_pt *start = (struct lcn_pt *)xmalloc(sizeof(*start) * (size_t)(n ? n : 1));
-    int rc = build_start(ctx, slot, g, p, start);
+    int64_t count_ns = 0;
+    int rc = build_start(ctx, slot, g, p, start, &count_ns);
+    /* the search ends early enough for the oracle passes of its result (the
+     * host's and the caller's; an oracle pass costs about three counts) */
+    int64_t reserve = (1 + LCN_MAX(0, p->caller_validations)) * 3 * count_ns;
     struct sjob j;
     char why[200] = "";
     if (!rc)
@@ -1270,7 +1287,7 @@ extern "C" int gpu_engine_run(struct gpu_ctx *ctx, const struct lcn_graph *g,
             stop = ENGINE_STOP_LIMIT;
             break;
         }
-        if (now + batch_ns >= p->deadline_ns)
+        if (now + batch_ns + reserve >= p->deadline_ns)
             break;
         double prog = (now - p->start_ns) / span;
         double tscale = pow(gp.cool, prog < 0 ? 0 : (prog > 1 ? 1 : prog));
