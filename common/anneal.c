@@ -25,6 +25,8 @@ void anneal_params_default(struct anneal_params *ap)
     ap->base = 4;
     ap->hinge_w = 1;
     ap->hinge_off = 1;
+    ap->pnorm_w = 0;
+    ap->pnorm_rho = 0.5;
 }
 
 /* ---- energy ------------------------------------------------------------ */
@@ -84,6 +86,11 @@ void anneal_energy_set_kref(struct anneal_energy *en, int32_t Kref)
         if (ap->hinge_w != 0 && c - Kref + ap->hinge_off > 0) {
             double h = (double)(c - Kref + ap->hinge_off);
             v += ap->hinge_w * h * h;
+        }
+        if (ap->pnorm_w != 0 && Kref > 0 && c > 0) {
+            /* in logs: (c/K)^p overflows long before the table's cap */
+            double lg = ap->pnorm_rho * Kref * log((double)c / Kref);
+            v += lg > 40 ? ENERGY_CAP : ap->pnorm_w * exp(lg);
         }
         en->f[c] = fixed(v);
     }

@@ -8,7 +8,8 @@
  * Energy. The chain samples exp(-E / T) with
  *     E = a_K * K + a_nK * n_K + sum_e f(c[e]),
  *     f(c) = lin * c + quad * c^2 + exp_w * base^(c - Kref) / (1 - 1/base)
- *            + hinge_w * max(0, c - Kref + hinge_off)^2,
+ *            + hinge_w * max(0, c - Kref + hinge_off)^2
+ *            + pnorm_w * (c / Kref)^(pnorm_rho * Kref),
  * a sum that a move changes only on the edges in its change list, so its
  * delta is exact and O(changes). With Kref = the best K found, the
  * exponential term costs about 1 for pushing an edge from Kref-1 to Kref and
@@ -46,6 +47,9 @@ struct anneal_params {
     double a_K, a_nK, lin, quad, exp_w, base;
     double hinge_w;    /* weight of max(0, c - (Kref - hinge_off))^2 */
     int32_t hinge_off; /* 1: edges at Kref and above pay, those below are free */
+    /* balance-aware p-norm term (issue 15): pnorm_w * (c / Kref)^p with
+     * p = pnorm_rho * Kref, so p follows the best K; 0 = off */
+    double pnorm_w, pnorm_rho;
 };
 
 /* The defaults the engine starts from. */
