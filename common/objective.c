@@ -86,3 +86,11 @@ void obj_format(const struct lcn_obj *o, char *buf, int len)
     snprintf(buf, (size_t)len, "(%d, %d, %lld, %lld)", o->K, o->nK, (long long)o->Phi,
              (long long)o->C);
 }
+
+double obj_balance_ratio(const struct lcn_obj *o, int32_t m)
+{
+    if (m <= 0 || o->C <= 0)
+        return 0;
+    int64_t floor_k = (2 * o->C + m - 1) / m;
+    return (double)o->K / (double)floor_k;
+}

@@ -67,4 +67,11 @@ void hist_obj(const struct lcn_hist *hs, struct lcn_obj *o);
 /* Formats "(K, nK, Phi, C)" into buf. */
 void obj_format(const struct lcn_obj *o, char *buf, int len);
 
+/*
+ * The balance ratio K / ceil(2C / m) (issue 15): no layout of a graph with
+ * m edges and C crossings has K below ceil(2C / m), so 1 is a perfectly
+ * balanced layout. 0 when there is no crossing (K = 0) or no edge.
+ */
+double obj_balance_ratio(const struct lcn_obj *o, int32_t m);
+
 #endif

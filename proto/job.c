@@ -366,6 +366,8 @@ json_t *job_status_json(const struct job_status *s, int with_telemetry)
                         json_pack("{s:i, s:i, s:i, s:i}", "n", s->n, "m", s->m, "width", s->width,
                                   "height", s->height));
     json_object_set_new(j, "best", s->has_best ? obj_json(&s->best) : json_null());
+    json_object_set_new(j, "balance_ratio",
+                        s->has_best ? json_real(obj_balance_ratio(&s->best, s->m)) : json_null());
     json_object_set_new(j, "time_to_target_s",
                         s->time_to_target_s >= 0 ? secs(s->time_to_target_s) : json_null());
     json_object_set_new(j, "stop_reason", str_or_null(s->stop_reason));

@@ -406,6 +406,7 @@ int solve_main(int argc, char **argv)
     json_object_set_new(sum, "elapsed_s", json_real(res.elapsed_s));
     json_object_set_new(sum, "stop", json_string(engine_stop_name(res.stop)));
     json_object_set_new(sum, "best", graphio_obj_json(&res.best));
+    json_object_set_new(sum, "balance_ratio", json_real(obj_balance_ratio(&res.best, doc.g.m)));
     json_object_set_new(sum, "target_k", o.target_k >= 0 ? json_integer(o.target_k) : json_null());
     json_object_set_new(sum, "time_to_target_s",
                         res.time_to_target_s >= 0 ? json_real(res.time_to_target_s) : json_null());

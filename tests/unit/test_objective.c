@@ -51,6 +51,30 @@ static void test_from_counts(void **s)
     expect_obj(&o, 2, 1, 5, 1);
 }
 
+/* K / ceil(2C/m): against the floor computed by hand, and the degenerate cases. */
+static void test_balance_ratio(void **s)
+{
+    (void)s;
+    /* counts 3 3 2 0: C = 4 pairs, floor ceil(8/4) = 2, K = 3 */
+    int32_t c[4] = {3, 3, 2, 0};
+    struct lcn_obj o;
+    obj_from_counts(&o, c, 4);
+    assert_int_equal(o.C, 4);
+    assert_true(obj_balance_ratio(&o, 4) == 1.5);
+    /* perfectly balanced: every edge at K = 2C/m */
+    int32_t b[4] = {2, 2, 2, 2};
+    obj_from_counts(&o, b, 4);
+    assert_true(obj_balance_ratio(&o, 4) == 1.0);
+    /* the floor rounds up: C = 1 over 4 edges -> floor 1 */
+    int32_t one[4] = {1, 1, 0, 0};
+    obj_from_counts(&o, one, 4);
+    assert_true(obj_balance_ratio(&o, 4) == 1.0);
+    int32_t none[3] = {0, 0, 0};
+    obj_from_counts(&o, none, 3);
+    assert_true(obj_balance_ratio(&o, 3) == 0.0);
+    assert_true(obj_balance_ratio(&o, 0) == 0.0);
+}
+
 static void test_compare(void **s)
 {
     struct lcn_obj base = mk(3, 2, 20, 4);
@@ -185,6 +209,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_from_counts),
+        cmocka_unit_test(test_balance_ratio),
         cmocka_unit_test(test_compare),
         cmocka_unit_test(test_hist_random_changes),
         cmocka_unit_test(test_hist_k_drops_through_gaps),
