@@ -6,6 +6,8 @@
 #   sanitize compute-sanitizer racecheck and synccheck on the solver's twin
 #            tests, one test per run (SANITIZE_TESTS, SANITIZE_TIMEOUT s each) -> sanitize.log
 #   daemon   lcnd serve with GPU workers: jobs, cancel, readiness, metrics
+#   budgets  the device engine's deadline on graphs with a heavy start phase
+#            (BUDGET_GRAPHS "dense:1000 ...", BUDGETS "0.5 1 3") -> budgets.jsonl
 #   rate     candidate evaluations/s: GPU engine vs CPU engine on one core,
 #            same generated graph (2519/4938 grid family), side by side
 #   solver   lcnd solve --backend gpu over instances x seeds (SOLVER_* below)
@@ -127,6 +129,39 @@ daemon)
         > "$OUTDIR/daemon.log" 2>&1
     echo "test_daemon_gpu exit $?" | tee -a "$OUTDIR/daemon.log"
     grep -E "^(OK|FAILED|Ran)|gpu |auto |cancel answered|Error|Traceback" "$OUTDIR/daemon.log" | head -20
+    ;;
+budgets)
+    # Issue 14 on the device engine: lcnd solve --backend gpu with short
+    # budgets on generated graphs whose start phase is heavy; the summary
+    # holds the engine's elapsed_s against the budget (or its error) and the
+    # whole command's wall time (which includes reading the graph).
+    manifest budgets "lcnd solve GRAPH --backend gpu --budget-s B --seed 1 (lcnctl gen FAMILY --nodes N --seed 1)"
+    for spec in ${BUDGET_GRAPHS:-dense:1000 dense:2000 random:20000}; do
+        fam=${spec%%:*} n=${spec#*:}
+        G="$OUTDIR/$fam-$n.json"
+        "$BIN/lcnctl" gen "$fam" --nodes "$n" --seed 1 -o "$G" >/dev/null
+        for B in ${BUDGETS:-0.5 1 3}; do
+            t0=$(date +%s.%N)
+            "$BIN/lcnd" solve "$G" --backend gpu --budget-s "$B" --seed 1 --quiet \
+                --out "$OUTDIR/budget-out.json" > "$OUTDIR/budget-run.json" 2> "$OUTDIR/budget-err.txt"
+            rc=$?
+            t1=$(date +%s.%N)
+            python3 - "$fam-$n" "$B" "$rc" "$t0" "$t1" "$OUTDIR/budget-run.json" "$OUTDIR/budget-err.txt" \
+                >> "$OUTDIR/budgets.jsonl" <<'PY'
+import json, sys
+g, b, rc, t0, t1, f, e = sys.argv[1:]
+try:
+    d = json.load(open(f))
+except Exception:
+    d = {}
+print(json.dumps({"graph": g, "budget_s": float(b), "rc": int(rc), "wall_s": float(t1) - float(t0),
+                  "elapsed_s": d.get("elapsed_s"), "stop": d.get("stop"),
+                  "K": (d.get("best") or {}).get("K"), "error": open(e).read().strip()[-200:]}))
+PY
+        done
+        rm -f "$G"
+    done
+    cat "$OUTDIR/budgets.jsonl"
     ;;
 rate)
     # Same graph, same budget, same proposal-worker width, the GPU's move mix
