@@ -30,7 +30,11 @@ struct http_server {
     uv_poll_t poll;
     uv_timer_t timer;      /* follows MHD_get_timeout; arm() owns it */
     uv_timer_t stop_timer; /* the stop deadline; nothing else touches it */
+    uv_timer_t tick;       /* once a second: header timeouts, and a run */
     int in_run, rerun;
+    struct http_conn *conns; /* every open connection (doubly linked) */
+    size_t n_conns;
+    unsigned closed_in_run; /* connections MHD closed during this run */
     int quiesced, stopping, cut;
     struct http_req *live; /* every request in progress (doubly linked) */
     size_t n_live;
@@ -45,6 +49,14 @@ struct http_server {
 
 struct hdr {
     char *name, *value;
+};
+
+/* One TCP connection, MHD's socket context: counted so that a run that
+ * closed one is followed by another (see drive), and timed while it waits
+ * for a request header. */
+struct http_conn {
+    struct MHD_Connection *c;
+    struct http_conn *prev, *next;
 };
 
 struct http_req {
@@ -227,8 +239,18 @@ static void drive(struct http_server *s)
     if (!s->d)
         return;
     s->in_run = 1;
+    s->closed_in_run = 0;
     MHD_run(s->d);
     s->in_run = 0;
+    /* At max_connections MHD takes its listening socket out of its epoll
+     * set, and puts it back only at the start of a later run once a
+     * connection has closed. Nothing would start that run: the epoll
+     * descriptor does not become readable for connections waiting in the
+     * backlog (the listening socket is not in the set), and MHD asks for
+     * no timeout when no connection is left. So a run that closed a
+     * connection is followed by another at once. */
+    if (s->closed_in_run)
+        s->rerun = 1;
     arm(s);
     if (s->stopping)
         stop_check(s);
@@ -253,6 +275,39 @@ static void on_poll(uv_poll_t *p, int status, int events)
     (void)status;
     (void)events;
     drive(s);
+}
+
+/* Once a second, whatever MHD asks for: a run, so that MHD serves its
+ * listening socket again after anything else that made it drop the socket
+ * (accept failing for want of descriptors) within a second. */
+static void on_tick(uv_timer_t *t)
+{
+    drive(t->data);
+}
+
+/* ---------------------------------------------------------------- connections */
+
+static void on_connection(void *cls, struct MHD_Connection *c, void **socket_context,
+                          enum MHD_ConnectionNotificationCode toe)
+{
+    struct http_server *s = cls;
+    struct http_conn *k = *socket_context;
+    if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
+        k = xcalloc(1, sizeof *k);
+        k->c = c;
+        k->next = s->conns;
+        if (s->conns)
+            s->conns->prev = k;
+        s->conns = k;
+        s->n_conns++;
+        *socket_context = k;
+    } else if (toe == MHD_CONNECTION_NOTIFY_CLOSED && k) {
+        LCN_DLIST_UNLINK(s->conns, k, prev, next);
+        s->n_conns--;
+        s->closed_in_run++;
+        free(k);
+        *socket_context = NULL;
+    }
 }
 
 /* ---------------------------------------------------------------- requests */
@@ -614,6 +669,7 @@ int http_start(struct http_server **out, uv_loop_t *loop, const struct http_conf
         MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG, 0, NULL, NULL, on_access, s,
         MHD_OPTION_EXTERNAL_LOGGER, mhd_logger, s, MHD_OPTION_LISTEN_SOCKET,
         (MHD_socket)cfg->listen_fd, MHD_OPTION_NOTIFY_COMPLETED, on_completed, s,
+        MHD_OPTION_NOTIFY_CONNECTION, on_connection, s,
         MHD_OPTION_CONNECTION_LIMIT, cfg->max_connections, MHD_OPTION_CONNECTION_TIMEOUT,
         cfg->connection_timeout_s, MHD_OPTION_END);
     if (!s->d) {
@@ -637,7 +693,10 @@ int http_start(struct http_server **out, uv_loop_t *loop, const struct http_conf
     s->timer.data = s;
     uv_timer_init(loop, &s->stop_timer);
     s->stop_timer.data = s;
-    s->handles_open = 3;
+    uv_timer_init(loop, &s->tick);
+    s->tick.data = s;
+    uv_timer_start(&s->tick, on_tick, 1000, 1000);
+    s->handles_open = 4;
     arm(s);
     *out = s;
     return 0;
@@ -661,6 +720,11 @@ size_t http_suspended_count(const struct http_server *s)
 size_t http_live_count(const struct http_server *s)
 {
     return s->n_live;
+}
+
+size_t http_connection_count(const struct http_server *s)
+{
+    return s->n_conns;
 }
 
 static void on_handle_closed(uv_handle_t *h)
@@ -745,12 +809,14 @@ static void stop_check(struct http_server *s)
     }
     uv_timer_stop(&s->timer);
     uv_timer_stop(&s->stop_timer);
+    uv_timer_stop(&s->tick);
     uv_poll_stop(&s->poll);
     MHD_stop_daemon(s->d);
     s->d = NULL;
     uv_close((uv_handle_t *)&s->poll, on_handle_closed);
     uv_close((uv_handle_t *)&s->timer, on_handle_closed);
     uv_close((uv_handle_t *)&s->stop_timer, on_handle_closed);
+    uv_close((uv_handle_t *)&s->tick, on_handle_closed);
 }
 
 void http_stop(struct http_server *s, int64_t deadline_ns, void (*on_closed)(void *), void *arg)

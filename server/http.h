@@ -100,6 +100,9 @@ size_t http_suspended_count(const struct http_server *s);
  * handed to the socket completely (streams included). */
 size_t http_live_count(const struct http_server *s);
 
+/* Number of open connections (idle keep-alive ones included). */
+size_t http_connection_count(const struct http_server *s);
+
 /* Stops serving: closes the listening socket, ends suspended streams and
  * answers every suspended request with 503 shutting_down (their cancel
  * hooks run first; answers given from now on say "Connection: close").
