@@ -35,6 +35,11 @@ struct http_server {
     struct http_conn *conns; /* every open connection (doubly linked) */
     size_t n_conns;
     unsigned closed_in_run; /* connections MHD closed during this run */
+    uint64_t header_timeouts; /* connections cut by the header timeout */
+    int64_t limit_logged_ns;  /* when reaching max_connections was last logged */
+    int64_t log_window_ns;    /* MHD's messages: the window's start, */
+    unsigned log_count;       /* how many it wrote, */
+    uint64_t log_dropped;     /* and how many it did not */
     int quiesced, stopping, cut;
     struct http_req *live; /* every request in progress (doubly linked) */
     size_t n_live;
@@ -56,6 +61,9 @@ struct hdr {
  * for a request header. */
 struct http_conn {
     struct MHD_Connection *c;
+    int64_t since_ns; /* opened, or its last request completed */
+    int waiting;      /* for a request header, since since_ns */
+    int cut;          /* shut down by the header timeout */
     struct http_conn *prev, *next;
 };
 
@@ -280,9 +288,15 @@ static void on_poll(uv_poll_t *p, int status, int events)
 /* Once a second, whatever MHD asks for: a run, so that MHD serves its
  * listening socket again after anything else that made it drop the socket
  * (accept failing for want of descriptors) within a second. */
+static void header_sweep(struct http_server *s);
+static void log_window(struct http_server *s, int64_t now);
+
 static void on_tick(uv_timer_t *t)
 {
-    drive(t->data);
+    struct http_server *s = t->data;
+    log_window(s, lcn_now_ns());
+    header_sweep(s);
+    drive(s);
 }
 
 /* ---------------------------------------------------------------- connections */
@@ -295,18 +309,62 @@ static void on_connection(void *cls, struct MHD_Connection *c, void **socket_con
     if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
         k = xcalloc(1, sizeof *k);
         k->c = c;
+        k->since_ns = lcn_now_ns();
+        k->waiting = 1;
         k->next = s->conns;
         if (s->conns)
             s->conns->prev = k;
         s->conns = k;
         s->n_conns++;
         *socket_context = k;
+        if (s->n_conns >= s->cfg.max_connections &&
+            (!s->limit_logged_ns || k->since_ns - s->limit_logged_ns > 60 * 1000000000LL)) {
+            log_warn("http: %zu connections open (max_connections): new ones wait in the listen "
+                     "backlog until one closes",
+                     s->n_conns);
+            s->limit_logged_ns = k->since_ns;
+        }
     } else if (toe == MHD_CONNECTION_NOTIFY_CLOSED && k) {
         LCN_DLIST_UNLINK(s->conns, k, prev, next);
         s->n_conns--;
         s->closed_in_run++;
         free(k);
         *socket_context = NULL;
+    }
+}
+
+static struct http_conn *conn_of(struct MHD_Connection *c)
+{
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+    return ci ? ci->socket_context : NULL;
+}
+
+/*
+ * The header timeout. MHD's connection timeout counts idle time only, so a
+ * client that sends one header byte every few seconds (slowloris) would
+ * hold its connection for as long as it likes, and enough such clients
+ * hold every connection slot. A connection therefore gets header_timeout_s
+ * to send a complete request header, counted from its opening or from its
+ * previous answer (which bounds idle keep-alive connections too). MHD has
+ * no call to close a connection, so its socket is shut down: MHD's next
+ * read sees the end and closes the connection as if the client had.
+ */
+static void header_sweep(struct http_server *s)
+{
+    if (!s->cfg.header_timeout_s || !s->d)
+        return;
+    int64_t limit = lcn_now_ns() - (int64_t)s->cfg.header_timeout_s * 1000000000LL;
+    for (struct http_conn *k = s->conns; k; k = k->next) {
+        if (!k->waiting || k->cut || k->since_ns > limit)
+            continue;
+        const union MHD_ConnectionInfo *ci =
+            MHD_get_connection_info(k->c, MHD_CONNECTION_INFO_CONNECTION_FD);
+        if (!ci)
+            continue;
+        shutdown(ci->connect_fd, SHUT_RDWR);
+        k->cut = 1;
+        s->header_timeouts++;
     }
 }
 
@@ -369,12 +427,16 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
                          enum MHD_RequestTerminationCode toe)
 {
     (void)cls;
-    (void)c;
     (void)toe;
     struct http_req *r = *con_cls;
     *con_cls = NULL;
     if (r)
         req_free(r);
+    struct http_conn *k = conn_of(c);
+    if (k) {
+        k->waiting = 1;
+        k->since_ns = lcn_now_ns();
+    }
 }
 
 static ssize_t stream_reader(void *cls, uint64_t pos, char *buf, size_t max)
@@ -569,6 +631,9 @@ static enum MHD_Result on_access(void *cls, struct MHD_Connection *c, const char
         s->live = r;
         s->n_live++;
         *con_cls = r;
+        struct http_conn *k = conn_of(c);
+        if (k)
+            k->waiting = 0; /* the header is complete */
         route(r);
         if (!r->early_status && !auth_ok(r))
             r->early_status = 401;
@@ -644,9 +709,33 @@ static enum MHD_Result on_access(void *cls, struct MHD_Connection *c, const char
     return queue_resp(r);
 }
 
+/* A client can make MHD complain once per connection (refused at a limit,
+ * gone in the middle of a header), so MHD's messages are rate-limited:
+ * LOG_BURST per window, then one line that counts the rest. */
+#define LOG_BURST     10
+#define LOG_WINDOW_NS (10 * 1000000000LL)
+
+static void log_window(struct http_server *s, int64_t now)
+{
+    if (now - s->log_window_ns < LOG_WINDOW_NS)
+        return;
+    if (s->log_dropped)
+        log_warn("http: %llu more libmicrohttpd messages in %lld s not logged",
+                 (unsigned long long)s->log_dropped, (long long)(LOG_WINDOW_NS / 1000000000LL));
+    s->log_dropped = 0;
+    s->log_count = 0;
+    s->log_window_ns = now;
+}
+
 static void mhd_logger(void *cls, const char *fm, va_list ap)
 {
-    (void)cls;
+    struct http_server *s = cls;
+    log_window(s, lcn_now_ns());
+    if (s->log_count >= LOG_BURST) {
+        s->log_dropped++;
+        return;
+    }
+    s->log_count++;
     char buf[512];
     vsnprintf(buf, sizeof buf, fm, ap);
     size_t n = strlen(buf);
@@ -670,8 +759,9 @@ int http_start(struct http_server **out, uv_loop_t *loop, const struct http_conf
         MHD_OPTION_EXTERNAL_LOGGER, mhd_logger, s, MHD_OPTION_LISTEN_SOCKET,
         (MHD_socket)cfg->listen_fd, MHD_OPTION_NOTIFY_COMPLETED, on_completed, s,
         MHD_OPTION_NOTIFY_CONNECTION, on_connection, s,
-        MHD_OPTION_CONNECTION_LIMIT, cfg->max_connections, MHD_OPTION_CONNECTION_TIMEOUT,
-        cfg->connection_timeout_s, MHD_OPTION_END);
+        MHD_OPTION_CONNECTION_LIMIT, cfg->max_connections, MHD_OPTION_PER_IP_CONNECTION_LIMIT,
+        cfg->max_connections_per_ip, MHD_OPTION_CONNECTION_TIMEOUT, cfg->connection_timeout_s,
+        MHD_OPTION_END);
     if (!s->d) {
         fmt(err, errlen, "cannot start the HTTP server (libmicrohttpd)");
         free(s->token);
@@ -725,6 +815,11 @@ size_t http_live_count(const struct http_server *s)
 size_t http_connection_count(const struct http_server *s)
 {
     return s->n_conns;
+}
+
+uint64_t http_header_timeouts(const struct http_server *s)
+{
+    return s->header_timeouts;
 }
 
 static void on_handle_closed(uv_handle_t *h)

@@ -68,7 +68,9 @@ struct http_config {
     int listen_fd; /* a bound, listening socket (http_listen); MHD takes it over */
     size_t max_body;
     unsigned max_connections;
-    unsigned connection_timeout_s;
+    unsigned max_connections_per_ip; /* from one client address; 0: no limit */
+    unsigned connection_timeout_s;   /* idle time within a request */
+    unsigned header_timeout_s;       /* time to send a request header; 0: no limit */
     const char *token; /* NULL or "": no auth */
     const struct http_route *routes;
     size_t n_routes;
@@ -102,6 +104,10 @@ size_t http_live_count(const struct http_server *s);
 
 /* Number of open connections (idle keep-alive ones included). */
 size_t http_connection_count(const struct http_server *s);
+
+/* Connections closed so far because they did not send a complete request
+ * header within header_timeout_s. */
+uint64_t http_header_timeouts(const struct http_server *s);
 
 /* Stops serving: closes the listening socket, ends suspended streams and
  * answers every suspended request with 503 shutting_down (their cancel

@@ -188,6 +188,8 @@ static void on_tick(uv_timer_t *t)
 struct srv_opts {
     const char *token;
     unsigned max_connections; /* 0: 64 */
+    unsigned per_ip;
+    unsigned header_timeout_s;
 };
 
 static void srv_start_opts(struct srv *s, const struct srv_opts *o)
@@ -203,7 +205,9 @@ static void srv_start_opts(struct srv *s, const struct srv_opts *o)
         .listen_fd = fd,
         .max_body = 1024,
         .max_connections = o->max_connections ? o->max_connections : 64,
+        .max_connections_per_ip = o->per_ip,
         .connection_timeout_s = 10,
+        .header_timeout_s = o->header_timeout_s,
         .token = o->token,
         .routes = routes,
         .n_routes = LCN_ARRAY_LEN(routes),
@@ -553,7 +557,8 @@ static void test_stop_with_suspended(void **state)
 
 /* ---- raw clients on the loop's thread: connections a test holds open ---- */
 
-static int raw_connect(const char *bound)
+/* A connection from source address src ("127.0.0.2"; NULL: any). */
+static int raw_connect_from(const char *bound, const char *src)
 {
     const char *colon = strrchr(bound, ':');
     struct sockaddr_in a;
@@ -563,8 +568,20 @@ static int raw_connect(const char *bound)
     a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
     int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
     assert_true(fd >= 0);
+    if (src) {
+        struct sockaddr_in b;
+        memset(&b, 0, sizeof b);
+        b.sin_family = AF_INET;
+        assert_int_equal(inet_pton(AF_INET, src, &b.sin_addr), 1);
+        assert_int_equal(bind(fd, (struct sockaddr *)&b, sizeof b), 0);
+    }
     assert_int_equal(connect(fd, (struct sockaddr *)&a, sizeof a), 0);
     return fd;
+}
+
+static int raw_connect(const char *bound)
+{
+    return raw_connect_from(bound, NULL);
 }
 
 static void raw_send(int fd, const char *req)
@@ -757,6 +774,70 @@ static void test_limit_released(void **state)
     srv_stop(&s);
 }
 
+/* max_connections_per_ip: a third connection from 127.0.0.1 is closed at
+ * once, while another address is still served. */
+static void test_per_ip_limit(void **state)
+{
+    (void)state;
+    struct srv s;
+    char buf[4096];
+    struct srv_opts o = {.max_connections = 16, .per_ip = 2};
+    srv_start_opts(&s, &o);
+    int a = raw_connect(s.bound), b = raw_connect(s.bound);
+    LOOP_UNTIL(&s, http_connection_count(s.http) == 2);
+    int c = raw_connect(s.bound);
+    raw_eof(&s, c);
+    close(c);
+    int other = raw_connect_from(s.bound, "127.0.0.2");
+    raw_send(other, "GET /ping HTTP/1.1\r\nHost: t\r\n\r\n");
+    raw_until(&s, other, buf, sizeof buf, "{\"pong\":\"GET\"}\n");
+    /* the held ones still work */
+    raw_send(a, "GET /ping HTTP/1.1\r\nHost: t\r\n\r\n");
+    raw_until(&s, a, buf, sizeof buf, "{\"pong\":\"GET\"}\n");
+    close(a);
+    close(b);
+    close(other);
+    srv_stop(&s);
+}
+
+/* header_timeout_s: a client that sends a header line every 100 ms never
+ * completes its header (slowloris); MHD's idle timeout never fires for it,
+ * the header timeout closes it. A request whose header is complete but
+ * whose body is slow is not touched by it. */
+static void test_header_timeout(void **state)
+{
+    (void)state;
+    struct srv s;
+    char buf[4096];
+    struct srv_opts o = {.header_timeout_s = 1};
+    srv_start_opts(&s, &o);
+    int body = raw_connect(s.bound);
+    raw_send(body, "POST /echo HTTP/1.1\r\nHost: t\r\nContent-Length: 6\r\n\r\nabc");
+    int slow = raw_connect(s.bound);
+    raw_send(slow, "GET /ping HTTP/1.1\r\n");
+    int64_t guard = lcn_now_ns() + GUARD_NS, next = 0;
+    for (;;) {
+        assert_true(lcn_now_ns() < guard);
+        ssize_t k = recv(slow, buf, sizeof buf, MSG_DONTWAIT);
+        if (k == 0 || (k < 0 && errno == ECONNRESET))
+            break;
+        assert_true(k < 0 && (errno == EAGAIN || errno == EWOULDBLOCK));
+        if (lcn_now_ns() >= next) {
+            if (send(slow, "X-Slow: 1\r\n", 11, MSG_NOSIGNAL) < 0)
+                break; /* closed by the server */
+            next = lcn_now_ns() + 100 * 1000000LL;
+        }
+        uv_run(&s.loop, UV_RUN_ONCE);
+    }
+    close(slow);
+    assert_int_equal(http_header_timeouts(s.http), 1);
+    /* the slow body is still being read: finish it */
+    raw_send(body, "def");
+    raw_until(&s, body, buf, sizeof buf, "abcdef");
+    close(body);
+    srv_stop(&s);
+}
+
 static void test_listen_errors(void **state)
 {
     (void)state;
@@ -792,6 +873,8 @@ int main(void)
         cmocka_unit_test(test_stop_clients_never_close),
         cmocka_unit_test(test_stop_deadline_cuts_off),
         cmocka_unit_test(test_limit_released),
+        cmocka_unit_test(test_per_ip_limit),
+        cmocka_unit_test(test_header_timeout),
         cmocka_unit_test(test_listen_errors),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,253 @@
+#!/usr/bin/env python3
+"""lcnd's HTTP layer against a hostile client (issue 14), on a real daemon.
+
+Connection limits: once max_connections has been reached and the
+connections closed, new ones are served again (the daemon used to stop
+accepting for good); one address that opens more connections than the
+limit, or sends its headers a byte at a time (slowloris), cannot starve
+the others (max_connections_per_ip, header_timeout_s).
+
+Every client here talks to loopback addresses only, and every loop is
+bounded in count and time. No test asserts how fast something happened,
+only that it happened within a generous liveness bound (ANSWER seconds for
+an answer that would never come on the old code).
+"""
+
+import http.client
+import socket
+import threading
+import time
+import unittest
+
+from lcnd_harness import Daemon, need_binaries
+
+ANSWER = 5.0  # seconds a request may take to be answered (liveness only)
+
+
+def hostport(d):
+    host, port = d.addr.rsplit(":", 1)
+    return host, int(port)
+
+
+def connect(d, src=None, timeout=ANSWER):
+    """A TCP connection to the daemon, from loopback address src if given."""
+    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    s.settimeout(timeout)
+    if src:
+        s.bind((src, 0))
+    s.connect(hostport(d))
+    return s
+
+
+def get(d, path, timeout=ANSWER, headers=None):
+    """GET on a new connection; (status, body). Raises on a timeout."""
+    host, port = hostport(d)
+    c = http.client.HTTPConnection(host, port, timeout=timeout)
+    try:
+        c.request("GET", path, headers=headers or {})
+        r = c.getresponse()
+        return r.status, r.read()
+    finally:
+        c.close()
+
+
+def closed_by_server(s, within):
+    """True when the server closes s (EOF or reset) within `within` s."""
+    s.settimeout(0.2)
+    deadline = time.time() + within
+    while time.time() < deadline:
+        try:
+            if s.recv(4096) == b"":
+                return True
+        except socket.timeout:
+            continue
+        except (ConnectionResetError, BrokenPipeError):
+            return True
+    return False
+
+
+class Slowloris:
+    """n connections from address src, each sending one more header byte
+    every `every` seconds and reopened when the server closes it, until
+    stop() (or `limit` seconds at most)."""
+
+    def __init__(self, d, src, n, every=0.5, limit=60.0):
+        self.d, self.src, self.n, self.every, self.limit = d, src, n, every, limit
+        self.stopping = threading.Event()
+        self.reopened = 0
+        self.t = threading.Thread(target=self.run, daemon=True)
+
+    def open_one(self):
+        try:
+            s = connect(self.d, self.src, timeout=1.0)
+            s.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n")
+            return s
+        except OSError:
+            return None
+
+    def run(self):
+        socks = [self.open_one() for _ in range(self.n)]
+        deadline = time.time() + self.limit
+        while not self.stopping.is_set() and time.time() < deadline:
+            for i, s in enumerate(socks):
+                try:
+                    if s is None:
+                        raise OSError
+                    s.sendall(b"X")
+                except OSError:
+                    if s is not None:
+                        s.close()
+                    socks[i] = self.open_one()
+                    self.reopened += 1
+            self.stopping.wait(self.every)
+        for s in socks:
+            if s is not None:
+                s.close()
+
+    def __enter__(self):
+        self.t.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.stopping.set()
+        self.t.join(timeout=30)
+
+
+class ConnectionLimit(unittest.TestCase):
+    """max_connections 16: reaching it never wedges the daemon."""
+
+    @classmethod
+    def setUpClass(cls):
+        need_binaries(cls)
+        cls.d = Daemon("--max-connections", "16").start()
+
+    @classmethod
+    def tearDownClass(cls):
+        rc = cls.d.stop()
+        cls.d.cleanup()
+        assert rc == 0, rc
+
+    def test_idle_connections_closed(self):
+        # the probe of issue 14: fill the limit with idle connections,
+        # close them, ask; the old daemon never answered again
+        for _ in range(5):
+            socks = [connect(self.d) for _ in range(16)]
+            # one request through each connection makes sure MHD holds
+            # them all (the limit is reached) before they close
+            for s in socks:
+                s.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+                self.assertIn(b" 200 ", s.recv(4096))
+            for s in socks:
+                s.close()
+            time.sleep(0.2)  # let the daemon see them close (not needed to pass)
+            status, _ = get(self.d, "/healthz")
+            self.assertEqual(status, 200)
+
+    def test_waiting_connection_admitted_when_one_closes(self):
+        socks = [connect(self.d) for _ in range(16)]
+        try:
+            for s in socks:  # each one answered: MHD holds all 16
+                s.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+                self.assertIn(b" 200 ", s.recv(4096))
+            waiting = connect(self.d)  # in the listen backlog
+            waiting.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+            socks.pop().close()
+            waiting.settimeout(ANSWER)
+            self.assertIn(b" 200 ", waiting.recv(4096))
+            waiting.close()
+        finally:
+            for s in socks:
+                s.close()
+
+    def test_many_short_requests(self):
+        # 40 concurrent short requests against a limit of 16, three rounds
+        for _ in range(3):
+            out = []
+
+            def one():
+                try:
+                    out.append(get(self.d, "/healthz", timeout=30)[0])
+                except OSError as e:
+                    out.append(repr(e))
+
+            ts = [threading.Thread(target=one) for _ in range(40)]
+            for t in ts:
+                t.start()
+            for t in ts:
+                t.join()
+            self.assertEqual(out, [200] * 40)
+            self.assertEqual(get(self.d, "/healthz")[0], 200)
+
+
+class Starvation(unittest.TestCase):
+    """One address cannot hold every connection: 4 per address out of 16,
+    and 2 s to send a request header."""
+
+    @classmethod
+    def setUpClass(cls):
+        need_binaries(cls)
+        cls.d = Daemon("--max-connections", "16", "--max-connections-per-ip", "4",
+                       "--header-timeout-s", "2").start()
+
+    @classmethod
+    def tearDownClass(cls):
+        rc = cls.d.stop()
+        cls.d.cleanup()
+        assert rc == 0, rc
+
+    def test_slowloris_from_one_address(self):
+        # twice the limit from 127.0.0.2, a header byte every 0.5 s;
+        # requests from 127.0.0.1 are answered all along
+        with Slowloris(self.d, "127.0.0.2", 32) as sl:
+            time.sleep(1.0)
+            for _ in range(10):
+                status, _ = get(self.d, "/jobs")
+                self.assertEqual(status, 200)
+                time.sleep(0.3)
+            self.assertGreater(sl.reopened, 0)  # the per-address limit closed some
+        self.assertEqual(get(self.d, "/healthz")[0], 200)
+
+    def test_idle_connection_closed(self):
+        # nothing sent at all: closed by the header timeout
+        s = connect(self.d, "127.0.0.3")
+        self.assertTrue(closed_by_server(s, 20.0))
+        s.close()
+
+    def test_header_never_completed(self):
+        # a header line every 0.3 s resets an idle timeout for ever; the
+        # header timeout counts from the opening
+        s = connect(self.d, "127.0.0.4")
+        s.sendall(b"GET /healthz HTTP/1.1\r\n")
+        deadline = time.time() + 20.0
+        closed = False
+        while time.time() < deadline and not closed:
+            try:
+                s.sendall(b"X-Slow: 1\r\n")
+            except OSError:
+                closed = True
+                break
+            closed = closed_by_server(s, 0.3)
+        s.close()
+        self.assertTrue(closed)
+
+    def test_slow_body_not_cut(self):
+        # the header is complete: the header timeout no longer applies
+        s = connect(self.d, "127.0.0.5", timeout=30)
+        s.sendall(b"POST /jobs HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                  b"Content-Length: 2\r\n\r\n{")
+        time.sleep(3.5)  # past the header timeout and the next sweep
+        s.sendall(b"}")
+        data = b""
+        while b"}\n" not in data:
+            chunk = s.recv(4096)
+            if not chunk:
+                break
+            data += chunk
+        s.close()
+        # answered (the body is parsed: no graph), not cut off
+        self.assertTrue(data.startswith(b"HTTP/1.1 400"), data[:200])
+        self.assertIn(b'"field":"graph"', data)
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
