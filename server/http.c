@@ -81,6 +81,8 @@ struct http_req {
     int too_large;
     /* early answer decided on the first call */
     int early_status;
+    const char *early_why; /* 400: what is wrong with the framing */
+    int close;             /* the answer says "Connection: close" */
     /* answer */
     int dispatched;
     int has_resp;
@@ -475,7 +477,9 @@ static enum MHD_Result queue_resp(struct http_req *r)
         MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, r->resp_type);
     for (int i = 0; i < r->n_hdrs; i++)
         MHD_add_response_header(resp, r->hdrs[i].name, r->hdrs[i].value);
-    if (r->s->stopping) /* the client should not send more on this connection */
+    /* while stopping, the client should not send more on this connection;
+     * after a framing error, nothing more it sends can be trusted */
+    if (r->s->stopping || r->close)
         MHD_add_response_header(resp, MHD_HTTP_HEADER_CONNECTION, "close");
     enum MHD_Result rc = MHD_queue_response(r->conn, (unsigned)r->resp_status, resp);
     MHD_destroy_response(resp);
@@ -567,6 +571,58 @@ static void route(struct http_req *r)
     }
 }
 
+/*
+ * Strict framing. MHD takes the first of several Content-Length headers and
+ * lets Transfer-Encoding win over Content-Length, while a proxy in front
+ * may pick another: the rest of the body would then be read as a second
+ * request that the proxy never saw (request smuggling). A transfer coding
+ * other than chunked makes MHD read the body until the client closes. So a
+ * request with more than one Content-Length or Transfer-Encoding, both, a
+ * Content-Length that is not a plain number or a coding other than
+ * "chunked" gets 400 and the connection is closed: its body is never read
+ * and nothing after it is taken for a request.
+ */
+struct framing {
+    int n_cl, n_te, bad;
+    const char *why;
+};
+
+static enum MHD_Result framing_header(void *cls, enum MHD_ValueKind kind, const char *key,
+                                      const char *value)
+{
+    struct framing *f = cls;
+    (void)kind;
+    if (!strcasecmp(key, MHD_HTTP_HEADER_CONTENT_LENGTH)) {
+        f->n_cl++;
+        size_t n = value ? strspn(value, "0123456789") : 0;
+        if (!n || value[n] || n > 19) {
+            f->bad = 1;
+            f->why = "Content-Length is not a number";
+        }
+    } else if (!strcasecmp(key, MHD_HTTP_HEADER_TRANSFER_ENCODING)) {
+        f->n_te++;
+        if (!value || strcasecmp(value, "chunked")) {
+            f->bad = 1;
+            f->why = "the only transfer coding accepted is chunked";
+        }
+    }
+    return MHD_YES;
+}
+
+/* NULL when the request's framing is unambiguous, else what is wrong. */
+static const char *framing_error(struct MHD_Connection *c)
+{
+    struct framing f = {0};
+    MHD_get_connection_values(c, MHD_HEADER_KIND, framing_header, &f);
+    if (f.n_cl > 1)
+        return "more than one Content-Length";
+    if (f.n_te > 1)
+        return "more than one Transfer-Encoding";
+    if (f.n_cl && f.n_te)
+        return "both Content-Length and Transfer-Encoding";
+    return f.bad ? f.why : NULL;
+}
+
 static int auth_ok(struct http_req *r)
 {
     struct http_server *s = r->s;
@@ -591,6 +647,10 @@ static int auth_ok(struct http_req *r)
 static void early_answer(struct http_req *r)
 {
     switch (r->early_status) {
+    case 400:
+        http_respond_error(r, 400, "bad_request", NULL, "ambiguous request framing: %s",
+                           r->early_why);
+        break;
     case 401:
         http_add_header(r, "WWW-Authenticate", "Bearer");
         http_respond_error(r, 401, "unauthorized", NULL, "missing or wrong bearer token");
@@ -634,6 +694,12 @@ static enum MHD_Result on_access(void *cls, struct MHD_Connection *c, const char
         struct http_conn *k = conn_of(c);
         if (k)
             k->waiting = 0; /* the header is complete */
+        if ((r->early_why = framing_error(c))) {
+            r->early_status = 400;
+            r->close = 1;
+            early_answer(r);
+            return queue_resp(r);
+        }
         route(r);
         if (!r->early_status && !auth_ok(r))
             r->early_status = 401;

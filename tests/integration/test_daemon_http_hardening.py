@@ -1,11 +1,14 @@
 #!/usr/bin/env python3
 """lcnd's HTTP layer against a hostile client (issue 14), on a real daemon.
 
-Connection limits: once max_connections has been reached and the
+Connection limits (item 2): once max_connections has been reached and the
 connections closed, new ones are served again (the daemon used to stop
 accepting for good); one address that opens more connections than the
 limit, or sends its headers a byte at a time (slowloris), cannot starve
 the others (max_connections_per_ip, header_timeout_s).
+
+Framing (item 5): duplicate or conflicting Content-Length and
+Transfer-Encoding are refused with the connection closed.
 
 Every client here talks to loopback addresses only, and every loop is
 bounded in count and time. No test asserts how fast something happened,
@@ -247,6 +250,77 @@ class Starvation(unittest.TestCase):
         # answered (the body is parsed: no graph), not cut off
         self.assertTrue(data.startswith(b"HTTP/1.1 400"), data[:200])
         self.assertIn(b'"field":"graph"', data)
+
+
+
+def exchange(d, raw):
+    """Sends raw bytes on a new connection and reads until the server
+    closes it (or ANSWER seconds pass); returns what came."""
+    s = connect(d)
+    s.sendall(raw)
+    data = b""
+    deadline = time.time() + ANSWER
+    try:
+        while time.time() < deadline:
+            chunk = s.recv(65536)
+            if not chunk:
+                return data
+            data += chunk
+    except socket.timeout:
+        pass
+    except ConnectionResetError:
+        return data
+    finally:
+        s.close()
+    return data + b"<not closed>"
+
+
+class Framing(unittest.TestCase):
+    """Ambiguous framing is 400 with the connection closed: nothing after a
+    short body is served as a second request (issue 14, 5)."""
+
+    @classmethod
+    def setUpClass(cls):
+        need_binaries(cls)
+        cls.d = Daemon().start()
+
+    @classmethod
+    def tearDownClass(cls):
+        rc = cls.d.stop()
+        cls.d.cleanup()
+        assert rc == 0, rc
+
+    def assert_refused(self, raw):
+        data = exchange(self.d, raw)
+        self.assertTrue(data.startswith(b"HTTP/1.1 400 "), data[:300])
+        head, _, body = data.partition(b"\r\n\r\n")
+        self.assertIn(b"\r\nConnection: close", head)
+        self.assertIn(b'"code":"bad_request"', body)
+        self.assertNotIn(b"HTTP/1.1 2", data)  # no smuggled answer
+        self.assertNotIn(b"<not closed>", data)
+
+    def test_duplicate_content_length(self):
+        smuggled = b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n"
+        self.assert_refused(b"POST /jobs HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                            b"Content-Length: 2\r\nContent-Length: %d\r\n\r\n{}" %
+                            (2 + len(smuggled)) + smuggled)
+        self.assert_refused(b"POST /jobs HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                            b"Content-Length: 2\r\nContent-Length: 2\r\n\r\n{}" + smuggled)
+
+    def test_content_length_and_transfer_encoding(self):
+        self.assert_refused(b"POST /jobs HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                            b"Content-Length: 4\r\nTransfer-Encoding: chunked\r\n\r\n"
+                            b"2\r\n{}\r\n0\r\n\r\nGET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+
+    def test_other_transfer_coding(self):
+        self.assert_refused(b"POST /jobs HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                            b"Transfer-Encoding: gzip, chunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n")
+
+    def test_plain_framing_still_served(self):
+        data = exchange(self.d, b"POST /jobs HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                                b"Transfer-Encoding: chunked\r\nConnection: close\r\n\r\n"
+                                b"2\r\n{}\r\n0\r\n\r\n")
+        self.assertIn(b'"field":"graph"', data)  # parsed: the graph is missing
 
 
 if __name__ == "__main__":

@@ -629,6 +629,32 @@ static void raw_eof(struct srv *s, int fd)
     }
 }
 
+/* Sends req on a new connection and reads the answer until the server
+ * closes the connection; buf holds what came. */
+static void raw_exchange_to_eof(struct srv *s, const char *req, char *buf, size_t cap)
+{
+    int fd = raw_connect(s->bound);
+    raw_send(fd, req);
+    size_t len = 0;
+    int64_t guard = lcn_now_ns() + GUARD_NS;
+    buf[0] = 0;
+    for (;;) {
+        assert_true(lcn_now_ns() < guard);
+        ssize_t k = recv(fd, buf + len, cap - 1 - len, MSG_DONTWAIT);
+        if (k > 0) {
+            len += (size_t)k;
+            buf[len] = 0;
+            assert_true(len < cap - 1);
+        } else if (k == 0 || errno == ECONNRESET) {
+            break;
+        } else {
+            assert_true(errno == EAGAIN || errno == EWOULDBLOCK);
+            uv_run(&s->loop, UV_RUN_ONCE);
+        }
+    }
+    close(fd);
+}
+
 static void wait_closed(struct srv *s)
 {
     int64_t guard = lcn_now_ns() + GUARD_NS;
@@ -838,6 +864,53 @@ static void test_header_timeout(void **state)
     srv_stop(&s);
 }
 
+/* Issue 14: ambiguous framing (two Content-Lengths, Content-Length with
+ * Transfer-Encoding, a coding other than chunked) is answered 400 with
+ * "Connection: close" and the connection closed, so that what follows the
+ * short body is never served as a second request (smuggling). */
+static void test_strict_framing(void **state)
+{
+    (void)state;
+    struct srv s;
+    char buf[8192];
+    srv_start(&s, NULL);
+    static const char *bad[] = {
+        "POST /echo HTTP/1.1\r\nHost: t\r\nContent-Length: 3\r\nContent-Length: 40\r\n\r\n"
+        "abcGET /ping HTTP/1.1\r\nHost: t\r\n\r\n",
+        "POST /echo HTTP/1.1\r\nHost: t\r\nContent-Length: 3\r\nContent-Length: 3\r\n\r\n"
+        "abcGET /ping HTTP/1.1\r\nHost: t\r\n\r\n",
+        "POST /echo HTTP/1.1\r\nHost: t\r\nContent-Length: 40\r\nTransfer-Encoding: chunked"
+        "\r\n\r\n3\r\nabc\r\n0\r\n\r\nGET /ping HTTP/1.1\r\nHost: t\r\n\r\n",
+        "POST /echo HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n"
+        "Transfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n",
+        "POST /echo HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: gzip\r\n\r\nabc",
+        "GET /ping HTTP/1.1\r\nHost: t\r\nContent-Length: 0\r\nContent-Length: 38\r\n\r\n"
+        "GET /ping HTTP/1.1\r\nHost: t\r\n\r\n",
+    };
+    for (size_t i = 0; i < LCN_ARRAY_LEN(bad); i++) {
+        raw_exchange_to_eof(&s, bad[i], buf, sizeof buf);
+        assert_non_null(strstr(buf, "HTTP/1.1 400"));
+        assert_non_null(strstr(buf, "\"code\":\"bad_request\""));
+        assert_non_null(strstr(buf, "\r\nConnection: close\r\n"));
+        assert_null(strstr(buf, "pong")); /* nothing smuggled through */
+        assert_null(strstr(buf, "HTTP/1.1 200"));
+    }
+    /* one Content-Length, or chunked alone, are fine */
+    raw_exchange_to_eof(&s,
+                        "POST /echo HTTP/1.1\r\nHost: t\r\nContent-Length: 3\r\n"
+                        "Connection: close\r\n\r\nabc",
+                        buf, sizeof buf);
+    assert_non_null(strstr(buf, "HTTP/1.1 200"));
+    raw_exchange_to_eof(&s,
+                        "POST /echo HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n"
+                        "Connection: close\r\n\r\n3\r\nabc\r\n0\r\n\r\n",
+                        buf, sizeof buf);
+    assert_non_null(strstr(buf, "HTTP/1.1 200"));
+    assert_non_null(strstr(buf, "abc"));
+    assert_int_equal(http_responses(s.http, 400), LCN_ARRAY_LEN(bad));
+    srv_stop(&s);
+}
+
 static void test_listen_errors(void **state)
 {
     (void)state;
@@ -875,6 +948,7 @@ int main(void)
         cmocka_unit_test(test_limit_released),
         cmocka_unit_test(test_per_ip_limit),
         cmocka_unit_test(test_header_timeout),
+        cmocka_unit_test(test_strict_framing),
         cmocka_unit_test(test_listen_errors),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
