@@ -489,6 +489,102 @@ static enum MHD_Result queue_resp(struct http_req *r)
     return rc;
 }
 
+/* ---------------------------------------------------------------- decoding */
+
+static int hexval(char c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
+    return -1;
+}
+
+/*
+ * MHD's unescaper (%HH decoded, anything else kept), except that %00 stays
+ * as it is. A NUL in a decoded path or argument cuts the C string short:
+ * "/jobs/<id>%00xyz" named job <id>, and "/jobs/%00" the job list. Left
+ * encoded it matches no route and no id, so such paths answer 404 and such
+ * arguments 400.
+ */
+static size_t unescape(void *cls, struct MHD_Connection *c, char *s)
+{
+    (void)cls;
+    (void)c;
+    char *w = s;
+    const char *p = s;
+    while (*p) {
+        int hi, lo;
+        if (p[0] == '%' && (hi = hexval(p[1])) >= 0 && (lo = hexval(p[2])) >= 0 && (hi | lo)) {
+            *w++ = (char)(hi << 4 | lo);
+            p += 3;
+        } else {
+            *w++ = *p++;
+        }
+    }
+    *w = 0;
+    return (size_t)(w - s);
+}
+
+/* Length of the well-formed UTF-8 sequence at p (1 to 4 bytes), or 0:
+ * stray continuation bytes, truncated sequences, overlong forms, surrogates
+ * and code points past U+10FFFF are not (jansson refuses them all). */
+static size_t utf8_seq(const unsigned char *p)
+{
+    unsigned cp, min;
+    size_t n;
+    if (p[0] < 0x80)
+        return 1;
+    if ((p[0] & 0xe0) == 0xc0)
+        n = 2, cp = p[0] & 0x1fu, min = 0x80;
+    else if ((p[0] & 0xf0) == 0xe0)
+        n = 3, cp = p[0] & 0x0fu, min = 0x800;
+    else if ((p[0] & 0xf8) == 0xf0)
+        n = 4, cp = p[0] & 0x07u, min = 0x10000;
+    else
+        return 0;
+    for (size_t i = 1; i < n; i++) {
+        if ((p[i] & 0xc0) != 0x80) /* the terminating NUL stops here too */
+            return 0;
+        cp = cp << 6 | (p[i] & 0x3fu);
+    }
+    if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+        return 0;
+    return n;
+}
+
+static int utf8_valid(const char *s)
+{
+    const unsigned char *p = (const unsigned char *)s;
+    while (*p) {
+        size_t n = utf8_seq(p);
+        if (!n)
+            return 0;
+        p += n;
+    }
+    return 1;
+}
+
+/* Replaces every byte that is not part of well-formed UTF-8 with '?', so
+ * that an error message quoting what the client sent (or cut in the middle
+ * of a character by a %.40s) can always be sent as JSON. */
+static void utf8_scrub(char *s)
+{
+    unsigned char *p = (unsigned char *)s;
+    while (*p) {
+        size_t n = utf8_seq(p);
+        if (n) {
+            p += n;
+        } else {
+            *p++ = '?';
+        }
+    }
+}
+
+/* ---------------------------------------------------------------- routing */
+
 static int split_path(const char *path, char **seg, int max)
 {
     int n = 0;
@@ -535,6 +631,10 @@ static void route(struct http_req *r)
 {
     struct http_server *s = r->s;
     char *seg[16];
+    if (!utf8_valid(r->path)) { /* no route has such a path */
+        r->early_status = 404;
+        return;
+    }
     int nseg = split_path(r->path, seg, 16);
     char allow[64] = "";
     const char *m = !strcmp(r->method, "HEAD") ? "GET" : r->method;
@@ -824,7 +924,7 @@ int http_start(struct http_server **out, uv_loop_t *loop, const struct http_conf
         MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG, 0, NULL, NULL, on_access, s,
         MHD_OPTION_EXTERNAL_LOGGER, mhd_logger, s, MHD_OPTION_LISTEN_SOCKET,
         (MHD_socket)cfg->listen_fd, MHD_OPTION_NOTIFY_COMPLETED, on_completed, s,
-        MHD_OPTION_NOTIFY_CONNECTION, on_connection, s,
+        MHD_OPTION_NOTIFY_CONNECTION, on_connection, s, MHD_OPTION_UNESCAPE_CALLBACK, unescape, s,
         MHD_OPTION_CONNECTION_LIMIT, cfg->max_connections, MHD_OPTION_PER_IP_CONNECTION_LIMIT,
         cfg->max_connections_per_ip, MHD_OPTION_CONNECTION_TIMEOUT, cfg->connection_timeout_s,
         MHD_OPTION_END);
@@ -1104,14 +1204,18 @@ void http_respond_json(struct http_req *r, int status, json_t *j)
 void http_respond_error(struct http_req *r, int status, const char *code, const char *field,
                         const char *fm, ...)
 {
-    char msg[512];
+    char msg[512], fld[128];
     va_list ap;
     va_start(ap, fm);
     vsnprintf(msg, sizeof msg, fm, ap);
     va_end(ap);
+    utf8_scrub(msg);
     json_t *e = json_pack("{s:s, s:s}", "code", code, "message", msg);
-    if (field && *field)
-        json_object_set_new(e, "field", json_string(field));
+    if (field && *field) {
+        snprintf(fld, sizeof fld, "%s", field);
+        utf8_scrub(fld);
+        json_object_set_new(e, "field", json_string(fld));
+    }
     http_respond_json(r, status, json_pack("{s:o}", "error", e));
 }
 

@@ -10,6 +10,9 @@ the others (max_connections_per_ip, header_timeout_s).
 Framing (item 5): duplicate or conflicting Content-Length and
 Transfer-Encoding are refused with the connection closed.
 
+Paths (item 6): a path that decodes to NUL or to bytes that are not UTF-8
+names nothing (404), never 500.
+
 Every client here talks to loopback addresses only, and every loop is
 bounded in count and time. No test asserts how fast something happened,
 only that it happened within a generous liveness bound (ANSWER seconds for
@@ -17,12 +20,13 @@ an answer that would never come on the old code).
 """
 
 import http.client
+import json
 import socket
 import threading
 import time
 import unittest
 
-from lcnd_harness import Daemon, need_binaries
+from lcnd_harness import Daemon, need_binaries, tiny_graph
 
 ANSWER = 5.0  # seconds a request may take to be answered (liveness only)
 
@@ -321,6 +325,45 @@ class Framing(unittest.TestCase):
                                 b"Transfer-Encoding: chunked\r\nConnection: close\r\n\r\n"
                                 b"2\r\n{}\r\n0\r\n\r\n")
         self.assertIn(b'"field":"graph"', data)  # parsed: the graph is missing
+
+
+
+class Paths(unittest.TestCase):
+    """Paths that decode to NUL or to bytes that are not UTF-8 name no job
+    and no route: 404 (400 for a query argument), never 500, never another
+    resource (issue 14, 6)."""
+
+    @classmethod
+    def setUpClass(cls):
+        need_binaries(cls)
+        cls.d = Daemon().start()
+        cls.job = cls.d.submit(tiny_graph(), budget_s=0.05)
+
+    @classmethod
+    def tearDownClass(cls):
+        rc = cls.d.stop()
+        cls.d.cleanup()
+        assert rc == 0, rc
+
+    def test_not_found(self):
+        for path in ("/jobs/%ff", "/jobs/%00", "/jobs/" + self.job + "%00xyz", "/jobs%00",
+                     "/healthz%00", "/jobs/%c0%af", "/jobs/%ed%a0%80", "/nope%ff",
+                     "/jobs/" + self.job + "/progress%00", "/jobs/" + self.job + "%ff",
+                     "/jobs/j000000000000000%ef%bc%91", "/jobs/J" + self.job[1:],
+                     "/jobs/" + self.job + "0", "/jobs/" + self.job[:-1], "/jobs/j+00000000000001"):
+            status, body = get(self.d, path)
+            self.assertEqual(status, 404, (path, body))
+            self.assertEqual(json.loads(body)["error"]["code"], "not_found")
+
+    def test_bad_query_arguments(self):
+        for path in ("/jobs?state=%ff", "/jobs?state=%00", "/jobs?before=%00",
+                     "/jobs?state=%c3%a9%ff", "/jobs?limit=1%00"):
+            status, body = get(self.d, path)
+            self.assertEqual(status, 400, (path, body))
+            self.assertEqual(json.loads(body)["error"]["code"], "invalid_field")
+
+    def test_exact_id_still_served(self):
+        self.assertEqual(get(self.d, "/jobs/" + self.job)[0], 200)
 
 
 if __name__ == "__main__":

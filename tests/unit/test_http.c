@@ -911,6 +911,39 @@ static void test_strict_framing(void **state)
     srv_stop(&s);
 }
 
+/* Issue 14: %00 used to cut the decoded path short ("/ping%00" was /ping,
+ * "/things/42%00xyz" gave id 42), and a path that decodes to bytes that
+ * are not UTF-8 gave 500 (its 404 message could not be sent as JSON).
+ * Now %00 stays encoded, such paths answer 404, and valid UTF-8 routes. */
+static void test_path_decoding(void **state)
+{
+    (void)state;
+    struct srv s;
+    srv_start(&s, NULL);
+    struct call c[7];
+    c[0] = mk(s.bound, "GET", "/things/42%00xyz");
+    c[1] = mk(s.bound, "GET", "/ping%00");
+    c[2] = mk(s.bound, "GET", "/things/%ff");
+    c[3] = mk(s.bound, "GET", "/nope%ff%c0%af");
+    c[4] = mk(s.bound, "GET", "/things/%c3%a9");
+    c[5] = mk(s.bound, "GET", "/things/1?q=%00");
+    c[6] = mk(s.bound, "GET", "/things/%ed%a0%80"); /* a surrogate */
+    run_calls(&s, c, 7, 1);
+    assert_int_equal(c[0].status, 200);
+    assert_string_equal(c[0].out, "{\"id\":\"42%00xyz\",\"q\":\"\"}\n");
+    assert_int_equal(c[1].status, 404);
+    assert_int_equal(c[2].status, 404);
+    assert_int_equal(c[3].status, 404);
+    assert_non_null(strstr(c[3].out, "no route for /nope???"));
+    assert_int_equal(c[4].status, 200);
+    assert_string_equal(c[4].out, "{\"id\":\"\xc3\xa9\",\"q\":\"\"}\n");
+    assert_int_equal(c[5].status, 200);
+    assert_string_equal(c[5].out, "{\"id\":\"1\",\"q\":\"%00\"}\n");
+    assert_int_equal(c[6].status, 404);
+    assert_int_equal(http_responses(s.http, 500), 0);
+    srv_stop(&s);
+}
+
 static void test_listen_errors(void **state)
 {
     (void)state;
@@ -949,6 +982,7 @@ int main(void)
         cmocka_unit_test(test_per_ip_limit),
         cmocka_unit_test(test_header_timeout),
         cmocka_unit_test(test_strict_framing),
+        cmocka_unit_test(test_path_decoding),
         cmocka_unit_test(test_listen_errors),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
