@@ -82,6 +82,8 @@ struct http_req {
     /* early answer decided on the first call */
     int early_status;
     const char *early_why; /* 400: what is wrong with the framing */
+    char allow[64];        /* 405: the methods the path has */
+    int open;              /* the path is one of a route served without auth */
     int close;             /* the answer says "Connection: close" */
     /* answer */
     int dispatched;
@@ -636,7 +638,8 @@ static void route(struct http_req *r)
         return;
     }
     int nseg = split_path(r->path, seg, 16);
-    char allow[64] = "";
+    char *allow = r->allow;
+    size_t cap = sizeof r->allow;
     const char *m = !strcmp(r->method, "HEAD") ? "GET" : r->method;
     int path_found = 0;
     for (size_t i = 0; nseg >= 0 && i < s->cfg.n_routes; i++) {
@@ -645,6 +648,8 @@ static void route(struct http_req *r)
         if (!match(rt->pattern, seg, nseg, params))
             continue;
         path_found = 1;
+        if (rt->flags & HTTP_NO_AUTH)
+            r->open = 1;
         if (!strcmp(rt->method, m)) {
             r->route = rt;
             for (int k = 0; k < MAX_PARAMS; k++)
@@ -653,8 +658,8 @@ static void route(struct http_req *r)
         }
         if (!strstr(allow, rt->method)) {
             if (*allow)
-                strncat(allow, ", ", sizeof allow - strlen(allow) - 1);
-            strncat(allow, rt->method, sizeof allow - strlen(allow) - 1);
+                strncat(allow, ", ", cap - strlen(allow) - 1);
+            strncat(allow, rt->method, cap - strlen(allow) - 1);
         }
     }
     for (int i = 0; i < nseg; i++)
@@ -663,8 +668,7 @@ static void route(struct http_req *r)
         return;
     if (path_found) {
         if (strstr(allow, "GET"))
-            strncat(allow, ", HEAD", sizeof allow - strlen(allow) - 1);
-        http_add_header(r, "Allow", allow);
+            strncat(allow, ", HEAD", cap - strlen(allow) - 1);
         r->early_status = 405;
     } else {
         r->early_status = 404;
@@ -723,10 +727,14 @@ static const char *framing_error(struct MHD_Connection *c)
     return f.bad ? f.why : NULL;
 }
 
+/* Auth comes before routing: without the token every path but the open
+ * ones (/healthz) answers 401, whether or not it exists and whatever the
+ * method, so that routes cannot be enumerated (404 / 405 / Allow would
+ * tell). route() has only matched the path, answering nothing yet. */
 static int auth_ok(struct http_req *r)
 {
     struct http_server *s = r->s;
-    if (!s->token || (r->route && (r->route->flags & HTTP_NO_AUTH)))
+    if (!s->token || r->open)
         return 1;
     const char *h = MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, "Authorization");
     if (!h || strncasecmp(h, "Bearer ", 7))
@@ -759,6 +767,7 @@ static void early_answer(struct http_req *r)
         http_respond_error(r, 404, "not_found", NULL, "no route for %s", r->path);
         break;
     case 405:
+        http_add_header(r, "Allow", r->allow);
         http_respond_error(r, 405, "method_not_allowed", NULL, "%s is not allowed on %s", r->method,
                            r->path);
         break;
@@ -801,7 +810,7 @@ static enum MHD_Result on_access(void *cls, struct MHD_Connection *c, const char
             return queue_resp(r);
         }
         route(r);
-        if (!r->early_status && !auth_ok(r))
+        if (!auth_ok(r))
             r->early_status = 401;
         if (!r->early_status) {
             const char *cl =

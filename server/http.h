@@ -11,9 +11,14 @@
  *   thread-safe: call everything from the loop thread.
  *
  * A request's life:
- *   1. headers arrive: the route is matched (404 / 405 with Allow), auth
- *      is checked (401), a body larger than max_body (from Content-Length)
- *      is refused at once (413); routes without HTTP_BODY refuse bodies;
+ *   1. headers arrive: ambiguous framing (two Content-Lengths, one with
+ *      Transfer-Encoding, a coding other than chunked) is refused (400,
+ *      connection closed); auth is checked before routing (401 for every
+ *      path but those of HTTP_NO_AUTH routes, so that routes cannot be
+ *      enumerated); then the route is matched (404 / 405 with Allow), a
+ *      body larger than max_body (from Content-Length) is refused at once
+ *      (413); routes without HTTP_BODY refuse bodies. %00 in the URL stays
+ *      encoded and a path that is not UTF-8 matches no route;
  *   2. the body is collected (at most max_body bytes; a chunked body that
  *      grows past it is answered 413);
  *   3. the handler runs. It answers now (http_respond*), or calls

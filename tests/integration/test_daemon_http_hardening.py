@@ -13,6 +13,8 @@ Transfer-Encoding are refused with the connection closed.
 Paths (item 6): a path that decodes to NUL or to bytes that are not UTF-8
 names nothing (404), never 500.
 
+Auth (item 7): with a token, everything but /healthz answers 401 first.
+
 Every client here talks to loopback addresses only, and every loop is
 bounded in count and time. No test asserts how fast something happened,
 only that it happened within a generous liveness bound (ANSWER seconds for
@@ -21,6 +23,7 @@ an answer that would never come on the old code).
 
 import http.client
 import json
+import os
 import socket
 import threading
 import time
@@ -364,6 +367,51 @@ class Paths(unittest.TestCase):
 
     def test_exact_id_still_served(self):
         self.assertEqual(get(self.d, "/jobs/" + self.job)[0], 200)
+
+
+
+class AuthFirst(unittest.TestCase):
+    """With a token, every path but /healthz answers 401 without it, known
+    or not, whatever the method: routes cannot be enumerated (issue 14, 7)."""
+
+    TOKEN = "hardening-token-0123456789"
+
+    @classmethod
+    def setUpClass(cls):
+        need_binaries(cls)
+        cls.d = Daemon(token=cls.TOKEN)
+        tf = os.path.join(cls.d.dir, "token")
+        with open(tf, "w") as f:
+            f.write(cls.TOKEN + "\n")
+        cls.d.start(extra=["--token-file", tf])
+
+    @classmethod
+    def tearDownClass(cls):
+        rc = cls.d.stop()
+        cls.d.cleanup()
+        assert rc == 0, rc
+
+    def test_unauthenticated(self):
+        for method, path in (("GET", "/nope"), ("GET", "/admin"), ("PUT", "/jobs"),
+                             ("PATCH", "/jobs/j0000000000000001"), ("POST", "/metrics"),
+                             ("GET", "/jobs/j0000000000000001/nope"), ("GET", "/jobs/%ff"),
+                             ("DELETE", "/version"), ("GET", "/jobs")):
+            for auth in ("", "Bearer wrong"):
+                r = self.d.request(method, path, headers={"Authorization": auth})
+                self.assertEqual(r.status, 401, (method, path, auth, r.body))
+                self.assertIsNone(r.header("Allow"), (method, path))
+                self.assertEqual(r.json()["error"]["code"], "unauthorized")
+                self.assertEqual(r.header("WWW-Authenticate"), "Bearer")
+
+    def test_healthz_open(self):
+        self.assertEqual(self.d.request("GET", "/healthz", headers={"Authorization": ""}).status,
+                         200)
+
+    def test_authenticated_routing(self):
+        self.assertEqual(self.d.request("GET", "/nope").status, 404)
+        r = self.d.request("PUT", "/jobs")
+        self.assertEqual(r.status, 405)
+        self.assertEqual(r.header("Allow"), "POST, GET, HEAD")
 
 
 if __name__ == "__main__":

@@ -432,6 +432,45 @@ static void test_auth(void **state)
     srv_stop(&s);
 }
 
+/* Issue 14: with a token, auth comes before routing: unknown paths and
+ * wrong methods answer 401 without the token (404 / 405 / Allow would let
+ * a client enumerate the routes); only the open route's path is served
+ * without it. With the token, 404 and 405 as before. */
+static void test_auth_before_routing(void **state)
+{
+    (void)state;
+    struct srv s;
+    srv_start(&s, TOKEN);
+    struct call c[10];
+    c[0] = mk(s.bound, "GET", "/nope");
+    c[1] = mk(s.bound, "PUT", "/things/42");
+    c[2] = mk(s.bound, "GET", "/things/42/more");
+    c[3] = mk(s.bound, "GET", "/nope%ff");
+    c[4] = mk(s.bound, "DELETE", "/ping");
+    c[5] = mk(s.bound, "HEAD", "/open");
+    c[6] = mk(s.bound, "POST", "/open"); /* the open path: its 405 tells nothing new */
+    c[7] = mk(s.bound, "GET", "/nope");
+    c[7].auth = TOKEN;
+    c[8] = mk(s.bound, "PUT", "/things/42");
+    c[8].auth = TOKEN;
+    c[9] = mk(s.bound, "GET", "/nope");
+    c[9].auth = "wrong";
+    run_calls(&s, c, 10, 1);
+    for (int i = 0; i < 5; i++) {
+        assert_int_equal(c[i].status, 401);
+        assert_string_equal(c[i].allow, "");
+        assert_non_null(strstr(c[i].out, "\"code\":\"unauthorized\""));
+    }
+    assert_int_equal(c[5].status, 200);
+    assert_int_equal(c[6].status, 405);
+    assert_string_equal(c[6].allow, "GET, HEAD");
+    assert_int_equal(c[7].status, 404);
+    assert_int_equal(c[8].status, 405);
+    assert_string_equal(c[8].allow, "GET, DELETE, HEAD");
+    assert_int_equal(c[9].status, 401);
+    srv_stop(&s);
+}
+
 static void test_body_limits(void **state)
 {
     (void)state;
@@ -971,6 +1010,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_routing),
         cmocka_unit_test(test_auth),
+        cmocka_unit_test(test_auth_before_routing),
         cmocka_unit_test(test_body_limits),
         cmocka_unit_test(test_deferred_and_stream),
         cmocka_unit_test(test_concurrency),
