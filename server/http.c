@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -919,9 +920,41 @@ static void mhd_logger(void *cls, const char *fm, va_list ap)
     log_warn("http: %s", buf);
 }
 
+/* Descriptors the daemon needs besides its connections: the store's
+ * connections, the log, epoll, libuv's own, a margin for accept. */
+#define FD_RESERVE 64
+
+/*
+ * Each connection holds a descriptor. When accept fails for want of them,
+ * MHD drops its listening socket until a connection closes (the 1 s tick
+ * runs MHD again), so a limit below max_connections caps the connections
+ * at a lower number than the one configured, and quietly. The soft limit
+ * is raised to what max_connections needs, up to the hard limit; a hard
+ * limit too low is logged (systemd: LimitNOFILE).
+ */
+static void raise_fd_limit(unsigned max_connections)
+{
+    struct rlimit rl;
+    rlim_t want = (rlim_t)max_connections + FD_RESERVE;
+    if (getrlimit(RLIMIT_NOFILE, &rl) || rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur >= want)
+        return;
+    rlim_t to = rl.rlim_max != RLIM_INFINITY && rl.rlim_max < want ? rl.rlim_max : want;
+    if (to > rl.rlim_cur) {
+        rl.rlim_cur = to;
+        if (!setrlimit(RLIMIT_NOFILE, &rl))
+            log_info("http: open-file limit raised to %llu for max_connections %u",
+                     (unsigned long long)to, max_connections);
+    }
+    if (to < want)
+        log_warn("http: max_connections %u needs about %llu descriptors, but the hard open-file "
+                 "limit is %llu: fewer connections will be served",
+                 max_connections, (unsigned long long)want, (unsigned long long)rl.rlim_max);
+}
+
 int http_start(struct http_server **out, uv_loop_t *loop, const struct http_config *cfg, char *err,
                size_t errlen)
 {
+    raise_fd_limit(cfg->max_connections);
     struct http_server *s = xcalloc(1, sizeof *s);
     s->loop = loop;
     s->cfg = *cfg;
