@@ -345,31 +345,59 @@ static struct http_conn *conn_of(struct MHD_Connection *c)
     return ci ? ci->socket_context : NULL;
 }
 
+/* 1 when all the peer sent has been read and it has closed its side (or
+ * reset the connection): a peek finds the end. */
+static int peer_closed(MHD_socket fd)
+{
+    char c;
+    ssize_t n = recv(fd, &c, 1, MSG_PEEK | MSG_DONTWAIT);
+    return n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR);
+}
+
 /*
- * The header timeout. MHD's connection timeout counts idle time only, so a
- * client that sends one header byte every few seconds (slowloris) would
- * hold its connection for as long as it likes, and enough such clients
- * hold every connection slot. A connection therefore gets header_timeout_s
- * to send a complete request header, counted from its opening or from its
- * previous answer (which bounds idle keep-alive connections too). MHD has
- * no call to close a connection, so its socket is shut down: MHD's next
- * read sees the end and closes the connection as if the client had.
+ * The sweep, once a second, over the connections waiting for a request
+ * header; it closes two kinds:
+ *
+ * - Those past header_timeout_s. MHD's connection timeout counts idle time
+ *   only, so a client that sends one header byte every few seconds
+ *   (slowloris) would hold its connection for as long as it likes, and
+ *   enough such clients every slot. A connection gets header_timeout_s to
+ *   send a complete header from its opening or from its previous answer
+ *   (which bounds idle keep-alive connections too).
+ * - Those whose peer has closed. A client that sends part of a header and
+ *   closes while its connection waits in the backlog leaves both in the
+ *   socket: MHD reads the bytes in one short read and, its epoll set being
+ *   edge-triggered, never reads again, so it never sees the end and the
+ *   connection holds its slot until a timeout (at max_connections, after a
+ *   slowloris from many addresses, every slot for header_timeout_s). A
+ *   connection that has waited a second is checked with a peek; once its
+ *   peer has closed, the header can never complete.
+ *
+ * MHD has no call to close a connection, so the socket is shut down; that
+ * wakes MHD's epoll set, MHD's read sees the end and MHD closes the
+ * connection as if the client had.
  */
 static void header_sweep(struct http_server *s)
 {
-    if (!s->cfg.header_timeout_s || !s->d)
+    if (!s->d)
         return;
-    int64_t limit = lcn_now_ns() - (int64_t)s->cfg.header_timeout_s * 1000000000LL;
+    int64_t now = lcn_now_ns();
+    int64_t expired = s->cfg.header_timeout_s
+                          ? now - (int64_t)s->cfg.header_timeout_s * 1000000000LL
+                          : INT64_MIN;
     for (struct http_conn *k = s->conns; k; k = k->next) {
-        if (!k->waiting || k->cut || k->since_ns > limit)
+        if (!k->waiting || k->cut || k->since_ns > now - 1000000000LL)
             continue;
         const union MHD_ConnectionInfo *ci =
             MHD_get_connection_info(k->c, MHD_CONNECTION_INFO_CONNECTION_FD);
         if (!ci)
             continue;
+        if (k->since_ns <= expired)
+            s->header_timeouts++;
+        else if (!peer_closed(ci->connect_fd))
+            continue;
         shutdown(ci->connect_fd, SHUT_RDWR);
         k->cut = 1;
-        s->header_timeouts++;
     }
 }
 
