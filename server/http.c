@@ -369,9 +369,9 @@ static int peer_closed(MHD_socket fd)
  *   socket: MHD reads the bytes in one short read and, its epoll set being
  *   edge-triggered, never reads again, so it never sees the end and the
  *   connection holds its slot until a timeout (at max_connections, after a
- *   slowloris from many addresses, every slot for header_timeout_s). A
- *   connection that has waited a second is checked with a peek; once its
- *   peer has closed, the header can never complete.
+ *   slowloris from many addresses, every slot for header_timeout_s). Each
+ *   waiting connection is checked with a peek (one system call a second);
+ *   once its peer has closed, the header can never complete.
  *
  * MHD has no call to close a connection, so the socket is shut down; that
  * wakes MHD's epoll set, MHD's read sees the end and MHD closes the
@@ -386,7 +386,7 @@ static void header_sweep(struct http_server *s)
                           ? now - (int64_t)s->cfg.header_timeout_s * 1000000000LL
                           : INT64_MIN;
     for (struct http_conn *k = s->conns; k; k = k->next) {
-        if (!k->waiting || k->cut || k->since_ns > now - 1000000000LL)
+        if (!k->waiting || k->cut)
             continue;
         const union MHD_ConnectionInfo *ci =
             MHD_get_connection_info(k->c, MHD_CONNECTION_INFO_CONNECTION_FD);

@@ -23,21 +23,23 @@ seconds of latency). Phases, in order:
   idle_spread      as idle, spread over --spread addresses (127.0.0.2 ..),
                    so that max_connections is reached every round;
   slowloris_spread as slowloris, spread over --spread addresses;
+  recovery         the first --recovery-s after it (connections the
+                   slowloris left behind are being closed);
   final            nothing else.
 
 The target (p99 < --target-ms) applies to baseline, idle, slowloris, after
-and final. The two spread phases are measured but carry no target: clients
+and final. The two spread phases and recovery carry no target: clients
 from enough addresses can hold every connection slot whatever the
 per-address limit, and then new connections wait in the listen backlog (for
 the idle rounds, until they close; for the slowloris, until the header
 timeout closes its connections). They show what the daemon does there, and
-`final` that it serves normally afterwards.
+`recovery` and `final` how soon it serves normally afterwards.
 
 Only loopback addresses are used; every loop is bounded in count and time.
 Python 3 standard library only. Writes to --out: results.json (manifest:
 commit, machine, command, parameters, lcnd binary and effective limits;
 per-phase statistics; per-round counts), samples.csv (every poller
-request), summary.md.
+request), summary.md, lcnd.log (the daemon's log, its last 100 kB).
 """
 
 import argparse
@@ -344,6 +346,7 @@ def main():
     ap.add_argument("--slowloris-s", type=float, default=30.0)
     ap.add_argument("--spread", type=int, default=8, help="addresses of the spread phases")
     ap.add_argument("--quiet-s", type=float, default=10.0, help="baseline and after phases")
+    ap.add_argument("--recovery-s", type=float, default=3.0)
     ap.add_argument("--interval-ms", type=float, default=40.0)
     ap.add_argument("--timeout-s", type=float, default=5.0)
     ap.add_argument("--target-ms", type=float, default=50.0)
@@ -406,6 +409,7 @@ def main():
                   addresses(a.spread), time.time() + round_deadline)
             phase("slowloris_spread", slowloris, d, 2 * limit, addresses(a.spread), a.every_s,
                   a.slowloris_s)
+            phase("recovery", phase_wait, a.recovery_s)
         phase("final", phase_wait, a.quiet_s)
         p.terminate()
         p.join(timeout=30)
@@ -413,6 +417,8 @@ def main():
     finally:
         rc = d.stop()
         log = open(d.log, errors="replace").read() if os.path.exists(d.log) else ""
+        with open(os.path.join(a.out, "lcnd.log"), "w") as f:
+            f.write(log[-100000:])
         raw = open(samples_raw).read().splitlines() if os.path.exists(samples_raw) else []
         d.cleanup()
 
@@ -490,8 +496,9 @@ def write_summary(a, doc):
               "header byte every %g s, reopened when closed, %g s; the *_spread phases the same "
               "over %d addresses (127.0.0.2..), with no target: enough addresses hold every "
               "slot whatever the per-address limit, and new connections then wait in the "
-              "backlog." % (a.idle, a.hold_s, a.rounds, 2 * int(lim["max_connections"]),
-                            a.every_s, a.slowloris_s, a.spread), ""]
+              "backlog; recovery = the first %g s after them (no target)." % (
+                  a.idle, a.hold_s, a.rounds, 2 * int(lim["max_connections"]), a.every_s,
+                  a.slowloris_s, a.spread, a.recovery_s), ""]
     for name, res in doc["rounds"].items():
         if isinstance(res, list) and res:
             lines.append("%s rounds: open (held or in the backlog) %s..%s, closed by the "
