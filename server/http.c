@@ -31,7 +31,7 @@ struct http_server {
     uv_poll_t poll;
     uv_timer_t timer;      /* follows MHD_get_timeout; arm() owns it */
     uv_timer_t stop_timer; /* the stop deadline; nothing else touches it */
-    uv_timer_t tick;       /* once a second: header timeouts, and a run */
+    uv_timer_t tick;       /* once a second: the header sweep, and a run */
     int in_run, rerun;
     struct http_conn *conns; /* every open connection (doubly linked) */
     size_t n_conns;
@@ -64,7 +64,7 @@ struct http_conn {
     struct MHD_Connection *c;
     int64_t since_ns; /* opened, or its last request completed */
     int waiting;      /* for a request header, since since_ns */
-    int cut;          /* shut down by the header timeout */
+    int cut;          /* shut down by the sweep (header_sweep) */
     struct http_conn *prev, *next;
 };
 
@@ -290,12 +290,13 @@ static void on_poll(uv_poll_t *p, int status, int events)
     drive(s);
 }
 
-/* Once a second, whatever MHD asks for: a run, so that MHD serves its
- * listening socket again after anything else that made it drop the socket
- * (accept failing for want of descriptors) within a second. */
 static void header_sweep(struct http_server *s);
 static void log_window(struct http_server *s, int64_t now);
 
+/* Once a second: the header sweep, and a run whatever MHD asks for, so
+ * that MHD serves its listening socket again within a second after
+ * anything else that made it drop the socket (accept failing for want of
+ * descriptors). */
 static void on_tick(uv_timer_t *t)
 {
     struct http_server *s = t->data;
