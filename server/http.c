@@ -35,7 +35,7 @@ struct http_server {
     int in_run, rerun;
     struct http_conn *conns; /* every open connection (doubly linked) */
     size_t n_conns;
-    unsigned closed_in_run; /* connections MHD closed during this run */
+    unsigned closed_in_run;   /* connections MHD closed during this run */
     uint64_t header_timeouts; /* connections cut by the header timeout */
     int64_t limit_logged_ns;  /* when reaching max_connections was last logged */
     int64_t log_window_ns;    /* MHD's messages: the window's start, */
@@ -383,9 +383,8 @@ static void header_sweep(struct http_server *s)
     if (!s->d)
         return;
     int64_t now = lcn_now_ns();
-    int64_t expired = s->cfg.header_timeout_s
-                          ? now - (int64_t)s->cfg.header_timeout_s * 1000000000LL
-                          : INT64_MIN;
+    int64_t expired =
+        s->cfg.header_timeout_s ? now - (int64_t)s->cfg.header_timeout_s * 1000000000LL : INT64_MIN;
     for (struct http_conn *k = s->conns; k; k = k->next) {
         if (!k->waiting || k->cut)
             continue;

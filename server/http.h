@@ -76,7 +76,7 @@ struct http_config {
     unsigned max_connections_per_ip; /* from one client address; 0: no limit */
     unsigned connection_timeout_s;   /* idle time within a request */
     unsigned header_timeout_s;       /* time to send a request header; 0: no limit */
-    const char *token; /* NULL or "": no auth */
+    const char *token;               /* NULL or "": no auth */
     const struct http_route *routes;
     size_t n_routes;
     void *ctx; /* passed to handlers */
