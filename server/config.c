@@ -23,9 +23,16 @@ const struct config_option config_options[] = {
     {"allow_insecure_listen", CONFIG_BOOL, 0, 1, "false", OFF(allow_insecure_listen), NULL,
      "allow listening on a non-loopback address without a token file"},
     {"max_connections", CONFIG_INT, 4, 100000, "256", OFF(max_connections), NULL,
-     "most simultaneous HTTP connections"},
+     "most simultaneous HTTP connections (more wait in the listen backlog)"},
+    {"max_connections_per_ip", CONFIG_INT, 0, 100000, "128", OFF(max_connections_per_ip), NULL,
+     "most simultaneous HTTP connections from one client address; more are closed at once "
+     "(0: no limit)"},
     {"connection_timeout_s", CONFIG_INT, 1, 86400, "60", OFF(connection_timeout_s), NULL,
-     "seconds an idle HTTP connection is kept open"},
+     "seconds without traffic after which a connection is closed, also in the middle of a "
+     "request (a body that stops coming) or of an answer (a client that stops reading)"},
+    {"header_timeout_s", CONFIG_INT, 0, 86400, "10", OFF(header_timeout_s), NULL,
+     "seconds a connection has to send a complete request header, from its opening or its "
+     "previous answer; then it is closed (0: no limit)"},
     {"max_streams", CONFIG_INT, 0, 100000, "128", OFF(max_streams), NULL,
      "most simultaneous server-sent-event progress streams"},
     {"sse_heartbeat_s", CONFIG_DOUBLE, 0.05, 3600, "5", OFF(sse_heartbeat_s), NULL,

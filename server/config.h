@@ -29,7 +29,9 @@ struct lcnd_config {
     char *token_file;
     int allow_insecure_listen;
     int64_t max_connections;
+    int64_t max_connections_per_ip;
     int64_t connection_timeout_s;
+    int64_t header_timeout_s;
     int64_t max_streams;
     double sse_heartbeat_s;
     /* admission */

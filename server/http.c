@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -30,7 +31,16 @@ struct http_server {
     uv_poll_t poll;
     uv_timer_t timer;      /* follows MHD_get_timeout; arm() owns it */
     uv_timer_t stop_timer; /* the stop deadline; nothing else touches it */
+    uv_timer_t tick;       /* once a second: the header sweep, and a run */
     int in_run, rerun;
+    struct http_conn *conns; /* every open connection (doubly linked) */
+    size_t n_conns;
+    unsigned closed_in_run;   /* connections MHD closed during this run */
+    uint64_t header_timeouts; /* connections cut by the header timeout */
+    int64_t limit_logged_ns;  /* when reaching max_connections was last logged */
+    int64_t log_window_ns;    /* MHD's messages: the window's start, */
+    unsigned log_count;       /* how many it wrote, */
+    uint64_t log_dropped;     /* and how many it did not */
     int quiesced, stopping, cut;
     struct http_req *live; /* every request in progress (doubly linked) */
     size_t n_live;
@@ -47,6 +57,17 @@ struct hdr {
     char *name, *value;
 };
 
+/* One TCP connection, MHD's socket context: counted so that a run that
+ * closed one is followed by another (see drive), and timed while it waits
+ * for a request header. */
+struct http_conn {
+    struct MHD_Connection *c;
+    int64_t since_ns; /* opened, or its last request completed */
+    int waiting;      /* for a request header, since since_ns */
+    int cut;          /* shut down by the sweep (header_sweep) */
+    struct http_conn *prev, *next;
+};
+
 struct http_req {
     struct http_server *s;
     struct MHD_Connection *conn;
@@ -61,6 +82,10 @@ struct http_req {
     int too_large;
     /* early answer decided on the first call */
     int early_status;
+    const char *early_why; /* 400: what is wrong with the framing */
+    char allow[64];        /* 405: the methods the path has */
+    int open;              /* the path is one of a route served without auth */
+    int close;             /* the answer says "Connection: close" */
     /* answer */
     int dispatched;
     int has_resp;
@@ -227,8 +252,18 @@ static void drive(struct http_server *s)
     if (!s->d)
         return;
     s->in_run = 1;
+    s->closed_in_run = 0;
     MHD_run(s->d);
     s->in_run = 0;
+    /* At max_connections MHD takes its listening socket out of its epoll
+     * set, and puts it back only at the start of a later run once a
+     * connection has closed. Nothing would start that run: the epoll
+     * descriptor does not become readable for connections waiting in the
+     * backlog (the listening socket is not in the set), and MHD asks for
+     * no timeout when no connection is left. So a run that closed a
+     * connection is followed by another at once. */
+    if (s->closed_in_run)
+        s->rerun = 1;
     arm(s);
     if (s->stopping)
         stop_check(s);
@@ -253,6 +288,117 @@ static void on_poll(uv_poll_t *p, int status, int events)
     (void)status;
     (void)events;
     drive(s);
+}
+
+static void header_sweep(struct http_server *s);
+static void log_window(struct http_server *s, int64_t now);
+
+/* Once a second: the header sweep, and a run whatever MHD asks for, so
+ * that MHD serves its listening socket again within a second after
+ * anything else that made it drop the socket (accept failing for want of
+ * descriptors). */
+static void on_tick(uv_timer_t *t)
+{
+    struct http_server *s = t->data;
+    log_window(s, lcn_now_ns());
+    header_sweep(s);
+    drive(s);
+}
+
+/* ---------------------------------------------------------------- connections */
+
+static void on_connection(void *cls, struct MHD_Connection *c, void **socket_context,
+                          enum MHD_ConnectionNotificationCode toe)
+{
+    struct http_server *s = cls;
+    struct http_conn *k = *socket_context;
+    if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
+        k = xcalloc(1, sizeof *k);
+        k->c = c;
+        k->since_ns = lcn_now_ns();
+        k->waiting = 1;
+        k->next = s->conns;
+        if (s->conns)
+            s->conns->prev = k;
+        s->conns = k;
+        s->n_conns++;
+        *socket_context = k;
+        if (s->n_conns >= s->cfg.max_connections &&
+            (!s->limit_logged_ns || k->since_ns - s->limit_logged_ns > 60 * 1000000000LL)) {
+            log_warn("http: %zu connections open (max_connections): new ones wait in the listen "
+                     "backlog until one closes",
+                     s->n_conns);
+            s->limit_logged_ns = k->since_ns;
+        }
+    } else if (toe == MHD_CONNECTION_NOTIFY_CLOSED && k) {
+        LCN_DLIST_UNLINK(s->conns, k, prev, next);
+        s->n_conns--;
+        s->closed_in_run++;
+        free(k);
+        *socket_context = NULL;
+    }
+}
+
+static struct http_conn *conn_of(struct MHD_Connection *c)
+{
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+    return ci ? ci->socket_context : NULL;
+}
+
+/* 1 when all the peer sent has been read and it has closed its side (or
+ * reset the connection): a peek finds the end. */
+static int peer_closed(MHD_socket fd)
+{
+    char c;
+    ssize_t n = recv(fd, &c, 1, MSG_PEEK | MSG_DONTWAIT);
+    return n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR);
+}
+
+/*
+ * The sweep, once a second, over the connections waiting for a request
+ * header; it closes two kinds:
+ *
+ * - Those past header_timeout_s. MHD's connection timeout counts idle time
+ *   only, so a client that sends one header byte every few seconds
+ *   (slowloris) would hold its connection for as long as it likes, and
+ *   enough such clients every slot. A connection gets header_timeout_s to
+ *   send a complete header from its opening or from its previous answer
+ *   (which bounds idle keep-alive connections too).
+ * - Those whose peer has closed. A client that sends part of a header and
+ *   closes while its connection waits in the backlog leaves both in the
+ *   socket: MHD reads the bytes in one short read and, its epoll set being
+ *   edge-triggered, never reads again, so it never sees the end and the
+ *   connection holds its slot until a timeout (at max_connections, after a
+ *   slowloris from many addresses, every slot for header_timeout_s). Each
+ *   waiting connection is checked with a peek (one system call a second);
+ *   once its peer has closed, the header can never complete.
+ *
+ * MHD has no call to close a connection, so the socket is shut down; that
+ * wakes MHD's epoll set, MHD's read sees the end and MHD closes the
+ * connection as if the client had.
+ */
+static void header_sweep(struct http_server *s)
+{
+    if (!s->d)
+        return;
+    int64_t now = lcn_now_ns();
+    int64_t expired =
+        s->cfg.header_timeout_s ? now - (int64_t)s->cfg.header_timeout_s * 1000000000LL : INT64_MIN;
+    for (struct http_conn *k = s->conns; k; k = k->next) {
+        if (!k->waiting || k->cut)
+            continue;
+        const union MHD_ConnectionInfo *ci =
+            MHD_get_connection_info(k->c, MHD_CONNECTION_INFO_CONNECTION_FD);
+        if (!ci)
+            continue;
+        if (k->since_ns <= expired)
+            s->header_timeouts++;
+        else if (!peer_closed(ci->connect_fd))
+            continue;
+        shutdown(ci->connect_fd, SHUT_RDWR);
+        k->cut = 1;
+    }
 }
 
 /* ---------------------------------------------------------------- requests */
@@ -314,12 +460,16 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
                          enum MHD_RequestTerminationCode toe)
 {
     (void)cls;
-    (void)c;
     (void)toe;
     struct http_req *r = *con_cls;
     *con_cls = NULL;
     if (r)
         req_free(r);
+    struct http_conn *k = conn_of(c);
+    if (k) {
+        k->waiting = 1;
+        k->since_ns = lcn_now_ns();
+    }
 }
 
 static ssize_t stream_reader(void *cls, uint64_t pos, char *buf, size_t max)
@@ -358,7 +508,9 @@ static enum MHD_Result queue_resp(struct http_req *r)
         MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, r->resp_type);
     for (int i = 0; i < r->n_hdrs; i++)
         MHD_add_response_header(resp, r->hdrs[i].name, r->hdrs[i].value);
-    if (r->s->stopping) /* the client should not send more on this connection */
+    /* while stopping, the client should not send more on this connection;
+     * after a framing error, nothing more it sends can be trusted */
+    if (r->s->stopping || r->close)
         MHD_add_response_header(resp, MHD_HTTP_HEADER_CONNECTION, "close");
     enum MHD_Result rc = MHD_queue_response(r->conn, (unsigned)r->resp_status, resp);
     MHD_destroy_response(resp);
@@ -367,6 +519,102 @@ static enum MHD_Result queue_resp(struct http_req *r)
         r->s->codes[r->resp_status]++;
     return rc;
 }
+
+/* ---------------------------------------------------------------- decoding */
+
+static int hexval(char c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
+    return -1;
+}
+
+/*
+ * MHD's unescaper (%HH decoded, anything else kept), except that %00 stays
+ * as it is. A NUL in a decoded path or argument cuts the C string short:
+ * "/jobs/<id>%00xyz" named job <id>, and "/jobs/%00" the job list. Left
+ * encoded it matches no route and no id, so such paths answer 404 and such
+ * arguments 400.
+ */
+static size_t unescape(void *cls, struct MHD_Connection *c, char *s)
+{
+    (void)cls;
+    (void)c;
+    char *w = s;
+    const char *p = s;
+    while (*p) {
+        int hi, lo;
+        if (p[0] == '%' && (hi = hexval(p[1])) >= 0 && (lo = hexval(p[2])) >= 0 && (hi | lo)) {
+            *w++ = (char)(hi << 4 | lo);
+            p += 3;
+        } else {
+            *w++ = *p++;
+        }
+    }
+    *w = 0;
+    return (size_t)(w - s);
+}
+
+/* Length of the well-formed UTF-8 sequence at p (1 to 4 bytes), or 0:
+ * stray continuation bytes, truncated sequences, overlong forms, surrogates
+ * and code points past U+10FFFF are not (jansson refuses them all). */
+static size_t utf8_seq(const unsigned char *p)
+{
+    unsigned cp, min;
+    size_t n;
+    if (p[0] < 0x80)
+        return 1;
+    if ((p[0] & 0xe0) == 0xc0)
+        n = 2, cp = p[0] & 0x1fu, min = 0x80;
+    else if ((p[0] & 0xf0) == 0xe0)
+        n = 3, cp = p[0] & 0x0fu, min = 0x800;
+    else if ((p[0] & 0xf8) == 0xf0)
+        n = 4, cp = p[0] & 0x07u, min = 0x10000;
+    else
+        return 0;
+    for (size_t i = 1; i < n; i++) {
+        if ((p[i] & 0xc0) != 0x80) /* the terminating NUL stops here too */
+            return 0;
+        cp = cp << 6 | (p[i] & 0x3fu);
+    }
+    if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+        return 0;
+    return n;
+}
+
+static int utf8_valid(const char *s)
+{
+    const unsigned char *p = (const unsigned char *)s;
+    while (*p) {
+        size_t n = utf8_seq(p);
+        if (!n)
+            return 0;
+        p += n;
+    }
+    return 1;
+}
+
+/* Replaces every byte that is not part of well-formed UTF-8 with '?', so
+ * that an error message quoting what the client sent (or cut in the middle
+ * of a character by a %.40s) can always be sent as JSON. */
+static void utf8_scrub(char *s)
+{
+    unsigned char *p = (unsigned char *)s;
+    while (*p) {
+        size_t n = utf8_seq(p);
+        if (n) {
+            p += n;
+        } else {
+            *p++ = '?';
+        }
+    }
+}
+
+/* ---------------------------------------------------------------- routing */
 
 static int split_path(const char *path, char **seg, int max)
 {
@@ -414,8 +662,13 @@ static void route(struct http_req *r)
 {
     struct http_server *s = r->s;
     char *seg[16];
+    if (!utf8_valid(r->path)) { /* no route has such a path */
+        r->early_status = 404;
+        return;
+    }
     int nseg = split_path(r->path, seg, 16);
-    char allow[64] = "";
+    char *allow = r->allow;
+    size_t cap = sizeof r->allow;
     const char *m = !strcmp(r->method, "HEAD") ? "GET" : r->method;
     int path_found = 0;
     for (size_t i = 0; nseg >= 0 && i < s->cfg.n_routes; i++) {
@@ -424,6 +677,8 @@ static void route(struct http_req *r)
         if (!match(rt->pattern, seg, nseg, params))
             continue;
         path_found = 1;
+        if (rt->flags & HTTP_NO_AUTH)
+            r->open = 1;
         if (!strcmp(rt->method, m)) {
             r->route = rt;
             for (int k = 0; k < MAX_PARAMS; k++)
@@ -432,8 +687,8 @@ static void route(struct http_req *r)
         }
         if (!strstr(allow, rt->method)) {
             if (*allow)
-                strncat(allow, ", ", sizeof allow - strlen(allow) - 1);
-            strncat(allow, rt->method, sizeof allow - strlen(allow) - 1);
+                strncat(allow, ", ", cap - strlen(allow) - 1);
+            strncat(allow, rt->method, cap - strlen(allow) - 1);
         }
     }
     for (int i = 0; i < nseg; i++)
@@ -442,18 +697,73 @@ static void route(struct http_req *r)
         return;
     if (path_found) {
         if (strstr(allow, "GET"))
-            strncat(allow, ", HEAD", sizeof allow - strlen(allow) - 1);
-        http_add_header(r, "Allow", allow);
+            strncat(allow, ", HEAD", cap - strlen(allow) - 1);
         r->early_status = 405;
     } else {
         r->early_status = 404;
     }
 }
 
+/*
+ * Strict framing. MHD takes the first of several Content-Length headers and
+ * lets Transfer-Encoding win over Content-Length, while a proxy in front
+ * may pick another: the rest of the body would then be read as a second
+ * request that the proxy never saw (request smuggling). A transfer coding
+ * other than chunked makes MHD read the body until the client closes. So a
+ * request with more than one Content-Length or Transfer-Encoding, both, a
+ * Content-Length that is not a plain number or a coding other than
+ * "chunked" gets 400 and the connection is closed: its body is never read
+ * and nothing after it is taken for a request.
+ */
+struct framing {
+    int n_cl, n_te, bad;
+    const char *why;
+};
+
+static enum MHD_Result framing_header(void *cls, enum MHD_ValueKind kind, const char *key,
+                                      const char *value)
+{
+    struct framing *f = cls;
+    (void)kind;
+    if (!strcasecmp(key, MHD_HTTP_HEADER_CONTENT_LENGTH)) {
+        f->n_cl++;
+        size_t n = value ? strspn(value, "0123456789") : 0;
+        if (!n || value[n] || n > 19) {
+            f->bad = 1;
+            f->why = "Content-Length is not a number";
+        }
+    } else if (!strcasecmp(key, MHD_HTTP_HEADER_TRANSFER_ENCODING)) {
+        f->n_te++;
+        if (!value || strcasecmp(value, "chunked")) {
+            f->bad = 1;
+            f->why = "the only transfer coding accepted is chunked";
+        }
+    }
+    return MHD_YES;
+}
+
+/* NULL when the request's framing is unambiguous, else what is wrong. */
+static const char *framing_error(struct MHD_Connection *c)
+{
+    struct framing f = {0};
+    MHD_get_connection_values(c, MHD_HEADER_KIND, framing_header, &f);
+    if (f.n_cl > 1)
+        return "more than one Content-Length";
+    if (f.n_te > 1)
+        return "more than one Transfer-Encoding";
+    if (f.n_cl && f.n_te)
+        return "both Content-Length and Transfer-Encoding";
+    return f.bad ? f.why : NULL;
+}
+
+/* Auth comes before routing: without the token every path but the open
+ * ones (/healthz) answers 401, whether or not it exists and whatever the
+ * method, so that routes cannot be enumerated (404 / 405 / Allow would
+ * tell). route() has only matched the path, answering nothing yet. */
 static int auth_ok(struct http_req *r)
 {
     struct http_server *s = r->s;
-    if (!s->token || (r->route && (r->route->flags & HTTP_NO_AUTH)))
+    if (!s->token || r->open)
         return 1;
     const char *h = MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, "Authorization");
     if (!h || strncasecmp(h, "Bearer ", 7))
@@ -474,6 +784,10 @@ static int auth_ok(struct http_req *r)
 static void early_answer(struct http_req *r)
 {
     switch (r->early_status) {
+    case 400:
+        http_respond_error(r, 400, "bad_request", NULL, "ambiguous request framing: %s",
+                           r->early_why);
+        break;
     case 401:
         http_add_header(r, "WWW-Authenticate", "Bearer");
         http_respond_error(r, 401, "unauthorized", NULL, "missing or wrong bearer token");
@@ -482,6 +796,7 @@ static void early_answer(struct http_req *r)
         http_respond_error(r, 404, "not_found", NULL, "no route for %s", r->path);
         break;
     case 405:
+        http_add_header(r, "Allow", r->allow);
         http_respond_error(r, 405, "method_not_allowed", NULL, "%s is not allowed on %s", r->method,
                            r->path);
         break;
@@ -514,8 +829,17 @@ static enum MHD_Result on_access(void *cls, struct MHD_Connection *c, const char
         s->live = r;
         s->n_live++;
         *con_cls = r;
+        struct http_conn *k = conn_of(c);
+        if (k)
+            k->waiting = 0; /* the header is complete */
+        if ((r->early_why = framing_error(c))) {
+            r->early_status = 400;
+            r->close = 1;
+            early_answer(r);
+            return queue_resp(r);
+        }
         route(r);
-        if (!r->early_status && !auth_ok(r))
+        if (!auth_ok(r))
             r->early_status = 401;
         if (!r->early_status) {
             const char *cl =
@@ -589,9 +913,33 @@ static enum MHD_Result on_access(void *cls, struct MHD_Connection *c, const char
     return queue_resp(r);
 }
 
+/* A client can make MHD complain once per connection (refused at a limit,
+ * gone in the middle of a header), so MHD's messages are rate-limited:
+ * LOG_BURST per window, then one line that counts the rest. */
+#define LOG_BURST     10
+#define LOG_WINDOW_NS (10 * 1000000000LL)
+
+static void log_window(struct http_server *s, int64_t now)
+{
+    if (now - s->log_window_ns < LOG_WINDOW_NS)
+        return;
+    if (s->log_dropped)
+        log_warn("http: %llu more libmicrohttpd messages in %lld s not logged",
+                 (unsigned long long)s->log_dropped, (long long)(LOG_WINDOW_NS / 1000000000LL));
+    s->log_dropped = 0;
+    s->log_count = 0;
+    s->log_window_ns = now;
+}
+
 static void mhd_logger(void *cls, const char *fm, va_list ap)
 {
-    (void)cls;
+    struct http_server *s = cls;
+    log_window(s, lcn_now_ns());
+    if (s->log_count >= LOG_BURST) {
+        s->log_dropped++;
+        return;
+    }
+    s->log_count++;
     char buf[512];
     vsnprintf(buf, sizeof buf, fm, ap);
     size_t n = strlen(buf);
@@ -600,9 +948,41 @@ static void mhd_logger(void *cls, const char *fm, va_list ap)
     log_warn("http: %s", buf);
 }
 
+/* Descriptors the daemon needs besides its connections: the store's
+ * connections, the log, epoll, libuv's own, a margin for accept. */
+#define FD_RESERVE 64
+
+/*
+ * Each connection holds a descriptor. When accept fails for want of them,
+ * MHD drops its listening socket until a connection closes (the 1 s tick
+ * runs MHD again), so a limit below max_connections caps the connections
+ * at a lower number than the one configured, and quietly. The soft limit
+ * is raised to what max_connections needs, up to the hard limit; a hard
+ * limit too low is logged (systemd: LimitNOFILE).
+ */
+static void raise_fd_limit(unsigned max_connections)
+{
+    struct rlimit rl;
+    rlim_t want = (rlim_t)max_connections + FD_RESERVE;
+    if (getrlimit(RLIMIT_NOFILE, &rl) || rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur >= want)
+        return;
+    rlim_t to = rl.rlim_max != RLIM_INFINITY && rl.rlim_max < want ? rl.rlim_max : want;
+    if (to > rl.rlim_cur) {
+        rl.rlim_cur = to;
+        if (!setrlimit(RLIMIT_NOFILE, &rl))
+            log_info("http: open-file limit raised to %llu for max_connections %u",
+                     (unsigned long long)to, max_connections);
+    }
+    if (to < want)
+        log_warn("http: max_connections %u needs about %llu descriptors, but the hard open-file "
+                 "limit is %llu: fewer connections will be served",
+                 max_connections, (unsigned long long)want, (unsigned long long)rl.rlim_max);
+}
+
 int http_start(struct http_server **out, uv_loop_t *loop, const struct http_config *cfg, char *err,
                size_t errlen)
 {
+    raise_fd_limit(cfg->max_connections);
     struct http_server *s = xcalloc(1, sizeof *s);
     s->loop = loop;
     s->cfg = *cfg;
@@ -614,8 +994,10 @@ int http_start(struct http_server **out, uv_loop_t *loop, const struct http_conf
         MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG, 0, NULL, NULL, on_access, s,
         MHD_OPTION_EXTERNAL_LOGGER, mhd_logger, s, MHD_OPTION_LISTEN_SOCKET,
         (MHD_socket)cfg->listen_fd, MHD_OPTION_NOTIFY_COMPLETED, on_completed, s,
-        MHD_OPTION_CONNECTION_LIMIT, cfg->max_connections, MHD_OPTION_CONNECTION_TIMEOUT,
-        cfg->connection_timeout_s, MHD_OPTION_END);
+        MHD_OPTION_NOTIFY_CONNECTION, on_connection, s, MHD_OPTION_UNESCAPE_CALLBACK, unescape, s,
+        MHD_OPTION_CONNECTION_LIMIT, cfg->max_connections, MHD_OPTION_PER_IP_CONNECTION_LIMIT,
+        cfg->max_connections_per_ip, MHD_OPTION_CONNECTION_TIMEOUT, cfg->connection_timeout_s,
+        MHD_OPTION_END);
     if (!s->d) {
         fmt(err, errlen, "cannot start the HTTP server (libmicrohttpd)");
         free(s->token);
@@ -637,7 +1019,10 @@ int http_start(struct http_server **out, uv_loop_t *loop, const struct http_conf
     s->timer.data = s;
     uv_timer_init(loop, &s->stop_timer);
     s->stop_timer.data = s;
-    s->handles_open = 3;
+    uv_timer_init(loop, &s->tick);
+    s->tick.data = s;
+    uv_timer_start(&s->tick, on_tick, 1000, 1000);
+    s->handles_open = 4;
     arm(s);
     *out = s;
     return 0;
@@ -661,6 +1046,16 @@ size_t http_suspended_count(const struct http_server *s)
 size_t http_live_count(const struct http_server *s)
 {
     return s->n_live;
+}
+
+size_t http_connection_count(const struct http_server *s)
+{
+    return s->n_conns;
+}
+
+uint64_t http_header_timeouts(const struct http_server *s)
+{
+    return s->header_timeouts;
 }
 
 static void on_handle_closed(uv_handle_t *h)
@@ -745,12 +1140,14 @@ static void stop_check(struct http_server *s)
     }
     uv_timer_stop(&s->timer);
     uv_timer_stop(&s->stop_timer);
+    uv_timer_stop(&s->tick);
     uv_poll_stop(&s->poll);
     MHD_stop_daemon(s->d);
     s->d = NULL;
     uv_close((uv_handle_t *)&s->poll, on_handle_closed);
     uv_close((uv_handle_t *)&s->timer, on_handle_closed);
     uv_close((uv_handle_t *)&s->stop_timer, on_handle_closed);
+    uv_close((uv_handle_t *)&s->tick, on_handle_closed);
 }
 
 void http_stop(struct http_server *s, int64_t deadline_ns, void (*on_closed)(void *), void *arg)
@@ -877,14 +1274,18 @@ void http_respond_json(struct http_req *r, int status, json_t *j)
 void http_respond_error(struct http_req *r, int status, const char *code, const char *field,
                         const char *fm, ...)
 {
-    char msg[512];
+    char msg[512], fld[128];
     va_list ap;
     va_start(ap, fm);
     vsnprintf(msg, sizeof msg, fm, ap);
     va_end(ap);
+    utf8_scrub(msg);
     json_t *e = json_pack("{s:s, s:s}", "code", code, "message", msg);
-    if (field && *field)
-        json_object_set_new(e, "field", json_string(field));
+    if (field && *field) {
+        snprintf(fld, sizeof fld, "%s", field);
+        utf8_scrub(fld);
+        json_object_set_new(e, "field", json_string(fld));
+    }
     http_respond_json(r, status, json_pack("{s:o}", "error", e));
 }
 

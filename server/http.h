@@ -11,9 +11,14 @@
  *   thread-safe: call everything from the loop thread.
  *
  * A request's life:
- *   1. headers arrive: the route is matched (404 / 405 with Allow), auth
- *      is checked (401), a body larger than max_body (from Content-Length)
- *      is refused at once (413); routes without HTTP_BODY refuse bodies;
+ *   1. headers arrive: ambiguous framing (two Content-Lengths, one with
+ *      Transfer-Encoding, a coding other than chunked) is refused (400,
+ *      connection closed); auth is checked before routing (401 for every
+ *      path but those of HTTP_NO_AUTH routes, so that routes cannot be
+ *      enumerated); then the route is matched (404 / 405 with Allow), a
+ *      body larger than max_body (from Content-Length) is refused at once
+ *      (413); routes without HTTP_BODY refuse bodies. %00 in the URL stays
+ *      encoded and a path that is not UTF-8 matches no route;
  *   2. the body is collected (at most max_body bytes; a chunked body that
  *      grows past it is answered 413);
  *   3. the handler runs. It answers now (http_respond*), or calls
@@ -68,8 +73,10 @@ struct http_config {
     int listen_fd; /* a bound, listening socket (http_listen); MHD takes it over */
     size_t max_body;
     unsigned max_connections;
-    unsigned connection_timeout_s;
-    const char *token; /* NULL or "": no auth */
+    unsigned max_connections_per_ip; /* from one client address; 0: no limit */
+    unsigned connection_timeout_s;   /* idle time within a request */
+    unsigned header_timeout_s;       /* time to send a request header; 0: no limit */
+    const char *token;               /* NULL or "": no auth */
     const struct http_route *routes;
     size_t n_routes;
     void *ctx; /* passed to handlers */
@@ -99,6 +106,13 @@ size_t http_suspended_count(const struct http_server *s);
 /* Number of requests in progress: headers received, answer not yet
  * handed to the socket completely (streams included). */
 size_t http_live_count(const struct http_server *s);
+
+/* Number of open connections (idle keep-alive ones included). */
+size_t http_connection_count(const struct http_server *s);
+
+/* Connections closed so far because they did not send a complete request
+ * header within header_timeout_s. */
+uint64_t http_header_timeouts(const struct http_server *s);
 
 /* Stops serving: closes the listening socket, ends suspended streams and
  * answers every suspended request with 503 shutting_down (their cancel

@@ -184,7 +184,16 @@ static void on_tick(uv_timer_t *t)
     }
 }
 
-static void srv_start(struct srv *s, const char *token)
+/* What a test may change in the server's configuration. */
+struct srv_opts {
+    const char *token;
+    unsigned max_connections; /* 0: 64 */
+    unsigned per_ip;
+    unsigned header_timeout_s;
+    unsigned connection_timeout_s; /* 0: 10 */
+};
+
+static void srv_start_opts(struct srv *s, const struct srv_opts *o)
 {
     memset(s, 0, sizeof *s);
     uv_loop_init(&s->loop);
@@ -193,11 +202,28 @@ static void srv_start(struct srv *s, const char *token)
     assert_int_equal(
         http_listen("127.0.0.1:0", &fd, s->bound, sizeof s->bound, &loopback, err, sizeof err), 0);
     assert_int_equal(loopback, 1);
-    struct http_config hc = {fd, 1024, 64, 10, token, routes, LCN_ARRAY_LEN(routes), s};
+    struct http_config hc = {
+        .listen_fd = fd,
+        .max_body = 1024,
+        .max_connections = o->max_connections ? o->max_connections : 64,
+        .max_connections_per_ip = o->per_ip,
+        .connection_timeout_s = o->connection_timeout_s ? o->connection_timeout_s : 10,
+        .header_timeout_s = o->header_timeout_s,
+        .token = o->token,
+        .routes = routes,
+        .n_routes = LCN_ARRAY_LEN(routes),
+        .ctx = s,
+    };
     assert_int_equal(http_start(&s->http, &s->loop, &hc, err, sizeof err), 0);
     uv_timer_init(&s->loop, &s->tick);
     s->tick.data = s;
     uv_timer_start(&s->tick, on_tick, 20, 20);
+}
+
+static void srv_start(struct srv *s, const char *token)
+{
+    struct srv_opts o = {.token = token};
+    srv_start_opts(s, &o);
 }
 
 static void on_closed(void *arg)
@@ -407,6 +433,45 @@ static void test_auth(void **state)
     srv_stop(&s);
 }
 
+/* Issue 14: with a token, auth comes before routing: unknown paths and
+ * wrong methods answer 401 without the token (404 / 405 / Allow would let
+ * a client enumerate the routes); only the open route's path is served
+ * without it. With the token, 404 and 405 as before. */
+static void test_auth_before_routing(void **state)
+{
+    (void)state;
+    struct srv s;
+    srv_start(&s, TOKEN);
+    struct call c[10];
+    c[0] = mk(s.bound, "GET", "/nope");
+    c[1] = mk(s.bound, "PUT", "/things/42");
+    c[2] = mk(s.bound, "GET", "/things/42/more");
+    c[3] = mk(s.bound, "GET", "/nope%ff");
+    c[4] = mk(s.bound, "DELETE", "/ping");
+    c[5] = mk(s.bound, "HEAD", "/open");
+    c[6] = mk(s.bound, "POST", "/open"); /* the open path: its 405 tells nothing new */
+    c[7] = mk(s.bound, "GET", "/nope");
+    c[7].auth = TOKEN;
+    c[8] = mk(s.bound, "PUT", "/things/42");
+    c[8].auth = TOKEN;
+    c[9] = mk(s.bound, "GET", "/nope");
+    c[9].auth = "wrong";
+    run_calls(&s, c, 10, 1);
+    for (int i = 0; i < 5; i++) {
+        assert_int_equal(c[i].status, 401);
+        assert_string_equal(c[i].allow, "");
+        assert_non_null(strstr(c[i].out, "\"code\":\"unauthorized\""));
+    }
+    assert_int_equal(c[5].status, 200);
+    assert_int_equal(c[6].status, 405);
+    assert_string_equal(c[6].allow, "GET, HEAD");
+    assert_int_equal(c[7].status, 404);
+    assert_int_equal(c[8].status, 405);
+    assert_string_equal(c[8].allow, "GET, DELETE, HEAD");
+    assert_int_equal(c[9].status, 401);
+    srv_stop(&s);
+}
+
 static void test_body_limits(void **state)
 {
     (void)state;
@@ -532,7 +597,8 @@ static void test_stop_with_suspended(void **state)
 
 /* ---- raw clients on the loop's thread: connections a test holds open ---- */
 
-static int raw_connect(const char *bound)
+/* A connection from source address src ("127.0.0.2"; NULL: any). */
+static int raw_connect_from(const char *bound, const char *src)
 {
     const char *colon = strrchr(bound, ':');
     struct sockaddr_in a;
@@ -542,8 +608,20 @@ static int raw_connect(const char *bound)
     a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
     int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
     assert_true(fd >= 0);
+    if (src) {
+        struct sockaddr_in b;
+        memset(&b, 0, sizeof b);
+        b.sin_family = AF_INET;
+        assert_int_equal(inet_pton(AF_INET, src, &b.sin_addr), 1);
+        assert_int_equal(bind(fd, (struct sockaddr *)&b, sizeof b), 0);
+    }
     assert_int_equal(connect(fd, (struct sockaddr *)&a, sizeof a), 0);
     return fd;
+}
+
+static int raw_connect(const char *bound)
+{
+    return raw_connect_from(bound, NULL);
 }
 
 static void raw_send(int fd, const char *req)
@@ -589,6 +667,32 @@ static void raw_eof(struct srv *s, int fd)
             uv_run(&s->loop, UV_RUN_ONCE);
         }
     }
+}
+
+/* Sends req on a new connection and reads the answer until the server
+ * closes the connection; buf holds what came. */
+static void raw_exchange_to_eof(struct srv *s, const char *req, char *buf, size_t cap)
+{
+    int fd = raw_connect(s->bound);
+    raw_send(fd, req);
+    size_t len = 0;
+    int64_t guard = lcn_now_ns() + GUARD_NS;
+    buf[0] = 0;
+    for (;;) {
+        assert_true(lcn_now_ns() < guard);
+        ssize_t k = recv(fd, buf + len, cap - 1 - len, MSG_DONTWAIT);
+        if (k > 0) {
+            len += (size_t)k;
+            buf[len] = 0;
+            assert_true(len < cap - 1);
+        } else if (k == 0 || errno == ECONNRESET) {
+            break;
+        } else {
+            assert_true(errno == EAGAIN || errno == EWOULDBLOCK);
+            uv_run(&s->loop, UV_RUN_ONCE);
+        }
+    }
+    close(fd);
 }
 
 static void wait_closed(struct srv *s)
@@ -701,6 +805,219 @@ static void test_stop_deadline_cuts_off(void **state)
     finish_loop(&s);
 }
 
+/* Runs the loop until cond holds (a hang turns into a failure). */
+#define LOOP_UNTIL(s, cond)                                                                        \
+    do {                                                                                           \
+        int64_t guard_ = lcn_now_ns() + GUARD_NS;                                                  \
+        while (!(cond)) {                                                                          \
+            assert_true(lcn_now_ns() < guard_);                                                    \
+            uv_run(&(s)->loop, UV_RUN_ONCE);                                                       \
+        }                                                                                          \
+    } while (0)
+
+/* Issue 14: at max_connections MHD takes its listening socket out of its
+ * epoll set and puts it back only in a later run; once the idle
+ * connections that filled the limit have closed, the next request used to
+ * wait in the backlog for ever. Each round must be served. */
+static void test_limit_released(void **state)
+{
+    (void)state;
+    struct srv s;
+    struct srv_opts o = {.max_connections = 4};
+    srv_start_opts(&s, &o);
+    for (int round = 0; round < 3; round++) {
+        int fd[4];
+        for (int i = 0; i < 4; i++)
+            fd[i] = raw_connect(s.bound);
+        LOOP_UNTIL(&s, http_connection_count(s.http) == 4);
+        for (int i = 0; i < 4; i++)
+            close(fd[i]);
+        LOOP_UNTIL(&s, http_connection_count(s.http) == 0);
+        struct call c = mk(s.bound, "GET", "/ping");
+        run_calls(&s, &c, 1, 1);
+        assert_int_equal(c.status, 200);
+    }
+    srv_stop(&s);
+}
+
+/* max_connections_per_ip: a third connection from 127.0.0.1 is closed at
+ * once, while another address is still served. */
+static void test_per_ip_limit(void **state)
+{
+    (void)state;
+    struct srv s;
+    char buf[4096];
+    struct srv_opts o = {.max_connections = 16, .per_ip = 2};
+    srv_start_opts(&s, &o);
+    int a = raw_connect(s.bound), b = raw_connect(s.bound);
+    LOOP_UNTIL(&s, http_connection_count(s.http) == 2);
+    int c = raw_connect(s.bound);
+    raw_eof(&s, c);
+    close(c);
+    int other = raw_connect_from(s.bound, "127.0.0.2");
+    raw_send(other, "GET /ping HTTP/1.1\r\nHost: t\r\n\r\n");
+    raw_until(&s, other, buf, sizeof buf, "{\"pong\":\"GET\"}\n");
+    /* the held ones still work */
+    raw_send(a, "GET /ping HTTP/1.1\r\nHost: t\r\n\r\n");
+    raw_until(&s, a, buf, sizeof buf, "{\"pong\":\"GET\"}\n");
+    close(a);
+    close(b);
+    close(other);
+    srv_stop(&s);
+}
+
+/* header_timeout_s: a client that sends a header line every 100 ms never
+ * completes its header (slowloris); MHD's idle timeout never fires for it,
+ * the header timeout closes it. A request whose header is complete but
+ * whose body is slow is not touched by it. */
+static void test_header_timeout(void **state)
+{
+    (void)state;
+    struct srv s;
+    char buf[4096];
+    struct srv_opts o = {.header_timeout_s = 1};
+    srv_start_opts(&s, &o);
+    int body = raw_connect(s.bound);
+    raw_send(body, "POST /echo HTTP/1.1\r\nHost: t\r\nContent-Length: 6\r\n\r\nabc");
+    int slow = raw_connect(s.bound);
+    raw_send(slow, "GET /ping HTTP/1.1\r\n");
+    int64_t guard = lcn_now_ns() + GUARD_NS, next = 0;
+    for (;;) {
+        assert_true(lcn_now_ns() < guard);
+        ssize_t k = recv(slow, buf, sizeof buf, MSG_DONTWAIT);
+        if (k == 0 || (k < 0 && errno == ECONNRESET))
+            break;
+        assert_true(k < 0 && (errno == EAGAIN || errno == EWOULDBLOCK));
+        if (lcn_now_ns() >= next) {
+            if (send(slow, "X-Slow: 1\r\n", 11, MSG_NOSIGNAL) < 0)
+                break; /* closed by the server */
+            next = lcn_now_ns() + 100 * 1000000LL;
+        }
+        uv_run(&s.loop, UV_RUN_ONCE);
+    }
+    close(slow);
+    assert_int_equal(http_header_timeouts(s.http), 1);
+    /* the slow body is still being read: finish it */
+    raw_send(body, "def");
+    raw_until(&s, body, buf, sizeof buf, "abcdef");
+    close(body);
+    srv_stop(&s);
+}
+
+/* Issue 14: ambiguous framing (two Content-Lengths, Content-Length with
+ * Transfer-Encoding, a coding other than chunked) is answered 400 with
+ * "Connection: close" and the connection closed, so that what follows the
+ * short body is never served as a second request (smuggling). */
+static void test_strict_framing(void **state)
+{
+    (void)state;
+    struct srv s;
+    char buf[8192];
+    srv_start(&s, NULL);
+    static const char *bad[] = {
+        "POST /echo HTTP/1.1\r\nHost: t\r\nContent-Length: 3\r\nContent-Length: 40\r\n\r\n"
+        "abcGET /ping HTTP/1.1\r\nHost: t\r\n\r\n",
+        "POST /echo HTTP/1.1\r\nHost: t\r\nContent-Length: 3\r\nContent-Length: 3\r\n\r\n"
+        "abcGET /ping HTTP/1.1\r\nHost: t\r\n\r\n",
+        "POST /echo HTTP/1.1\r\nHost: t\r\nContent-Length: 40\r\nTransfer-Encoding: chunked"
+        "\r\n\r\n3\r\nabc\r\n0\r\n\r\nGET /ping HTTP/1.1\r\nHost: t\r\n\r\n",
+        "POST /echo HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n"
+        "Transfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n",
+        "POST /echo HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: gzip\r\n\r\nabc",
+        "GET /ping HTTP/1.1\r\nHost: t\r\nContent-Length: 0\r\nContent-Length: 38\r\n\r\n"
+        "GET /ping HTTP/1.1\r\nHost: t\r\n\r\n",
+    };
+    for (size_t i = 0; i < LCN_ARRAY_LEN(bad); i++) {
+        raw_exchange_to_eof(&s, bad[i], buf, sizeof buf);
+        assert_non_null(strstr(buf, "HTTP/1.1 400"));
+        assert_non_null(strstr(buf, "\"code\":\"bad_request\""));
+        assert_non_null(strstr(buf, "\r\nConnection: close\r\n"));
+        assert_null(strstr(buf, "pong")); /* nothing smuggled through */
+        assert_null(strstr(buf, "HTTP/1.1 200"));
+    }
+    /* one Content-Length, or chunked alone, are fine */
+    raw_exchange_to_eof(&s,
+                        "POST /echo HTTP/1.1\r\nHost: t\r\nContent-Length: 3\r\n"
+                        "Connection: close\r\n\r\nabc",
+                        buf, sizeof buf);
+    assert_non_null(strstr(buf, "HTTP/1.1 200"));
+    raw_exchange_to_eof(&s,
+                        "POST /echo HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n"
+                        "Connection: close\r\n\r\n3\r\nabc\r\n0\r\n\r\n",
+                        buf, sizeof buf);
+    assert_non_null(strstr(buf, "HTTP/1.1 200"));
+    assert_non_null(strstr(buf, "abc"));
+    assert_int_equal(http_responses(s.http, 400), LCN_ARRAY_LEN(bad));
+    srv_stop(&s);
+}
+
+/* Issue 14: %00 used to cut the decoded path short ("/ping%00" was /ping,
+ * "/things/42%00xyz" gave id 42), and a path that decodes to bytes that
+ * are not UTF-8 gave 500 (its 404 message could not be sent as JSON).
+ * Now %00 stays encoded, such paths answer 404, and valid UTF-8 routes. */
+static void test_path_decoding(void **state)
+{
+    (void)state;
+    struct srv s;
+    srv_start(&s, NULL);
+    struct call c[7];
+    c[0] = mk(s.bound, "GET", "/things/42%00xyz");
+    c[1] = mk(s.bound, "GET", "/ping%00");
+    c[2] = mk(s.bound, "GET", "/things/%ff");
+    c[3] = mk(s.bound, "GET", "/nope%ff%c0%af");
+    c[4] = mk(s.bound, "GET", "/things/%c3%a9");
+    c[5] = mk(s.bound, "GET", "/things/1?q=%00");
+    c[6] = mk(s.bound, "GET", "/things/%ed%a0%80"); /* a surrogate */
+    run_calls(&s, c, 7, 1);
+    assert_int_equal(c[0].status, 200);
+    assert_string_equal(c[0].out, "{\"id\":\"42%00xyz\",\"q\":\"\"}\n");
+    assert_int_equal(c[1].status, 404);
+    assert_int_equal(c[2].status, 404);
+    assert_int_equal(c[3].status, 404);
+    assert_non_null(strstr(c[3].out, "no route for /nope???"));
+    assert_int_equal(c[4].status, 200);
+    assert_string_equal(c[4].out, "{\"id\":\"\xc3\xa9\",\"q\":\"\"}\n");
+    assert_int_equal(c[5].status, 200);
+    assert_string_equal(c[5].out, "{\"id\":\"1\",\"q\":\"%00\"}\n");
+    assert_int_equal(c[6].status, 404);
+    assert_int_equal(http_responses(s.http, 500), 0);
+    srv_stop(&s);
+}
+
+/* A connection whose client sent part of a header and closed while it
+ * waited in the backlog: MHD accepts it, reads the bytes in one short read
+ * and, its epoll set being edge-triggered, never reads again, so it never
+ * sees the close (the end arrived with the data). It held its slot until
+ * an idle timeout; at max_connections, with many such connections, every
+ * slot. The sweep finds peers that have closed (TCP_CLOSE_WAIT) among the
+ * connections waiting for a header. No header timeout here, and an idle
+ * timeout far beyond the test's guard. */
+static void test_closed_in_backlog(void **state)
+{
+    (void)state;
+    struct srv s;
+    struct srv_opts o = {.max_connections = 4, .connection_timeout_s = 600};
+    srv_start_opts(&s, &o);
+    int hold[4], late[4];
+    for (int i = 0; i < 4; i++) {
+        hold[i] = raw_connect(s.bound);
+        raw_send(hold[i], "GET /ping HTTP/1.1\r\n");
+    }
+    LOOP_UNTIL(&s, http_connection_count(s.http) == 4);
+    for (int i = 0; i < 4; i++) { /* in the backlog: part of a header, then the end */
+        late[i] = raw_connect(s.bound);
+        raw_send(late[i], "GET /ping HTTP/1.1\r\nHost: t\r\n");
+        close(late[i]);
+    }
+    for (int i = 0; i < 4; i++)
+        close(hold[i]);
+    LOOP_UNTIL(&s, http_connection_count(s.http) == 0);
+    struct call c = mk(s.bound, "GET", "/ping");
+    run_calls(&s, &c, 1, 1);
+    assert_int_equal(c.status, 200);
+    srv_stop(&s);
+}
+
 static void test_listen_errors(void **state)
 {
     (void)state;
@@ -728,6 +1045,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_routing),
         cmocka_unit_test(test_auth),
+        cmocka_unit_test(test_auth_before_routing),
         cmocka_unit_test(test_body_limits),
         cmocka_unit_test(test_deferred_and_stream),
         cmocka_unit_test(test_concurrency),
@@ -735,6 +1053,12 @@ int main(void)
         cmocka_unit_test(test_stop_clients_close_midway),
         cmocka_unit_test(test_stop_clients_never_close),
         cmocka_unit_test(test_stop_deadline_cuts_off),
+        cmocka_unit_test(test_limit_released),
+        cmocka_unit_test(test_per_ip_limit),
+        cmocka_unit_test(test_header_timeout),
+        cmocka_unit_test(test_closed_in_backlog),
+        cmocka_unit_test(test_strict_framing),
+        cmocka_unit_test(test_path_decoding),
         cmocka_unit_test(test_listen_errors),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
