@@ -900,8 +900,9 @@ extern "C" int gpu_fits(const struct gpu_ctx *ctx, const struct lcn_graph *g, ch
 }
 
 static int sjob_setup(struct gpu_ctx *ctx, int slot, const struct lcn_graph *g,
-                      const struct lcn_pt *start, const struct gpu_solver_params *gp, uint64_t seed,
-                      struct sjob *j, char *why, int len)
+                      const struct lcn_pt *start, const int32_t *start_c,
+                      const struct gpu_solver_params *gp, uint64_t seed, struct sjob *j, char *why,
+                      int len)
 {
     memset(j, 0, sizeof(*j));
     j->ctx = ctx;
@@ -979,7 +980,10 @@ static int sjob_setup(struct gpu_ctx *ctx, int slot, const struct lcn_graph *g,
     int32_t *c0 = (int32_t *)xmalloc(sizeof(int32_t) * (size_t)(m + 1));
     int32_t *h0 = (int32_t *)xcalloc((size_t)m + 1, sizeof(int32_t));
     int64_t *w0 = (int64_t *)xmalloc(sizeof(int64_t) * 2 * (size_t)(m + 1));
-    crossings_grid(g, start, c0, 0);
+    if (start_c) /* the counts the oracle gave for this start: no recount */
+        memcpy(c0, start_c, sizeof(int32_t) * (size_t)m);
+    else
+        crossings_grid(g, start, c0, 0);
     obj_from_counts(&j->start_obj, c0, m);
     for (int e = 0; e < m; e++)
         h0[c0[e]]++;
@@ -1070,7 +1074,7 @@ extern "C" int gpu_solver_debug_run(struct gpu_ctx *ctx, int slot, const struct 
         return LCN_EINVAL;
     struct sjob j;
     char why[200];
-    int rc = sjob_setup(ctx, slot, g, start, gp, seed, &j, why, sizeof(why));
+    int rc = sjob_setup(ctx, slot, g, start, NULL, gp, seed, &j, why, sizeof(why));
     if (rc)
         return rc;
     for (int32_t b = 0; b < batches && !rc; b++) {
@@ -1099,7 +1103,7 @@ extern "C" int gpu_solver_debug_run(struct gpu_ctx *ctx, int slot, const struct 
  * force-directed layout.
  */
 static int build_start(struct gpu_ctx *ctx, int slot, const struct lcn_graph *g,
-                       const struct engine_params *p, struct lcn_pt *best, int64_t *count_ns)
+                       const struct engine_params *p, struct lcn_pt *best)
 {
     static const enum layout_kind order[] = {LAYOUT_INPUT, LAYOUT_STRESS, LAYOUT_FORCE,
                                              LAYOUT_CIRCLE, LAYOUT_RANDOM};
@@ -1111,7 +1115,6 @@ static int build_start(struct gpu_ctx *ctx, int slot, const struct lcn_graph *g,
     int32_t *c = (int32_t *)xmalloc(sizeof(int32_t) * (size_t)(g->m ? g->m : 1));
     struct lcn_obj bo = {0, 0, 0, 0};
     int have = 0, rc = 0;
-    *count_ns = 0;
     for (size_t i = 0; i < sizeof(order) / sizeof(order[0]); i++) {
         enum layout_kind k = order[i];
         if (k == LAYOUT_INPUT && !p->init)
@@ -1119,7 +1122,6 @@ static int build_start(struct gpu_ctx *ctx, int slot, const struct lcn_graph *g,
         if (have && lcn_now_ns() >= dl)
             break;
         int r = layout_make(g, k, p->seed, p->init, p->has_xy, dl, &hard, pts);
-        int64_t t0 = lcn_now_ns();
         uint64_t tests;
         if (r == 0)
             r = crossings_grid_stop(g, pts, c, 0, &hard, &tests);
@@ -1134,7 +1136,6 @@ static int build_start(struct gpu_ctx *ctx, int slot, const struct lcn_graph *g,
         }
         if (r)
             continue;
-        *count_ns = LCN_MAX(*count_ns, lcn_now_ns() - t0);
         struct lcn_obj o;
         obj_from_counts(&o, c, g->m);
         if (!have || obj_cmp(&o, &bo) < 0) {
@@ -1163,8 +1164,10 @@ static int build_start(struct gpu_ctx *ctx, int slot, const struct lcn_graph *g,
     return rc ? rc : (have ? 0 : LCN_EINVAL);
 }
 
-/* Fetches the best layout of the record's replica and revalidates it. */
-static int publish(struct sjob *j, struct lcn_pt *out, struct lcn_obj *obj)
+/* Fetches the best layout of the record's replica and revalidates it;
+ * the oracle gives up with the stop's code when stop fires (no verdict). */
+static int publish(struct sjob *j, struct lcn_pt *out, struct lcn_obj *obj,
+                   const struct lcn_stop *stop)
 {
     struct gpu_record *rec = j->s->rec_host;
     int n = j->g->n;
@@ -1173,7 +1176,11 @@ static int publish(struct sjob *j, struct lcn_pt *out, struct lcn_obj *obj)
         return rc;
     GPU_CHECK(j->ctx, cudaStreamSynchronize(j->s->stream));
     struct lcn_report r;
-    validate_layout(j->g, out, 8, &r);
+    rc = validate_layout_stop(j->g, out, 8, stop, &r);
+    if (rc) {
+        report_release(&r);
+        return rc;
+    }
     int ok = r.valid && obj_cmp(&r.obj, &rec->best) == 0;
     if (!ok) {
         char a[96], b[96];
@@ -1233,15 +1240,27 @@ extern "C" int gpu_engine_run(struct gpu_ctx *ctx, const struct lcn_graph *g,
     const double t0 = (double)p->start_ns;
     int n = g->n;
     struct lcn_pt *start = (struct lcn_pt *)xmalloc(sizeof(*start) * (size_t)(n ? n : 1));
-    int64_t count_ns = 0;
-    int rc = build_start(ctx, slot, g, p, start, &count_ns);
-    /* the search ends early enough for the oracle passes of its result (the
-     * host's and the caller's; an oracle pass costs about three counts) */
-    int64_t reserve = (1 + LCN_MAX(0, p->caller_validations)) * 3 * count_ns;
+    int rc = build_start(ctx, slot, g, p, start);
+    /* the oracle passes the start before anything is published (its counts
+     * then seed the device state); timing it tells how early the search
+     * must stop for the oracle passes of its result, the host's and the
+     * caller's (issue 14) */
+    struct lcn_stop hard = {p->deadline_ns, p->cancel};
+    struct lcn_report vr;
+    memset(&vr, 0, sizeof(vr));
+    int64_t t_val = lcn_now_ns();
+    if (!rc) {
+        rc = validate_layout_stop(g, start, 8, &hard, &vr);
+        if (!rc && !vr.valid)
+            rc = LCN_ECORRUPT;
+    }
+    t_val = lcn_now_ns() - t_val;
+    int64_t reserve = (1 + LCN_MAX(0, p->caller_validations)) * (3 * t_val / 2) + 2000000;
     struct sjob j;
     char why[200] = "";
     if (!rc)
-        rc = sjob_setup(ctx, slot, g, start, &gp, p->seed, &j, why, sizeof(why));
+        rc = sjob_setup(ctx, slot, g, start, vr.c, &gp, p->seed, &j, why, sizeof(why));
+    report_release(&vr);
     if (rc) {
         if (why[0])
             fprintf(stderr, "lcn gpu: %s\n", why);
@@ -1249,6 +1268,10 @@ extern "C" int gpu_engine_run(struct gpu_ctx *ctx, const struct lcn_graph *g,
         gpu_slot_release(ctx, slot);
         return rc;
     }
+    /* the last layout the oracle passed: the start, then each checkpoint */
+    struct lcn_pt *last = (struct lcn_pt *)xmalloc(sizeof(*last) * (size_t)(n ? n : 1));
+    memcpy(last, start, sizeof(*last) * (size_t)n);
+    struct lcn_obj last_obj = j.start_obj;
     struct lcn_pt *buf = (struct lcn_pt *)xmalloc(sizeof(*buf) * (size_t)(n ? n : 1));
     struct lcn_obj best = j.start_obj, pub_obj;
     double ttt = -1;
@@ -1316,11 +1339,17 @@ extern "C" int gpu_engine_run(struct gpu_ctx *ctx, const struct lcn_graph *g,
             pending = 1;
             if (p->target_k >= 0 && ttt < 0 && best.K <= p->target_k) {
                 /* the time to target counts only once the oracle accepted the layout */
-                rc = publish(&j, buf, &pub_obj);
+                rc = publish(&j, buf, &pub_obj, &hard);
+                if (rc == LCN_EDEADLINE || rc == LCN_ECANCELLED) {
+                    rc = 0; /* stopping anyway: no verdict, nothing published */
+                    continue;
+                }
                 if (rc)
                     break;
                 fetches++;
                 ttt = el;
+                memcpy(last, buf, sizeof(*last) * (size_t)n);
+                last_obj = pub_obj;
                 if (p->on_layout)
                     p->on_layout(p->ctx, buf, &pub_obj, el);
                 last_pub = now;
@@ -1328,10 +1357,16 @@ extern "C" int gpu_engine_run(struct gpu_ctx *ctx, const struct lcn_graph *g,
             }
         }
         if (pending && now - last_pub >= ck_iv) {
-            rc = publish(&j, buf, &pub_obj);
+            rc = publish(&j, buf, &pub_obj, &hard);
+            if (rc == LCN_EDEADLINE || rc == LCN_ECANCELLED) {
+                rc = 0;
+                continue;
+            }
             if (rc)
                 break;
             fetches++;
+            memcpy(last, buf, sizeof(*last) * (size_t)n);
+            last_obj = pub_obj;
             if (p->on_layout)
                 p->on_layout(p->ctx, buf, &pub_obj, el);
             last_pub = now;
@@ -1356,16 +1391,24 @@ extern "C" int gpu_engine_run(struct gpu_ctx *ctx, const struct lcn_graph *g,
         st->layout_bytes = sizeof(int2) * (size_t)n;
     }
     if (!rc) {
-        /* the final layout: always fetched and revalidated, then published once */
-        if (j.batch == 0) {
-            memcpy(buf, start, sizeof(*buf) * (size_t)n);
-            struct lcn_report r;
-            validate_layout(g, buf, 8, &r);
-            rc = r.valid && obj_cmp(&r.obj, &j.start_obj) == 0 ? 0 : LCN_ECORRUPT;
-            pub_obj = r.obj;
-            report_release(&r);
+        /* the final layout: fetched and revalidated, then published once.
+         * The oracle has until the deadline less the caller's passes (at
+         * least a little grace); a cancelled run validates only when the
+         * oracle is cheap. Otherwise, or when the oracle cannot finish in
+         * time, the last validated layout is the result (issue 14). */
+        int cancelled = stop == ENGINE_STOP_CANCELLED;
+        int64_t caller = LCN_MAX(0, p->caller_validations) * (3 * t_val / 2);
+        int64_t grace = LCN_MIN(2 * t_val + 5000000, 50000000);
+        struct lcn_stop dl = {LCN_MAX(p->deadline_ns - caller, lcn_now_ns() + grace), NULL};
+        int fr = LCN_EDEADLINE;
+        if (j.batch > 0 && obj_cmp(&j.s->rec_host->best, &last_obj) != 0 &&
+            (!cancelled || t_val * (1 + LCN_MAX(0, p->caller_validations)) < 20000000))
+            fr = publish(&j, buf, &pub_obj, &dl);
+        if (fr == LCN_EDEADLINE) {
+            memcpy(buf, last, sizeof(*buf) * (size_t)n);
+            pub_obj = last_obj;
         } else {
-            rc = publish(&j, buf, &pub_obj);
+            rc = fr;
         }
     }
     if (!rc) {
@@ -1388,6 +1431,7 @@ extern "C" int gpu_engine_run(struct gpu_ctx *ctx, const struct lcn_graph *g,
         out->tel.elapsed_s = out->elapsed_s;
     }
     free(buf);
+    free(last);
     free(start);
     gpu_slot_release(ctx, slot);
     return rc;
