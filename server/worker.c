@@ -59,8 +59,9 @@ static int revalidate(const struct lcn_graph *g, const struct lcn_pt *pts,
 
 /* How long past the deadline (or past the engine's return, for a cancelled
  * run) the worker's own oracle may run before the last checkpoint is taken
- * instead: the engine keeps time for this pass before the deadline. */
-#define REVALIDATE_GRACE_NS 60000000LL
+ * instead: the engine keeps time for this pass before the deadline. One
+ * absolute limit for every pass of a run, so the graces never add up. */
+#define REVALIDATE_GRACE_NS 50000000LL
 
 static void wake(struct worker_thread *t)
 {
@@ -149,8 +150,8 @@ static int finish_result(struct run *run, struct engine_result *res)
     if (same_as_valid(run, res->layout, &res->best))
         return 0;
     char diag[256];
-    int64_t now = lcn_now_ns();
-    int64_t base = atomic_load(&run->cancel) ? now : LCN_MAX(now, run->params.deadline_ns);
+    int64_t base = atomic_load(&run->cancel) ? LCN_MIN(lcn_now_ns(), run->params.deadline_ns)
+                                              : run->params.deadline_ns;
     struct lcn_stop stop = {base + REVALIDATE_GRACE_NS, NULL};
     int rc = revalidate(run->g, res->layout, &res->best, &stop, diag, sizeof diag);
     if (rc == LCN_EDEADLINE && run->valid) {
