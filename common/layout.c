@@ -365,18 +365,22 @@ int layout_pivot_mds_stop(const struct lcn_graph *g, uint64_t seed, const struct
         free(dist);
         return rc;
     }
-    /* double centring */
+    /* double centring (each pass over the n x k matrix is tens of ms at
+     * 200,000 nodes: the stop is polled per row) */
     double *colm = xcalloc((size_t)k, sizeof(double));
     double grand = 0;
-    for (int32_t i = 0; i < n; i++)
+    for (int32_t i = 0; i < n && !rc; i++) {
+        rc = lcn_stop_tick(stop, &work, k);
         for (int32_t j = 0; j < k; j++)
             colm[j] += c[(size_t)i * k + j];
+    }
     for (int32_t j = 0; j < k; j++) {
         grand += colm[j];
         colm[j] /= n;
     }
     grand /= (double)n * k;
-    for (int32_t i = 0; i < n; i++) {
+    for (int32_t i = 0; i < n && !rc; i++) {
+        rc = lcn_stop_tick(stop, &work, 2 * k);
         double rowm = 0;
         for (int32_t j = 0; j < k; j++)
             rowm += c[(size_t)i * k + j];
@@ -408,7 +412,8 @@ int layout_pivot_mds_stop(const struct lcn_graph *g, uint64_t seed, const struct
     }
     power_iter(b, k, NULL, v1);
     power_iter(b, k, v1, v2);
-    for (int32_t i = 0; i < n; i++) {
+    for (int32_t i = 0; i < n && !rc; i++) {
+        rc = lcn_stop_tick(stop, &work, k);
         double x = 0, y = 0;
         for (int32_t j = 0; j < k; j++) {
             x += c[(size_t)i * k + j] * v1[j];

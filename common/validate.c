@@ -283,8 +283,13 @@ int validate_layout_stop(const struct lcn_graph *g, const struct lcn_pt *pts, in
         return rc;
     }
 
-    /* V4 and the crossing counts share one sweep over x-spans. */
+    /* V4 and the crossing counts share one sweep over x-spans (sorting the
+     * spans is tens of ms at 400,000 edges: the stop is checked first) */
     memset(r->c, 0, sizeof(int32_t) * (size_t)g->m);
+    if ((rc = lcn_stop_check(stop)) != 0) {
+        r->valid = 0;
+        return rc;
+    }
     struct span *s = edge_spans(g, pts);
     for (int32_t i = 0; i < g->m && !rc; i++) {
         int32_t e = s[i].id;
