@@ -33,6 +33,10 @@ const struct config_option config_options[] = {
     {"header_timeout_s", CONFIG_INT, 0, 86400, "10", OFF(header_timeout_s), NULL,
      "seconds a connection has to send a complete request header, from its opening or its "
      "previous answer; then it is closed (0: no limit)"},
+    {"connection_reserve", CONFIG_INT, 0, 100000, "16", OFF(connection_reserve), NULL,
+     "connection slots kept free for new clients: when fewer are free, the connections that "
+     "have waited longest for a request header are closed at once (at most a quarter of "
+     "max_connections; 0: none, new connections wait in the listen backlog)"},
     {"max_streams", CONFIG_INT, 0, 100000, "128", OFF(max_streams), NULL,
      "most simultaneous server-sent-event progress streams"},
     {"sse_heartbeat_s", CONFIG_DOUBLE, 0.05, 3600, "5", OFF(sse_heartbeat_s), NULL,

@@ -32,6 +32,7 @@ struct lcnd_config {
     int64_t max_connections_per_ip;
     int64_t connection_timeout_s;
     int64_t header_timeout_s;
+    int64_t connection_reserve;
     int64_t max_streams;
     double sse_heartbeat_s;
     /* admission */

@@ -35,8 +35,15 @@ struct http_server {
     int in_run, rerun;
     struct http_conn *conns; /* every open connection (doubly linked) */
     size_t n_conns;
+    size_t n_cut; /* of them, shut down by us and not yet closed by MHD */
+    /* the connections waiting for a request header, oldest first (each
+     * joins at the tail when it starts waiting, so since_ns ascends) */
+    struct http_conn *wait_head, *wait_tail;
+    unsigned reserve;         /* slots kept free by eviction; 0: no eviction */
     unsigned closed_in_run;   /* connections MHD closed during this run */
     uint64_t header_timeouts; /* connections cut by the header timeout */
+    uint64_t evictions;       /* connections cut to keep the reserve free */
+    int64_t evict_logged_ns;  /* when evicting was last logged */
     int64_t limit_logged_ns;  /* when reaching max_connections was last logged */
     int64_t log_window_ns;    /* MHD's messages: the window's start, */
     unsigned log_count;       /* how many it wrote, */
@@ -63,9 +70,10 @@ struct hdr {
 struct http_conn {
     struct MHD_Connection *c;
     int64_t since_ns; /* opened, or its last request completed */
-    int waiting;      /* for a request header, since since_ns */
-    int cut;          /* shut down by the sweep (header_sweep) */
+    int waiting;      /* for a request header, since since_ns (in the wait list) */
+    int cut;          /* shut down by us (header_sweep, evict); MHD closes it */
     struct http_conn *prev, *next;
+    struct http_conn *wprev, *wnext; /* the server's wait list */
 };
 
 struct http_req {
@@ -243,6 +251,7 @@ static void arm(struct http_server *s)
 }
 
 static void stop_check(struct http_server *s);
+static unsigned evict(struct http_server *s);
 
 /* Every MHD_run goes through here: a request completes, a connection
  * closes or a suspended one resumes only inside MHD_run, so checking the
@@ -255,6 +264,9 @@ static void drive(struct http_server *s)
     s->closed_in_run = 0;
     MHD_run(s->d);
     s->in_run = 0;
+    /* the run may have accepted connections: keep the reserve free */
+    if (evict(s))
+        s->rerun = 1;
     /* At max_connections MHD takes its listening socket out of its epoll
      * set, and puts it back only at the start of a later run once a
      * connection has closed. Nothing would start that run: the epoll
@@ -307,6 +319,60 @@ static void on_tick(uv_timer_t *t)
 
 /* ---------------------------------------------------------------- connections */
 
+/* k starts waiting for a request header now: it joins the wait list at
+ * the tail, which keeps the list in the order of since_ns. */
+static void wait_begin(struct http_server *s, struct http_conn *k, int64_t now)
+{
+    if (k->waiting || k->cut)
+        return;
+    k->since_ns = now;
+    k->waiting = 1;
+    k->wnext = NULL;
+    k->wprev = s->wait_tail;
+    if (s->wait_tail)
+        s->wait_tail->wnext = k;
+    else
+        s->wait_head = k;
+    s->wait_tail = k;
+}
+
+static void wait_end(struct http_server *s, struct http_conn *k)
+{
+    if (!k->waiting)
+        return;
+    if (k->wprev)
+        k->wprev->wnext = k->wnext;
+    else
+        s->wait_head = k->wnext;
+    if (k->wnext)
+        k->wnext->wprev = k->wprev;
+    else
+        s->wait_tail = k->wprev;
+    k->wprev = k->wnext = NULL;
+    k->waiting = 0;
+}
+
+/*
+ * Closes a connection from outside MHD. MHD has no call for that, so the
+ * socket is shut down; that wakes MHD's epoll set, MHD's read sees the end
+ * and MHD closes the connection as if the client had, in this run or the
+ * next (it frees the connection, and NOTIFY_CLOSED frees k, then). Until
+ * then k stays on the connection list, marked cut and off the wait list,
+ * and counts in n_cut. Returns 0 when MHD has no descriptor for it.
+ */
+static int conn_cut(struct http_server *s, struct http_conn *k)
+{
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(k->c, MHD_CONNECTION_INFO_CONNECTION_FD);
+    if (!ci)
+        return 0;
+    shutdown(ci->connect_fd, SHUT_RDWR);
+    wait_end(s, k);
+    k->cut = 1;
+    s->n_cut++;
+    return 1;
+}
+
 static void on_connection(void *cls, struct MHD_Connection *c, void **socket_context,
                           enum MHD_ConnectionNotificationCode toe)
 {
@@ -315,15 +381,17 @@ static void on_connection(void *cls, struct MHD_Connection *c, void **socket_con
     if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
         k = xcalloc(1, sizeof *k);
         k->c = c;
-        k->since_ns = lcn_now_ns();
-        k->waiting = 1;
+        wait_begin(s, k, lcn_now_ns());
         k->next = s->conns;
         if (s->conns)
             s->conns->prev = k;
         s->conns = k;
         s->n_conns++;
         *socket_context = k;
-        if (s->n_conns >= s->cfg.max_connections &&
+        /* with eviction the limit is a passing state while older
+         * connections wait for a header (evict cuts them after this run);
+         * it lasts only when every other connection is busy */
+        if (s->n_conns >= s->cfg.max_connections && (!s->reserve || s->wait_head == k) &&
             (!s->limit_logged_ns || k->since_ns - s->limit_logged_ns > 60 * 1000000000LL)) {
             log_warn("http: %zu connections open (max_connections): new ones wait in the listen "
                      "backlog until one closes",
@@ -331,8 +399,11 @@ static void on_connection(void *cls, struct MHD_Connection *c, void **socket_con
             s->limit_logged_ns = k->since_ns;
         }
     } else if (toe == MHD_CONNECTION_NOTIFY_CLOSED && k) {
+        wait_end(s, k);
         LCN_DLIST_UNLINK(s->conns, k, prev, next);
         s->n_conns--;
+        if (k->cut)
+            s->n_cut--;
         s->closed_in_run++;
         free(k);
         *socket_context = NULL;
@@ -385,20 +456,67 @@ static void header_sweep(struct http_server *s)
     int64_t now = lcn_now_ns();
     int64_t expired =
         s->cfg.header_timeout_s ? now - (int64_t)s->cfg.header_timeout_s * 1000000000LL : INT64_MIN;
-    for (struct http_conn *k = s->conns; k; k = k->next) {
-        if (!k->waiting || k->cut)
-            continue;
-        const union MHD_ConnectionInfo *ci =
-            MHD_get_connection_info(k->c, MHD_CONNECTION_INFO_CONNECTION_FD);
-        if (!ci)
-            continue;
-        if (k->since_ns <= expired)
+    struct http_conn *next;
+    for (struct http_conn *k = s->wait_head; k; k = next) {
+        next = k->wnext; /* conn_cut takes k off the wait list */
+        if (k->since_ns > expired) {
+            const union MHD_ConnectionInfo *ci =
+                MHD_get_connection_info(k->c, MHD_CONNECTION_INFO_CONNECTION_FD);
+            if (!ci || !peer_closed(ci->connect_fd))
+                continue;
+            conn_cut(s, k);
+        } else if (conn_cut(s, k)) {
             s->header_timeouts++;
-        else if (!peer_closed(ci->connect_fd))
-            continue;
-        shutdown(ci->connect_fd, SHUT_RDWR);
-        k->cut = 1;
+        }
     }
+}
+
+/*
+ * Eviction, after every MHD_run (the runs that accept connections among
+ * them). With the configured reserve R, at most max_connections - R
+ * connections are kept that are not already being closed: past that, the
+ * connections that have waited longest for a complete request header are
+ * cut, oldest first, until R slots are free again, or no connection waits
+ * for a header. So idle or slow connections from any number of addresses
+ * cannot fill every slot: MHD keeps accepting, a new client's request is
+ * read in the run that accepts it (MHD reads a new connection at once),
+ * and its connection then has a request in progress and is never cut.
+ * Connections with a request in progress, an answer being sent, a
+ * suspended request or a stream are not waiting and are never evicted;
+ * idle keep-alive ones are (they wait for their next header).
+ *
+ * The price: while the daemon is saturated, a client that has not yet
+ * delivered a complete header (a legitimate but very slow one, or a new
+ * one whose header is still on its way while every older connection is
+ * busy) may be cut without an answer. Nothing is evicted while stopping
+ * (no connection is accepted any more). Logged at most once a minute.
+ */
+static unsigned evict(struct http_server *s)
+{
+    if (!s->d || !s->reserve || s->quiesced)
+        return 0;
+    size_t keep = s->cfg.max_connections - s->reserve;
+    unsigned n = 0;
+    while (s->n_conns - s->n_cut > keep && s->wait_head) {
+        struct http_conn *k = s->wait_head;
+        if (!conn_cut(s, k)) {
+            wait_end(s, k); /* no descriptor: leave it to MHD */
+            continue;
+        }
+        s->evictions++;
+        n++;
+    }
+    if (n) {
+        int64_t now = lcn_now_ns();
+        if (!s->evict_logged_ns || now - s->evict_logged_ns > 60 * 1000000000LL) {
+            log_warn("http: %zu connections open (max_connections %u): closing those that have "
+                     "waited longest for a request header, to keep %u slots free (%llu so far)",
+                     s->n_conns, s->cfg.max_connections, s->reserve,
+                     (unsigned long long)s->evictions);
+            s->evict_logged_ns = now;
+        }
+    }
+    return n;
 }
 
 /* ---------------------------------------------------------------- requests */
@@ -459,17 +577,14 @@ static void req_free(struct http_req *r)
 static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
                          enum MHD_RequestTerminationCode toe)
 {
-    (void)cls;
     (void)toe;
     struct http_req *r = *con_cls;
     *con_cls = NULL;
     if (r)
         req_free(r);
     struct http_conn *k = conn_of(c);
-    if (k) {
-        k->waiting = 1;
-        k->since_ns = lcn_now_ns();
-    }
+    if (k)
+        wait_begin(cls, k, lcn_now_ns());
 }
 
 static ssize_t stream_reader(void *cls, uint64_t pos, char *buf, size_t max)
@@ -831,7 +946,7 @@ static enum MHD_Result on_access(void *cls, struct MHD_Connection *c, const char
         *con_cls = r;
         struct http_conn *k = conn_of(c);
         if (k)
-            k->waiting = 0; /* the header is complete */
+            wait_end(s, k); /* the header is complete */
         if ((r->early_why = framing_error(c))) {
             r->early_status = 400;
             r->close = 1;
@@ -986,6 +1101,9 @@ int http_start(struct http_server **out, uv_loop_t *loop, const struct http_conf
     struct http_server *s = xcalloc(1, sizeof *s);
     s->loop = loop;
     s->cfg = *cfg;
+    /* at most a quarter of the slots: small limits keep most of theirs */
+    s->reserve = cfg->connection_reserve < cfg->max_connections / 4 ? cfg->connection_reserve
+                                                                      : cfg->max_connections / 4;
     if (cfg->token && *cfg->token) {
         s->token = xstrdup(cfg->token);
         s->token_len = strlen(s->token);
@@ -1056,6 +1174,11 @@ size_t http_connection_count(const struct http_server *s)
 uint64_t http_header_timeouts(const struct http_server *s)
 {
     return s->header_timeouts;
+}
+
+uint64_t http_evictions(const struct http_server *s)
+{
+    return s->evictions;
 }
 
 static void on_handle_closed(uv_handle_t *h)

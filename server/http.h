@@ -36,6 +36,16 @@
  * buffer, MHD stops calling the read callback and the connection timeout
  * closes it; memory per stream stays bounded either way.
  *
+ * Connection slots: MHD holds at most max_connections connections (more
+ * wait in the listen backlog). Those that hold a slot without sending a
+ * request are closed: once a second, those past header_timeout_s and
+ * those whose peer has gone; and after every MHD_run, as soon as fewer
+ * than connection_reserve slots are free, those that have waited longest
+ * for a request header (eviction), so that idle or slow clients from any
+ * number of addresses cannot keep a new client waiting. Connections with
+ * a request in progress (streams and suspended ones included) are never
+ * closed that way.
+ *
  * Stopping (http_stop) never depends on clients: MHD stops once no request
  * is in progress or at the caller's deadline, and closes the connections
  * left. The stop check runs after every MHD_run and from a timer of its
@@ -76,6 +86,8 @@ struct http_config {
     unsigned max_connections_per_ip; /* from one client address; 0: no limit */
     unsigned connection_timeout_s;   /* idle time within a request */
     unsigned header_timeout_s;       /* time to send a request header; 0: no limit */
+    unsigned connection_reserve;     /* slots eviction keeps free (at most a quarter of
+                                        max_connections); 0: no eviction */
     const char *token;               /* NULL or "": no auth */
     const struct http_route *routes;
     size_t n_routes;
@@ -113,6 +125,10 @@ size_t http_connection_count(const struct http_server *s);
 /* Connections closed so far because they did not send a complete request
  * header within header_timeout_s. */
 uint64_t http_header_timeouts(const struct http_server *s);
+
+/* Connections closed so far while waiting for a request header to keep
+ * connection_reserve slots free (eviction; see http.c). */
+uint64_t http_evictions(const struct http_server *s);
 
 /* Stops serving: closes the listening socket, ends suspended streams and
  * answers every suspended request with 503 shutting_down (their cancel

@@ -482,6 +482,7 @@ static int start(struct lcnd *d, char *err, size_t errlen)
         .max_connections_per_ip = (unsigned)d->cfg.max_connections_per_ip,
         .connection_timeout_s = (unsigned)d->cfg.connection_timeout_s,
         .header_timeout_s = (unsigned)d->cfg.header_timeout_s,
+        .connection_reserve = (unsigned)d->cfg.connection_reserve,
         .token = d->token,
         .routes = api_routes,
         .n_routes = api_route_count,

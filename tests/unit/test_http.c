@@ -191,6 +191,7 @@ struct srv_opts {
     unsigned per_ip;
     unsigned header_timeout_s;
     unsigned connection_timeout_s; /* 0: 10 */
+    unsigned reserve;              /* connection_reserve; 0: no eviction */
 };
 
 static void srv_start_opts(struct srv *s, const struct srv_opts *o)
@@ -209,6 +210,7 @@ static void srv_start_opts(struct srv *s, const struct srv_opts *o)
         .max_connections_per_ip = o->per_ip,
         .connection_timeout_s = o->connection_timeout_s ? o->connection_timeout_s : 10,
         .header_timeout_s = o->header_timeout_s,
+        .connection_reserve = o->reserve,
         .token = o->token,
         .routes = routes,
         .n_routes = LCN_ARRAY_LEN(routes),
@@ -1018,6 +1020,59 @@ static void test_closed_in_backlog(void **state)
     srv_stop(&s);
 }
 
+/* Eviction: with max_connections 16 and a reserve of 4, at most 12
+ * connections are kept. A request whose body is still coming and an idle
+ * stream (suspended) are opened first, then 20 connections that send
+ * nothing, from 8 addresses: the 10 oldest idle ones are closed, the newer
+ * ones are kept, the busy ones are never touched, and an ordinary request
+ * is served at once (without eviction it would wait in the backlog until
+ * an idle connection timed out; no timeout here reaches the guard). */
+static void test_eviction(void **state)
+{
+    (void)state;
+    struct srv s;
+    char buf[4096];
+    struct srv_opts o = {.max_connections = 16, .reserve = 4, .connection_timeout_s = 600};
+    srv_start_opts(&s, &o);
+    int body = raw_connect(s.bound);
+    raw_send(body, "POST /echo HTTP/1.1\r\nHost: t\r\nContent-Length: 6\r\n\r\nabc");
+    int stream = raw_connect(s.bound);
+    raw_send(stream, "GET /idle-stream HTTP/1.1\r\nHost: t\r\n\r\n");
+    raw_until(&s, stream, buf, sizeof buf, "\r\n1\r\nx\r\n");
+    LOOP_UNTIL(&s, http_live_count(s.http) == 2 && http_suspended_count(s.http) == 1);
+    int idle[20];
+    for (int i = 0; i < 20; i++) {
+        char src[16];
+        snprintf(src, sizeof src, "127.0.0.%d", 2 + i % 8);
+        idle[i] = raw_connect_from(s.bound, src);
+    }
+    /* 22 open, 12 kept: the 10 oldest of those waiting for a header go */
+    LOOP_UNTIL(&s, http_evictions(s.http) == 10 && http_connection_count(s.http) == 12);
+    for (int i = 0; i < 10; i++)
+        raw_eof(&s, idle[i]);
+    for (int i = 10; i < 20; i++) { /* still open */
+        ssize_t k = recv(idle[i], buf, sizeof buf, MSG_DONTWAIT);
+        assert_true(k < 0 && (errno == EAGAIN || errno == EWOULDBLOCK));
+    }
+    assert_int_equal(http_header_timeouts(s.http), 0);
+    /* an ordinary request: served, and one more idle connection goes */
+    struct call c = mk(s.bound, "GET", "/ping");
+    run_calls(&s, &c, 1, 1);
+    assert_int_equal(c.status, 200);
+    assert_int_equal(http_evictions(s.http), 11);
+    raw_eof(&s, idle[10]);
+    /* the request in progress and the stream were left alone */
+    raw_send(body, "def");
+    raw_until(&s, body, buf, sizeof buf, "abcdef");
+    assert_int_equal(s.other_streams_closed, 0);
+    assert_int_equal(http_suspended_count(s.http), 1);
+    for (int i = 0; i < 20; i++)
+        close(idle[i]);
+    close(body);
+    close(stream);
+    srv_stop(&s);
+}
+
 static void test_listen_errors(void **state)
 {
     (void)state;
@@ -1057,6 +1112,7 @@ int main(void)
         cmocka_unit_test(test_per_ip_limit),
         cmocka_unit_test(test_header_timeout),
         cmocka_unit_test(test_closed_in_backlog),
+        cmocka_unit_test(test_eviction),
         cmocka_unit_test(test_strict_framing),
         cmocka_unit_test(test_path_decoding),
         cmocka_unit_test(test_listen_errors),
