@@ -226,6 +226,7 @@ struct run {
     atomic_int finished; /* set by the exchange step: the workers exit */
     int stop_reason;     /* enum engine_stop, decided by the exchange step */
     int64_t stop_ns;     /* the annealing deadline (before the final validation) */
+    int64_t began_ns;    /* lcn_now_ns() when engine_cpu_run began */
     int64_t sweeps, last_elite_sweep;
     uint64_t exchanges_attempted, exchanges_accepted, restarts; /* exchange step only */
 
@@ -480,10 +481,18 @@ static int oracle_check(const struct lcn_graph *g, const struct lcn_pt *pts,
     return rc;
 }
 
-/* The hard limit of every phase: the job's deadline and its cancel flag. */
-static struct lcn_stop hard_stop(const struct engine_params *p)
+/*
+ * The hard limit of every phase: the job's deadline and its cancel flag.
+ * The flag counts from CANCEL_GRACE_NS after the run began: a cancel in the
+ * first moments of a run still lets a start that costs less than that be
+ * validated (a cancelled job then keeps a solution), and the run ends at
+ * most that long after the cancel.
+ */
+#define CANCEL_GRACE_NS 40000000LL
+
+static struct lcn_stop hard_stop(const struct run *run)
 {
-    return (struct lcn_stop){p->deadline_ns, p->cancel};
+    return (struct lcn_stop){run->p->deadline_ns, run->p->cancel, run->began_ns + CANCEL_GRACE_NS};
 }
 
 static void drain_events(struct run *run)
@@ -622,7 +631,7 @@ static int build_starts(struct run *run, struct start *st, int32_t keep, int32_t
 {
     const struct lcn_graph *g = run->g;
     const struct engine_params *p = run->p;
-    struct lcn_stop hard = hard_stop(p);
+    struct lcn_stop hard = hard_stop(run);
     int64_t budget = p->deadline_ns - p->start_ns;
     int64_t start_deadline = p->start_ns + (int64_t)(run->kn.start_share * (double)budget);
     static const char *const stage[] = {"start:input", "start:force", "start:stress",
@@ -734,7 +743,7 @@ static int replicas_init(struct run *run, const struct start *starts, int32_t ns
 {
     const struct lcn_graph *g = run->g;
     const struct engine_params *p = run->p;
-    struct lcn_stop hard = hard_stop(p);
+    struct lcn_stop hard = hard_stop(run);
     int32_t R = run->R, maxdim = LCN_MAX(g->width, g->height);
     int rc = 0;
     *ready = 0;
@@ -799,7 +808,7 @@ static int checkpoint(struct run *run, struct lcn_pt *snap, uint64_t *published,
 {
     const struct lcn_graph *g = run->g;
     const struct engine_params *p = run->p;
-    struct lcn_stop hard = hard_stop(p);
+    struct lcn_stop hard = hard_stop(run);
     pthread_mutex_lock(&run->mu);
     uint64_t ver = run->elite_version;
     struct lcn_obj eo = run->elite_obj;
@@ -855,7 +864,7 @@ static int final_layout(struct run *run, int32_t ready, int64_t t_val, const str
          * 50 ms, enough for the oracle on any graph it takes <= 20 ms on */
         int64_t caller = LCN_MAX(0, p->caller_validations) * (3 * t_val / 2);
         int64_t grace = LCN_MIN(2 * t_val + 5000000, 50000000);
-        struct lcn_stop dl = {LCN_MAX(p->deadline_ns - caller, lcn_now_ns() + grace), NULL};
+        struct lcn_stop dl = {LCN_MAX(p->deadline_ns - caller, lcn_now_ns() + grace), NULL, 0};
         rc = oracle_check(g, fin, &fin_obj, &dl);
         if (rc == LCN_ECORRUPT)
             return rc;
@@ -903,7 +912,8 @@ int engine_cpu_run(const struct lcn_graph *g, const struct engine_params *p,
     run->gbest = (struct lcn_obj){INT32_MAX, INT32_MAX, INT64_MAX, INT64_MAX};
     run->elite_obj = run->gbest;
     run->ttt = -1;
-    struct lcn_stop hard = hard_stop(p);
+    run->began_ns = lcn_now_ns();
+    struct lcn_stop hard = hard_stop(run);
 
     /* up to R ranked starts; replica r starts from starts[r % nstarts] */
     if (run->kn.start_spread < 0)

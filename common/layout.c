@@ -169,7 +169,7 @@ static void qt_repulse(const struct qtree *t, const double *xy, int32_t b, doubl
 void layout_force_real(const struct lcn_graph *g, uint64_t seed, int from_xy, int32_t iters,
                        int64_t deadline_ns, double *xy)
 {
-    struct lcn_stop st = {deadline_ns, NULL};
+    struct lcn_stop st = {deadline_ns, NULL, 0};
     layout_force_stop(g, seed, from_xy, iters, deadline_ns ? &st : NULL, xy);
 }
 
@@ -541,7 +541,7 @@ int layout_make(const struct lcn_graph *g, enum layout_kind kind, uint64_t seed,
     case LAYOUT_STRESS: {
         /* the iterations end at the soft deadline (a cut-short drawing is
          * still a start) or when the stop fires (then nothing is made) */
-        struct lcn_stop iter = {deadline_ns, stop ? stop->cancel : NULL};
+        struct lcn_stop iter = {deadline_ns, stop ? stop->cancel : NULL, stop ? stop->cancel_from_ns : 0};
         if (stop && stop->deadline_ns && (!iter.deadline_ns || stop->deadline_ns < iter.deadline_ns))
             iter.deadline_ns = stop->deadline_ns;
         double *xy = xmalloc(sizeof(double) * 2 * (size_t)g->n);

@@ -25,6 +25,7 @@
 struct lcn_stop {
     int64_t deadline_ns;          /* absolute lcn_now_ns(); 0 = none */
     const LCN_ATOMIC_INT *cancel; /* nonzero = stop; NULL = none */
+    int64_t cancel_from_ns;       /* the flag counts only from then on; 0 = always */
 };
 
 #define LCN_STOP_EVERY 4096
@@ -36,13 +37,16 @@ static inline int lcn_stop_check(const struct lcn_stop *s)
     if (!s)
         return 0;
 #ifdef __cplusplus
-    if (s->cancel && __atomic_load_n(s->cancel, __ATOMIC_RELAXED))
-        return LCN_ECANCELLED;
+    int flag = s->cancel && __atomic_load_n(s->cancel, __ATOMIC_RELAXED);
 #else
-    if (s->cancel && atomic_load_explicit(s->cancel, memory_order_relaxed))
-        return LCN_ECANCELLED;
+    int flag = s->cancel && atomic_load_explicit(s->cancel, memory_order_relaxed);
 #endif
-    if (s->deadline_ns && lcn_now_ns() >= s->deadline_ns)
+    if (!flag && !s->deadline_ns)
+        return 0;
+    int64_t now = lcn_now_ns();
+    if (flag && now >= s->cancel_from_ns)
+        return LCN_ECANCELLED;
+    if (s->deadline_ns && now >= s->deadline_ns)
         return LCN_EDEADLINE;
     return 0;
 }

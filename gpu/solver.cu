@@ -1109,8 +1109,9 @@ static int build_start(struct gpu_ctx *ctx, int slot, const struct lcn_graph *g,
                                              LAYOUT_CIRCLE, LAYOUT_RANDOM};
     int64_t share = (p->deadline_ns - p->start_ns) / 10;
     int64_t dl = p->start_ns + share;
-    /* the hard limit of every phase: the deadline and the cancel flag (issue 14) */
-    struct lcn_stop hard = {p->deadline_ns, p->cancel};
+    /* the hard limit of every phase: the deadline and the cancel flag, which
+     * counts from 40 ms on so that a cheap start is still validated (issue 14) */
+    struct lcn_stop hard = {p->deadline_ns, p->cancel, lcn_now_ns() + 40000000LL};
     struct lcn_pt *pts = (struct lcn_pt *)xmalloc(sizeof(*pts) * (size_t)(g->n ? g->n : 1));
     int32_t *c = (int32_t *)xmalloc(sizeof(int32_t) * (size_t)(g->m ? g->m : 1));
     struct lcn_obj bo = {0, 0, 0, 0};
@@ -1238,6 +1239,7 @@ extern "C" int gpu_engine_run(struct gpu_ctx *ctx, const struct lcn_graph *g,
     if (slot < 0)
         return slot;
     const double t0 = (double)p->start_ns;
+    int64_t began = lcn_now_ns();
     int n = g->n;
     struct lcn_pt *start = (struct lcn_pt *)xmalloc(sizeof(*start) * (size_t)(n ? n : 1));
     int rc = build_start(ctx, slot, g, p, start);
@@ -1245,7 +1247,7 @@ extern "C" int gpu_engine_run(struct gpu_ctx *ctx, const struct lcn_graph *g,
      * then seed the device state); timing it tells how early the search
      * must stop for the oracle passes of its result, the host's and the
      * caller's (issue 14) */
-    struct lcn_stop hard = {p->deadline_ns, p->cancel};
+    struct lcn_stop hard = {p->deadline_ns, p->cancel, began + 40000000LL};
     struct lcn_report vr;
     memset(&vr, 0, sizeof(vr));
     int64_t t_val = lcn_now_ns();
@@ -1399,7 +1401,7 @@ extern "C" int gpu_engine_run(struct gpu_ctx *ctx, const struct lcn_graph *g,
         int cancelled = stop == ENGINE_STOP_CANCELLED;
         int64_t caller = LCN_MAX(0, p->caller_validations) * (3 * t_val / 2);
         int64_t grace = LCN_MIN(2 * t_val + 5000000, 50000000);
-        struct lcn_stop dl = {LCN_MAX(p->deadline_ns - caller, lcn_now_ns() + grace), NULL};
+        struct lcn_stop dl = {LCN_MAX(p->deadline_ns - caller, lcn_now_ns() + grace), NULL, 0};
         int fr = LCN_EDEADLINE;
         if (j.batch > 0 && obj_cmp(&j.s->rec_host->best, &last_obj) != 0 &&
             (!cancelled || t_val * (1 + LCN_MAX(0, p->caller_validations)) < 20000000))

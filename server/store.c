@@ -1,5 +1,6 @@
 #include "store.h"
 
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -79,8 +80,29 @@ static const char *const schema =
     " ('next_id', '1');";
 
 /* w: writes (store thread); r: short reads (loop); b: blob reads (thread pool) */
+/*
+ * WAL checkpoints off the commit path. SQLite's default copies the WAL back
+ * into the database inside the commit that pushes it past 1,000 pages; a
+ * job's request of tens of MB made that commit (and every client waiting
+ * on it: a DELETE, the terminal state of a job) wait hundreds of ms. The
+ * write connection's hook only signals this thread, which checkpoints
+ * (PASSIVE: never blocking the writer or the readers) on its own
+ * connection.
+ */
+struct checkpointer {
+    pthread_t th;
+    int started;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int due, quit; /* under mu */
+    sqlite3 *db;
+};
+
+#define WAL_CHECKPOINT_PAGES 1000
+
 struct store {
     sqlite3 *w, *r, *b;
+    struct checkpointer ck;
     atomic_int fail_commits; /* test hook (store_fail_commits) */
     sqlite3_stmt *ws[Q_COUNT_W];
     sqlite3_stmt *rs[Q_COUNT_R];
@@ -362,6 +384,77 @@ static int prepare_all(sqlite3 *db, const char *const *sql, sqlite3_stmt **out, 
     return 0;
 }
 
+static void *checkpointer_main(void *arg)
+{
+    struct checkpointer *ck = arg;
+    pthread_mutex_lock(&ck->mu);
+    for (;;) {
+        while (!ck->due && !ck->quit)
+            pthread_cond_wait(&ck->cv, &ck->mu);
+        if (ck->quit)
+            break;
+        ck->due = 0;
+        pthread_mutex_unlock(&ck->mu);
+        /* a failure (busy, I/O) leaves the WAL to the next attempt */
+        sqlite3_wal_checkpoint_v2(ck->db, NULL, SQLITE_CHECKPOINT_PASSIVE, NULL, NULL);
+        pthread_mutex_lock(&ck->mu);
+    }
+    pthread_mutex_unlock(&ck->mu);
+    return NULL;
+}
+
+/* sqlite3_wal_hook on the write connection: runs after each commit. */
+static int on_wal(void *arg, sqlite3 *db, const char *name, int pages)
+{
+    (void)db;
+    (void)name;
+    struct checkpointer *ck = arg;
+    if (pages >= WAL_CHECKPOINT_PAGES) {
+        pthread_mutex_lock(&ck->mu);
+        ck->due = 1;
+        pthread_cond_signal(&ck->cv);
+        pthread_mutex_unlock(&ck->mu);
+    }
+    return SQLITE_OK;
+}
+
+static int checkpointer_start(struct store *st, const char *path, char *why, size_t len)
+{
+    struct checkpointer *ck = &st->ck;
+    int rc = open_conn(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_FULLMUTEX, &ck->db, why, len);
+    if (rc)
+        return rc;
+    pthread_mutex_init(&ck->mu, NULL);
+    pthread_cond_init(&ck->cv, NULL);
+    if (pthread_create(&ck->th, NULL, checkpointer_main, ck)) {
+        fmt(why, len, "cannot start the checkpoint thread");
+        return LCN_ESTORE;
+    }
+    ck->started = 1;
+    /* replaces the automatic checkpoint of the write connection */
+    sqlite3_wal_hook(st->w, on_wal, ck);
+    return 0;
+}
+
+static void checkpointer_stop(struct store *st)
+{
+    struct checkpointer *ck = &st->ck;
+    if (ck->started) {
+        if (st->w)
+            sqlite3_wal_hook(st->w, NULL, NULL);
+        pthread_mutex_lock(&ck->mu);
+        ck->quit = 1;
+        pthread_cond_signal(&ck->cv);
+        pthread_mutex_unlock(&ck->mu);
+        pthread_join(ck->th, NULL);
+        pthread_mutex_destroy(&ck->mu);
+        pthread_cond_destroy(&ck->cv);
+        ck->started = 0;
+    }
+    sqlite3_close(ck->db);
+    ck->db = NULL;
+}
+
 int store_open(const char *path, int sync, struct store **out, char *err, size_t errlen)
 {
     struct store *st = xcalloc(1, sizeof *st);
@@ -387,6 +480,8 @@ int store_open(const char *path, int sync, struct store **out, char *err, size_t
         rc = prepare_all(st->r, rsql, st->rs, Q_COUNT_R, why, sizeof why);
     if (!rc)
         rc = prepare_all(st->b, rsql, st->bs, Q_COUNT_R, why, sizeof why);
+    if (!rc)
+        rc = checkpointer_start(st, path, why, sizeof why);
     if (rc) {
         fmt(err, errlen, "%s: %s", path, why);
         store_close(st);
@@ -400,6 +495,7 @@ void store_close(struct store *st)
 {
     if (!st)
         return;
+    checkpointer_stop(st);
     for (int i = 0; i < Q_COUNT_W; i++)
         sqlite3_finalize(st->ws[i]);
     for (int i = 0; i < Q_COUNT_R; i++) {

@@ -112,7 +112,7 @@ static void on_layout(void *ctx, const struct lcn_pt *layout, const struct lcn_o
     struct run *run = t->run; /* set before the engine runs, stable during it */
     char diag[256];
     /* a checkpoint that cannot be checked before the stop is dropped */
-    struct lcn_stop stop = {run->params.deadline_ns + REVALIDATE_GRACE_NS, &run->cancel};
+    struct lcn_stop stop = {run->params.deadline_ns + REVALIDATE_GRACE_NS, &run->cancel, 0};
     int rc = same_as_valid(run, layout, obj) ? 0 : revalidate(run->g, layout, obj, &stop, diag,
                                                               sizeof diag);
     if (rc == LCN_EDEADLINE || rc == LCN_ECANCELLED)
@@ -152,7 +152,7 @@ static int finish_result(struct run *run, struct engine_result *res)
     char diag[256];
     int64_t base = atomic_load(&run->cancel) ? LCN_MIN(lcn_now_ns(), run->params.deadline_ns)
                                               : run->params.deadline_ns;
-    struct lcn_stop stop = {base + REVALIDATE_GRACE_NS, NULL};
+    struct lcn_stop stop = {base + REVALIDATE_GRACE_NS, NULL, 0};
     int rc = revalidate(run->g, res->layout, &res->best, &stop, diag, sizeof diag);
     if (rc == LCN_EDEADLINE && run->valid) {
         size_t bytes = sizeof(struct lcn_pt) * (size_t)run->g->n;

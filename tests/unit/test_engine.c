@@ -244,15 +244,17 @@ static void test_cancel(void **state)
     assert_int_equal(r.stop, ENGINE_STOP_CANCELLED);
     engine_result_release(&r);
 
-    /* a flag set before the start: nothing was validated, nothing is
-     * returned, and the call comes back at once */
+    /* a flag set before the start: the flag counts from 40 ms into the
+     * run, so a start this cheap is still validated and returned, at once */
     atomic_store(&cancel, 1);
     params(&p, &s, &f, 60);
     p.cancel = &cancel;
     t0 = lcn_now_ns();
-    assert_int_equal(engine_cpu_run(&f.g, &p, &r), LCN_ECANCELLED);
+    assert_int_equal(engine_cpu_run(&f.g, &p, &r), 0);
     assert_true(lcn_now_ns() - t0 < 1000000000LL);
-    assert_null(r.layout);
+    check_result(&f, &r);
+    assert_int_equal(r.stop, ENGINE_STOP_CANCELLED);
+    engine_result_release(&r);
     drop(&f);
 }
 

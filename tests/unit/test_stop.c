@@ -47,7 +47,7 @@ static const atomic_int fired = 1, quiet = 0;
 /* never fires: a deadline a day away and a clear flag */
 static struct lcn_stop never(void)
 {
-    return (struct lcn_stop){lcn_now_ns() + 86400LL * 1000000000LL, &quiet};
+    return (struct lcn_stop){lcn_now_ns() + 86400LL * 1000000000LL, &quiet, 0};
 }
 
 static void test_check(void **state)
@@ -57,12 +57,17 @@ static void test_check(void **state)
     assert_int_equal(lcn_stop_check(&s), 0);
     s.cancel = &fired;
     assert_int_equal(lcn_stop_check(&s), LCN_ECANCELLED);
-    s = (struct lcn_stop){lcn_now_ns() - 1, NULL};
+    s = (struct lcn_stop){lcn_now_ns() - 1, NULL, 0};
     assert_int_equal(lcn_stop_check(&s), LCN_EDEADLINE);
     s.deadline_ns = 0; /* none */
     assert_int_equal(lcn_stop_check(&s), 0);
+    /* the flag counts only from cancel_from_ns on */
+    s = (struct lcn_stop){0, &fired, lcn_now_ns() + 86400LL * 1000000000LL};
+    assert_int_equal(lcn_stop_check(&s), 0);
+    s.cancel_from_ns = lcn_now_ns() - 1;
+    assert_int_equal(lcn_stop_check(&s), LCN_ECANCELLED);
     /* the tick reads the clock only once enough work was done */
-    s = (struct lcn_stop){lcn_now_ns() - 1, NULL};
+    s = (struct lcn_stop){lcn_now_ns() - 1, NULL, 0};
     int64_t work = 0;
     assert_int_equal(lcn_stop_tick(&s, &work, 1), 0);
     assert_int_equal(lcn_stop_tick(&s, &work, LCN_STOP_EVERY), LCN_EDEADLINE);
@@ -85,7 +90,7 @@ static void test_crossings(void **state)
         assert_memory_equal(a, b, sizeof(int32_t) * (size_t)f.g.m);
         s.cancel = &fired;
         assert_int_equal(crossings_grid_stop(&f.g, f.pts, b, 0, &s, &tb), LCN_ECANCELLED);
-        s = (struct lcn_stop){lcn_now_ns() - 1, NULL};
+        s = (struct lcn_stop){lcn_now_ns() - 1, NULL, 0};
         assert_int_equal(crossings_grid_stop(&f.g, f.pts, b, 0, &s, &tb), LCN_EDEADLINE);
         free(a);
         free(b);
@@ -116,7 +121,7 @@ static void test_validate(void **state)
     assert_int_equal(validate_layout_stop(&f.g, f.pts, 16, &s, &b), LCN_ECANCELLED);
     assert_int_equal(b.valid, 0);
     report_release(&b);
-    s = (struct lcn_stop){lcn_now_ns() - 1, NULL};
+    s = (struct lcn_stop){lcn_now_ns() - 1, NULL, 0};
     assert_int_equal(validate_layout_stop(&f.g, f.pts, 16, &s, &b), LCN_EDEADLINE);
     report_release(&b);
     report_release(&a);
@@ -141,7 +146,7 @@ static void test_layouts(void **state)
     assert_int_equal(repair_layout_stop(&f.g, b, NULL, NULL, &s), 0);
     assert_memory_equal(a, b, bytes);
     memcpy(b, f.pts, bytes);
-    struct lcn_stop c = {0, &fired};
+    struct lcn_stop c = {0, &fired, 0};
     assert_int_equal(repair_layout_stop(&f.g, b, NULL, NULL, &c), LCN_ECANCELLED);
 
     for (int k = 0; k < LAYOUT_KINDS; k++) {
