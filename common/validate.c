@@ -223,6 +223,13 @@ int validate_layout_stop(const struct lcn_graph *g, const struct lcn_pt *pts, in
     int rc = 0;
     int64_t work = 0;
     memset(r, 0, sizeof(*r));
+    /* a stop that has fired gives no verdict: not even the sorts (tens of
+     * ms at 200,000 nodes) run */
+    if ((rc = lcn_stop_check(stop)) != 0) {
+        r->list = xmalloc(sizeof(*r->list));
+        r->c = xmalloc(sizeof(int32_t));
+        return rc;
+    }
     if (max_listed < 0)
         max_listed = 0;
     r->list = xmalloc(sizeof(*r->list) * (size_t)(max_listed ? max_listed : 1));
