@@ -5,6 +5,7 @@
  */
 #include "jobs.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -104,9 +105,32 @@ static void queue_del(struct jobs *t, struct job *j)
     j->in_queue = 0;
 }
 
+static void *release_main(void *arg)
+{
+    struct job_request *req = arg;
+    job_request_release(req);
+    free(req);
+    return NULL;
+}
+
+/* Releasing a parsed document of hundreds of thousands of nodes and edges
+ * (millions of jansson values) takes about 100 ms: done on a thread of its
+ * own, so the loop answers the DELETE or the poll waiting on this job. */
+#define RELEASE_ASIDE_ITEMS 100000
+
 void jobs_req_put(struct job_request *req)
 {
     if (req && --req->refs == 0) {
+        pthread_t th;
+        pthread_attr_t at;
+        if ((int64_t)req->doc.g.n + req->doc.g.m >= RELEASE_ASIDE_ITEMS &&
+            pthread_attr_init(&at) == 0) {
+            pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
+            int rc = pthread_create(&th, &at, release_main, req);
+            pthread_attr_destroy(&at);
+            if (rc == 0)
+                return;
+        }
         job_request_release(req);
         free(req);
     }
