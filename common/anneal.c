@@ -130,9 +130,17 @@ static int64_t energy_delta(const struct anneal_energy *en, const struct lcn_sta
 void anneal_replica_init(struct anneal_replica *r, int32_t id, const struct lcn_state *proto,
                          uint64_t seed, int32_t workers)
 {
+    anneal_replica_init_stop(r, id, proto, seed, workers, NULL);
+}
+
+int anneal_replica_init_stop(struct anneal_replica *r, int32_t id, const struct lcn_state *proto,
+                             uint64_t seed, int32_t workers, const struct lcn_stop *stop)
+{
     memset(r, 0, sizeof(*r));
     const struct lcn_graph *g = proto->g;
-    state_clone(&r->st, proto);
+    int rc = state_clone_stop(&r->st, proto, stop);
+    if (rc)
+        return rc;
     r->id = id;
     r->g = g;
     rng_init(&r->rng, seed, (uint32_t)id, RNG_PURPOSE_MOVE);
@@ -148,6 +156,7 @@ void anneal_replica_init(struct anneal_replica *r, int32_t id, const struct lcn_
     r->partners = xmalloc(sizeof(int32_t) * (size_t)(g->m ? g->m : 1));
     r->nhot = 0;
     r->hot_K = -1;
+    return 0;
 }
 
 void anneal_replica_release(struct anneal_replica *r)

@@ -126,6 +126,11 @@ struct anneal_replica {
  */
 void anneal_replica_init(struct anneal_replica *r, int32_t id, const struct lcn_state *proto,
                          uint64_t seed, int32_t workers);
+/* The same, giving up with the stop's code (r zeroed, nothing to release)
+ * when stop fires while the state is copied (stop.h). */
+struct lcn_stop;
+int anneal_replica_init_stop(struct anneal_replica *r, int32_t id, const struct lcn_state *proto,
+                             uint64_t seed, int32_t workers, const struct lcn_stop *stop);
 void anneal_replica_release(struct anneal_replica *r);
 
 /* Replaces the current layout (a valid one, e.g. the elite); keeps best tracking. */

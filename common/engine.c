@@ -531,7 +531,8 @@ static int64_t auto_sweep_moves(const struct lcn_graph *g)
  * timing-based choice, only its speed does (tests/unit/test_engine.c runs
  * both and compares the layouts).
  */
-static enum state_eval choose_evaluator(const struct lcn_state *proto, int32_t workers, int debug)
+static enum state_eval choose_evaluator(const struct lcn_state *proto, int32_t workers, int debug,
+                                        const struct lcn_stop *stop)
 {
     const struct lcn_graph *g = proto->g;
     if (g->m == 0 || g->n == 0)
@@ -540,7 +541,8 @@ static enum state_eval choose_evaluator(const struct lcn_state *proto, int32_t w
     int32_t W = LCN_MAX(1, workers);
     for (int ev = 0; ev < 2; ev++) {
         struct lcn_state st;
-        state_clone(&st, proto);
+        if (state_clone_stop(&st, proto, stop))
+            return STATE_EVAL_GRID; /* no time to time them: either counts exactly */
         state_set_evaluator(&st, (enum state_eval)ev);
         struct lcn_move mv;
         move_init(&mv);
@@ -743,13 +745,20 @@ static int replicas_init(struct run *run, const struct start *starts, int32_t ns
 {
     const struct lcn_graph *g = run->g;
     const struct engine_params *p = run->p;
+    /* the states are built until the search's own stop time: past it the
+     * rest of the budget is kept for validating the start's result */
     struct lcn_stop hard = hard_stop(run);
+    hard.deadline_ns = run->stop_ns;
     int32_t R = run->R, maxdim = LCN_MAX(g->width, g->height);
     int rc = 0;
     *ready = 0;
     struct lcn_state *proto = xcalloc((size_t)nstarts, sizeof(*proto));
-    rc = state_init_counts(&proto[ebest], g, starts[ebest].pts, starts[ebest].c);
-    LCN_ASSERT(rc == 0); /* the start is valid and in bounds */
+    rc = state_init_counts(&proto[ebest], g, starts[ebest].pts, starts[ebest].c, &hard);
+    LCN_ASSERT(rc == 0 || rc == LCN_EDEADLINE || rc == LCN_ECANCELLED); /* valid and in bounds */
+    if (rc) {
+        free(proto);
+        return rc;
+    }
     /* past the stop time already (a budget shorter than the start phase on
      * a large graph): the workers stop at their first check, so no evaluator
      * is timed (either one counts exactly; only speed would differ) */
@@ -757,22 +766,22 @@ static int replicas_init(struct run *run, const struct start *starts, int32_t ns
                 : run->kn.evaluator == 2 ? STATE_EVAL_SCAN
                 : lcn_now_ns() >= run->stop_ns
                     ? STATE_EVAL_GRID
-                    : choose_evaluator(&proto[ebest], run->kn.ap.proposal_workers, run->kn.debug);
+                    : choose_evaluator(&proto[ebest], run->kn.ap.proposal_workers, run->kn.debug,
+                                       &hard);
     state_set_evaluator(&proto[ebest], run->eval);
     for (int32_t i = 0; i < nstarts && i < R && run->kn.start_spread && !rc; i++) {
         if (i == ebest)
             continue;
-        rc = lcn_stop_check(&hard);
-        if (!rc) {
-            LCN_ASSERT(state_init_counts(&proto[i], g, starts[i].pts, starts[i].c) == 0);
+        rc = state_init_counts(&proto[i], g, starts[i].pts, starts[i].c, &hard);
+        if (!rc)
             state_set_evaluator(&proto[i], run->eval);
-        }
     }
     for (int32_t r = 0; r < R && !rc; r++) {
-        if ((rc = lcn_stop_check(&hard)) != 0)
+        rc = anneal_replica_init_stop(&run->rep[r], r,
+                                      &proto[run->kn.start_spread ? r % nstarts : ebest], p->seed,
+                                      run->kn.ap.proposal_workers, &hard);
+        if (rc)
             break;
-        anneal_replica_init(&run->rep[r], r, &proto[run->kn.start_spread ? r % nstarts : ebest],
-                            p->seed, run->kn.ap.proposal_workers);
         double f = R > 1 ? (double)r / (R - 1) : 0;
         run->slot_T[r] = run->kn.t_lo * pow(run->kn.t_hi / run->kn.t_lo, pow(f, run->kn.t_shape));
         run->slot_sigma[r] = LCN_MAX(1.0, maxdim * (0.02 + 0.2 * f));

@@ -147,9 +147,9 @@ int state_init(struct lcn_state *st, const struct lcn_graph *g, const struct lcn
 }
 
 int state_init_counts(struct lcn_state *st, const struct lcn_graph *g, const struct lcn_pt *pts,
-                      const int32_t *counts)
+                      const int32_t *counts, const struct lcn_stop *stop)
 {
-    return init_in_bounds(st, g, pts, counts, 0, NULL);
+    return init_in_bounds(st, g, pts, counts, 0, stop);
 }
 
 int state_init_geometry(struct lcn_state *st, const struct lcn_graph *g, const struct lcn_pt *pts)
@@ -161,6 +161,19 @@ int state_init_geometry_stop(struct lcn_state *st, const struct lcn_graph *g,
                              const struct lcn_pt *pts, const struct lcn_stop *stop)
 {
     return init_in_bounds(st, g, pts, NULL, 1, stop);
+}
+
+int state_clone_stop(struct lcn_state *dst, const struct lcn_state *src,
+                     const struct lcn_stop *stop)
+{
+    memset(dst, 0, sizeof(*dst));
+    int rc = init_common(dst, src->g, src->pts, src->cnt, src->geometry_only, stop);
+    if (rc) {
+        state_release(dst);
+        return rc;
+    }
+    state_set_evaluator(dst, src->eval);
+    return 0;
 }
 
 void state_clone(struct lcn_state *dst, const struct lcn_state *src)

@@ -107,9 +107,11 @@ int state_init(struct lcn_state *st, const struct lcn_graph *g, const struct lcn
 
 /* state_init with the layout's per-edge crossing counts already known (m
  * entries, e.g. from the oracle's report): no recount. The caller vouches
- * for them; state_check compares them with a full recount. */
+ * for them; state_check compares them with a full recount. stop (NULL =
+ * none) ends the grid building with its code (nothing to release). */
+struct lcn_stop;
 int state_init_counts(struct lcn_state *st, const struct lcn_graph *g, const struct lcn_pt *pts,
-                      const int32_t *counts);
+                      const int32_t *counts, const struct lcn_stop *stop);
 
 /*
  * A geometry-only state: the points and both grids, no crossing counts (all
@@ -136,6 +138,11 @@ void state_release(struct lcn_state *st);
  * independent of src afterwards. src must be consistent (see state_check).
  */
 void state_clone(struct lcn_state *dst, const struct lcn_state *src);
+/* The same, giving up with the stop's code (nothing to release) when stop
+ * fires while the grids are built (stop.h; a state of 400,000 edges takes
+ * a hundred ms or more). */
+int state_clone_stop(struct lcn_state *dst, const struct lcn_state *src,
+                     const struct lcn_stop *stop);
 
 /* Switches the evaluator used by state_propose (see enum state_eval). */
 void state_set_evaluator(struct lcn_state *st, enum state_eval ev);
