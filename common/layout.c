@@ -358,16 +358,14 @@ int layout_pivot_mds_stop(const struct lcn_graph *g, uint64_t seed, const struct
                 best = i;
         pivot = best;
     }
-    if (rc) {
-        free(c);
-        free(mind);
-        free(queue);
-        free(dist);
-        return rc;
-    }
+    /* one cleanup path: a fired stop skips the passes below */
+    double *colm = xcalloc((size_t)k, sizeof(double));
+    double *b = xcalloc((size_t)k * k, sizeof(double));
+    double *v1 = xmalloc(sizeof(double) * (size_t)k), *v2 = xmalloc(sizeof(double) * (size_t)k);
+    if (rc)
+        goto done;
     /* double centring (each pass over the n x k matrix is tens of ms at
      * 200,000 nodes: the stop is polled per row) */
-    double *colm = xcalloc((size_t)k, sizeof(double));
     double grand = 0;
     for (int32_t i = 0; i < n && !rc; i++) {
         rc = lcn_stop_tick(stop, &work, k);
@@ -391,25 +389,14 @@ int layout_pivot_mds_stop(const struct lcn_graph *g, uint64_t seed, const struct
         }
     }
     /* B = C^T C, top two eigenvectors */
-    double *b = xcalloc((size_t)k * k, sizeof(double));
     for (int32_t i = 0; i < n && !rc; i++)
         for (int32_t a = 0; a < k && !(rc = lcn_stop_tick(stop, &work, k)); a++) {
             double ca = c[(size_t)i * k + a];
             for (int32_t bb = 0; bb < k; bb++)
                 b[(size_t)a * k + bb] += ca * c[(size_t)i * k + bb];
         }
-    double *v1 = xmalloc(sizeof(double) * (size_t)k), *v2 = xmalloc(sizeof(double) * (size_t)k);
-    if (rc) {
-        free(v1);
-        free(v2);
-        free(b);
-        free(colm);
-        free(c);
-        free(mind);
-        free(queue);
-        free(dist);
-        return rc;
-    }
+    if (rc)
+        goto done;
     power_iter(b, k, NULL, v1);
     power_iter(b, k, v1, v2);
     for (int32_t i = 0; i < n && !rc; i++) {
@@ -422,6 +409,7 @@ int layout_pivot_mds_stop(const struct lcn_graph *g, uint64_t seed, const struct
         xy[2 * i] = x;
         xy[2 * i + 1] = y;
     }
+done:
     free(v1);
     free(v2);
     free(b);
