@@ -93,8 +93,9 @@ struct cpu_knobs {
     int32_t evaluator;      /* 0 auto (chosen per graph and start), 1 grid, 2 scan */
     double accept_lo, accept_hi; /* step-size adaptation band (accepted / selected) */
     int32_t debug;               /* 1: print per-slot statistics to stderr at the end */
-    int32_t fault_stall_ms; /* fault injection for the daemon's tests: the run first sleeps
-                               this long, deaf to its deadline and cancel flag */
+    int32_t fault_stall_ms; /* fault injection for the daemon's tests: once its start is
+                               validated the run sleeps this long, deaf to its deadline
+                               and cancel flag */
 };
 
 static void knobs_default(struct cpu_knobs *k)
@@ -903,12 +904,6 @@ int engine_cpu_run(const struct lcn_graph *g, const struct engine_params *p,
     }
     if (p->proposal_workers > 0)
         run->kn.ap.proposal_workers = p->proposal_workers;
-    if (run->kn.fault_stall_ms > 0) {
-        struct timespec ts = {run->kn.fault_stall_ms / 1000,
-                              (long)(run->kn.fault_stall_ms % 1000) * 1000000L};
-        while (nanosleep(&ts, &ts) != 0)
-            ;
-    }
     if (((int64_t)g->width + 1) * ((int64_t)g->height + 1) < g->n) {
         free(run);
         return LCN_EINVAL;
@@ -951,6 +946,12 @@ int engine_cpu_run(const struct lcn_graph *g, const struct engine_params *p,
         pthread_mutex_destroy(&run->mu);
         free(run);
         return rc; /* LCN_EDEADLINE / LCN_ECANCELLED: nothing validated in time */
+    }
+    if (run->kn.fault_stall_ms > 0) { /* fault injection (tests): deaf to everything */
+        struct timespec ts = {run->kn.fault_stall_ms / 1000,
+                              (long)(run->kn.fault_stall_ms % 1000) * 1000000L};
+        while (nanosleep(&ts, &ts) != 0)
+            ;
     }
     const struct lcn_pt *start = starts[ebest].pts;
     struct lcn_obj start_obj = starts[ebest].obj;

@@ -150,8 +150,9 @@ static int finish_result(struct run *run, struct engine_result *res)
     if (same_as_valid(run, res->layout, &res->best))
         return 0;
     char diag[256];
-    int64_t base = atomic_load(&run->cancel) ? LCN_MIN(lcn_now_ns(), run->params.deadline_ns)
-                                              : run->params.deadline_ns;
+    /* a cancelled run (a DELETE, or the daemon's backstop for an engine
+     * that overran) gets the grace from the engine's return */
+    int64_t base = atomic_load(&run->cancel) ? lcn_now_ns() : run->params.deadline_ns;
     struct lcn_stop stop = {base + REVALIDATE_GRACE_NS, NULL, 0};
     int rc = revalidate(run->g, res->layout, &res->best, &stop, diag, sizeof diag);
     if (rc == LCN_EDEADLINE && run->valid) {

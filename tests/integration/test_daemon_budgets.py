@@ -96,6 +96,20 @@ class Budgets(unittest.TestCase):
         self.assertIn("abandoned and replaced", d.log())
         self.assertEqual(d.stop(), 4, d.log()[-2000:])
 
+    def test_backstop_says_deadline(self):
+        """An engine the daemon had to stop past its deadline (deaf for
+        0.5 s, then it sees the flag) ends succeeded with stop_reason
+        deadline, and the log says deadline too (it said "stop cancelled")."""
+        d = self.daemon()
+        job = d.submit(tiny_graph(), budget_s=0.2, solver={"tuning": "fault_stall_ms=500"})
+        s = d.wait(job, timeout=20)
+        self.assertEqual((s["state"], s["stop_reason"]), ("succeeded", "deadline"), s)
+        self.assertTrue(s["engine_overran"])
+        check_solution(self, d, job, tiny_graph())
+        log = d.log()
+        self.assertIn("stop deadline", log)
+        self.assertNotIn("stop cancelled", log)
+
     def test_overran_job_not_resumed(self):
         """A job whose engine overran its deadline is marked durably; after a
         kill -9 it is not resumed to block the queue again."""
