@@ -142,6 +142,8 @@ struct gpu_solver_params {
     double beta;          /* energy steepness: w[c+1]/w[c] = e^beta near K */
     double beta_alt;      /* steepness of the ladders picked by alt_every */
     int32_t alt_every;    /* every alt_every-th ladder uses beta_alt (0: all use beta) */
+    double pnorm_rho;     /* > 0: those ladders' table follows a p-norm with p = pnorm_rho * K
+                           * below K (issue 15; 0: exponential) */
     int32_t tournament;
     double p_hot, p_local, p_bary;
     double lin;            /* weight of one crossing on any edge, in units of w[K] (0: the
@@ -157,7 +159,7 @@ void gpu_solver_params_default(struct gpu_solver_params *sp);
 
 /*
  * Applies "key=value,..." knobs (replicas, ladder, W, block, batch_steps,
- * tournament, t_lo, t_hi, cool, beta, beta_alt, alt_every, p_hot, p_local,
+ * tournament, t_lo, t_hi, cool, beta, beta_alt, alt_every, pnorm_rho, p_hot, p_local,
  * p_bary, lin, restart_steps, restart_node, reuse) to sp.
  * Returns 0, or LCN_EINVAL with a message for an unknown key or a value out
  * of range.

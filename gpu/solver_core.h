@@ -47,6 +47,9 @@ struct sol_params {
     int32_t alt_every; /* ladders l with l % alt_every == alt_every - 1 use the second table (0: none) */
     uint32_t r16_alt;  /* the second table's ratio */
     int32_t restart_steps; /* elite restarts after this many steps without a better best (0: none) */
+    uint32_t pn16;     /* the second table's balance-aware lower branch (issue 15): below kref,
+                          w[c] = w[c+1] / (1 + pnorm_rho * kref / (c+1)), pnorm_rho in 1/65536;
+                          0: the exponential branch */
 };
 
 /* Per-replica scalars, in device memory (array of R), mirrored by the twin. */
@@ -233,11 +236,15 @@ LCN_HD static inline int32_t sol_pick_node(const struct sol_params *sp, uint64_t
 /*
  * Energy table: w[c] for c in 0..m. w[kref] = SOL_W_BASE; each step up
  * multiplies by r16/65536 until SOL_W_EXP_CAP, then grows linearly by the
- * last increment; each step down divides likewise (floor). A linear term
- * `lin` per crossing is added so that total crossings still break ties.
+ * last increment; each step down divides likewise (floor), or, with pn16
+ * nonzero, by 1 + (pn16/65536) * kref / (c+1): the ratio of (c+1)^p to c^p
+ * to first order with p = pnorm_rho * kref, so below kref the table follows
+ * a p-norm of the counts whose p tracks the best K (balance-aware, issue
+ * 15), in integers, bit-exact on host and device. A linear term `lin` per
+ * crossing is added so that total crossings still break ties.
  */
 LCN_HD static inline void sol_energy_table(int64_t *w, int32_t m, int32_t kref, uint32_t r16,
-                                           int64_t lin)
+                                           int64_t lin, uint32_t pn16)
 {
     if (kref > m)
         kref = m;
@@ -257,7 +264,8 @@ LCN_HD static inline void sol_energy_table(int64_t *w, int32_t m, int32_t kref, 
     }
     e = SOL_W_BASE;
     for (int32_t c = kref - 1; c >= 0; c--) {
-        e = (e << 16) / (int64_t)r16;
+        int64_t r = pn16 ? 65536 + (int64_t)pn16 * kref / (c + 1) : (int64_t)r16;
+        e = (e << 16) / r;
         w[c] = e;
     }
     for (int32_t c = 0; c <= m; c++)
@@ -266,15 +274,16 @@ LCN_HD static inline void sol_energy_table(int64_t *w, int32_t m, int32_t kref, 
 
 /*
  * The two energy tables, one after the other (2 x (m+1) entries): the
- * first with ratio r16, the second with sp->r16_alt (a copy of the first
- * when alt_every is 0). Exchanges stay within a ladder, so each ladder is
+ * first with ratio r16, the second with sp->r16_alt and, when pn16 is set,
+ * the p-norm lower branch (a copy of the first when alt_every is 0). Exchanges stay within a ladder, so each ladder is
  * a tempering chain of one energy: a portfolio of steepness across ladders.
  */
 LCN_HD static inline void sol_energy_tables(int64_t *w, const struct sol_params *sp, int32_t kref,
                                             uint32_t r16, int64_t lin)
 {
-    sol_energy_table(w, sp->m, kref, r16, lin);
-    sol_energy_table(w + sp->m + 1, sp->m, kref, sp->alt_every > 0 ? sp->r16_alt : r16, lin);
+    sol_energy_table(w, sp->m, kref, r16, lin, 0);
+    sol_energy_table(w + sp->m + 1, sp->m, kref, sp->alt_every > 0 ? sp->r16_alt : r16, lin,
+                     sp->alt_every > 0 ? sp->pn16 : 0);
 }
 
 /* Which table replica r (ladders of L contiguous replicas) uses: 0 or 1. */

@@ -47,6 +47,7 @@ void solref_derive(const struct gpu_solver_params *gp, const struct lcn_graph *g
     *r16 = (uint32_t)llround(65536.0 * exp(gp->beta));
     sp->alt_every = gp->alt_every;
     sp->r16_alt = gp->alt_every > 0 ? (uint32_t)llround(65536.0 * exp(gp->beta_alt)) : *r16;
+    sp->pn16 = (uint32_t)llround(65536.0 * gp->pnorm_rho);
     sp->restart_steps = gp->restart_steps;
     if (gp->restart_steps > 0 && gp->restart_node > 0)
         sp->restart_steps = (int32_t)LCN_MIN((int64_t)INT32_MAX,
@@ -423,6 +424,7 @@ void gpu_solver_params_default(struct gpu_solver_params *sp)
     sp->beta = 1.0;
     sp->beta_alt = 2.0;
     sp->alt_every = 3;
+    sp->pnorm_rho = 0;
     sp->tournament = 64;
     sp->p_hot = 0.6;
     sp->p_local = 0.7;
@@ -448,6 +450,7 @@ static const struct knob gknobs[] = {
     {"beta", KNOB_DOUBLE, GK(beta), 0.01, 5, NULL},
     {"beta_alt", KNOB_DOUBLE, GK(beta_alt), 0.01, 5, NULL},
     {"alt_every", KNOB_INT, GK(alt_every), 0, 64, NULL},
+    {"pnorm_rho", KNOB_DOUBLE, GK(pnorm_rho), 0, 10, NULL},
     {"p_hot", KNOB_DOUBLE, GK(p_hot), 0, 1, NULL},
     {"p_local", KNOB_DOUBLE, GK(p_local), 0, 1, NULL},
     {"p_bary", KNOB_DOUBLE, GK(p_bary), 0, 1, NULL},

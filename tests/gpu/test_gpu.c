@@ -324,6 +324,13 @@ static void test_solver_portfolio(void **st)
 {
     solver_vs_twin_tuned(GEN_RANDOM, 60, 6, 2, 4, 3, 30, "restart_steps=0,block=1024");
 }
+/* the same with the second table's p-norm lower branch (pnorm_rho, issue 15),
+ * rebuilt on the device whenever the best K improves */
+static void test_solver_pnorm(void **st)
+{
+    solver_vs_twin_tuned(GEN_RANDOM, 60, 6, 2, 4, 3, 30, "restart_steps=0,block=1024,pnorm_rho=0.5");
+    solver_vs_twin_tuned(GEN_DENSE, 40, 6, 2, 4, 3, 30, "restart_steps=0,alt_every=1,pnorm_rho=1");
+}
 /* elite restarts: the cold halves take the best replica's best layout and
  * counts; a tournament of 200 edges (more than the block's 128 threads) and
  * a crossing weight lin in the energy table */
@@ -554,6 +561,7 @@ int main(void)
         cmocka_unit_test(test_solver_small_groups),
         cmocka_unit_test(test_solver_no_reuse),
         cmocka_unit_test(test_solver_portfolio),
+        cmocka_unit_test(test_solver_pnorm),
         cmocka_unit_test(test_solver_restarts),
         cmocka_unit_test(test_engine_budget_residency),
         cmocka_unit_test(test_engine_concurrent_plans),

@@ -303,7 +303,7 @@ static void test_energy_table(void **st)
 {
     int64_t w[200];
     uint32_t r16 = 178145; /* e^1 */
-    sol_energy_table(w, 199, 50, r16, 1);
+    sol_energy_table(w, 199, 50, r16, 1, 0);
     assert_true(w[50] == SOL_W_BASE + 50);
     for (int c = 1; c <= 199; c++)
         assert_true(w[c] > w[c - 1]); /* strictly increasing */
@@ -312,8 +312,29 @@ static void test_energy_table(void **st)
         assert_true(w[c + 1] - w[c] >= w[c] - w[c - 1]);
     /* the sum over the largest graph the solver takes cannot overflow */
     int64_t big[SOL_MAX_EDGES + 1];
-    sol_energy_table(big, SOL_MAX_EDGES, 0, r16, 1);
+    sol_energy_table(big, SOL_MAX_EDGES, 0, r16, 1, 0);
     assert_true(big[SOL_MAX_EDGES] < INT64_MAX / SOL_MAX_EDGES);
+
+    /* the p-norm lower branch (pnorm_rho 0.5 = 32768/65536, kref 50): each
+     * step down divides by 1 + 0.5 * 50 / (c+1), so 1.5 from 50 to 49; the
+     * upper branch is the exponential one */
+    int64_t pn[200];
+    sol_energy_table(pn, 199, 50, r16, 1, 32768);
+    assert_true(pn[50] == SOL_W_BASE + 50);
+    assert_true(pn[49] == (int64_t)SOL_W_BASE * 65536 / (65536 + 32768) + 49);
+    assert_true(pn[48] == (pn[49] - 49) * 65536 / (65536 + 32768 * 50 / 49) + 48);
+    for (int c = 50; c <= 199; c++)
+        assert_true(pn[c] == w[c]);
+    for (int c = 1; c <= 199; c++)
+        assert_true(pn[c] > pn[c - 1]);
+    /* flatter than e per step just below kref: more weight on edges near K */
+    assert_true(pn[45] > w[45]);
+    /* sol_energy_tables puts it in the second table only, with alt_every */
+    struct sol_params sp = {.m = 199, .alt_every = 3, .r16_alt = r16, .pn16 = 32768};
+    int64_t two[400];
+    sol_energy_tables(two, &sp, 50, r16, 1);
+    for (int c = 0; c <= 199; c++)
+        assert_true(two[c] == w[c] && two[200 + c] == pn[c]);
 }
 
 static void test_candidates_in_bounds(void **st)
