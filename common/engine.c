@@ -482,18 +482,11 @@ static int oracle_check(const struct lcn_graph *g, const struct lcn_pt *pts,
     return rc;
 }
 
-/*
- * The hard limit of every phase: the job's deadline and its cancel flag.
- * The flag counts from CANCEL_GRACE_NS after the run began: a cancel in the
- * first moments of a run still lets a start that costs less than that be
- * validated (a cancelled job then keeps a solution), and the run ends at
- * most that long after the cancel.
- */
-#define CANCEL_GRACE_NS 40000000LL
-
+/* The hard limit of every phase (stop.h: the deadline, the cancel flag
+ * from LCN_CANCEL_GRACE_NS into the run). */
 static struct lcn_stop hard_stop(const struct run *run)
 {
-    return (struct lcn_stop){run->p->deadline_ns, run->p->cancel, run->began_ns + CANCEL_GRACE_NS};
+    return lcn_stop_run(run->p, run->began_ns);
 }
 
 static void drain_events(struct run *run)
@@ -867,14 +860,8 @@ static int final_layout(struct run *run, int32_t ready, int64_t t_val, const str
     int same = obj_cmp(&fin_obj, &last->obj) == 0 && memcmp(fin, last->pts, bytes) == 0;
     int cancelled = p->cancel && atomic_load(p->cancel);
     int rc = same ? 0 : LCN_ECANCELLED;
-    if (!same && (!cancelled || t_val * (1 + LCN_MAX(0, p->caller_validations)) < 20000000)) {
-        /* no cancel flag here (the run has stopped); the deadline holds,
-         * less the time kept for the caller's own passes, and past it a
-         * little grace (the workers may leave their sweeps late): at most
-         * 50 ms, enough for the oracle on any graph it takes <= 20 ms on */
-        int64_t caller = LCN_MAX(0, p->caller_validations) * (3 * t_val / 2);
-        int64_t grace = LCN_MIN(2 * t_val + 5000000, 50000000);
-        struct lcn_stop dl = {LCN_MAX(p->deadline_ns - caller, lcn_now_ns() + grace), NULL, 0};
+    if (!same && (!cancelled || lcn_final_cheap(p, t_val))) {
+        struct lcn_stop dl = lcn_final_stop(p, t_val);
         rc = oracle_check(g, fin, &fin_obj, &dl);
         if (rc == LCN_ECORRUPT)
             return rc;
@@ -955,8 +942,7 @@ int engine_cpu_run(const struct lcn_graph *g, const struct engine_params *p,
     }
     const struct lcn_pt *start = starts[ebest].pts;
     struct lcn_obj start_obj = starts[ebest].obj;
-    int64_t reserve = (1 + LCN_MAX(0, p->caller_validations)) * (3 * t_val / 2) + 2000000;
-    run->stop_ns = p->deadline_ns - LCN_MAX((int64_t)5000000, reserve);
+    run->stop_ns = p->deadline_ns - LCN_MAX((int64_t)5000000, lcn_final_reserve_ns(p, t_val));
     if (run->kn.debug)
         fprintf(stderr, "starts done at %.3f s, oracle %.3f s\n", elapsed_s(run),
                 (double)t_val / 1e9);

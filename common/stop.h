@@ -64,4 +64,52 @@ static inline int lcn_stop_tick(const struct lcn_stop *s, int64_t *work, int64_t
     return lcn_stop_check(s);
 }
 
+/*
+ * The engines' shared rules (CPU and GPU), in terms of t_val, the time one
+ * oracle pass took on the run's start.
+ *
+ * The hard stop of every phase: the deadline, and the cancel flag counted
+ * from LCN_CANCEL_GRACE_NS after the run began (a cancel in the first
+ * moments still lets a start that cheap be validated and returned).
+ */
+#define LCN_CANCEL_GRACE_NS 40000000LL
+
+static inline struct lcn_stop lcn_stop_run(const struct engine_params *p, int64_t began_ns)
+{
+    struct lcn_stop s = {p->deadline_ns, p->cancel, began_ns + LCN_CANCEL_GRACE_NS};
+    return s;
+}
+
+static inline int64_t lcn_caller_passes(const struct engine_params *p)
+{
+    return p->caller_validations > 0 ? p->caller_validations : 0;
+}
+
+/* What the search keeps before the deadline: 1.5 t_val for its own oracle
+ * pass and each of the caller's, plus 2 ms. */
+static inline int64_t lcn_final_reserve_ns(const struct engine_params *p, int64_t t_val)
+{
+    return (1 + lcn_caller_passes(p)) * (3 * t_val / 2) + 2000000;
+}
+
+/* The limit of the engine's own final oracle pass: the deadline less the
+ * time kept for the caller's passes, and past it a little grace (workers may
+ * leave their sweeps late): at most 50 ms, enough for the oracle on any
+ * graph it takes <= 20 ms on. No cancel flag: the run has stopped. */
+static inline struct lcn_stop lcn_final_stop(const struct engine_params *p, int64_t t_val)
+{
+    int64_t caller = lcn_caller_passes(p) * (3 * t_val / 2);
+    int64_t grace = 2 * t_val + 5000000 < 50000000 ? 2 * t_val + 5000000 : 50000000;
+    int64_t soon = lcn_now_ns() + grace;
+    struct lcn_stop s = {p->deadline_ns - caller > soon ? p->deadline_ns - caller : soon, NULL, 0};
+    return s;
+}
+
+/* A cancelled run validates its newest best only when every oracle pass
+ * left (its own and the caller's) takes under 20 ms together. */
+static inline int lcn_final_cheap(const struct engine_params *p, int64_t t_val)
+{
+    return t_val * (1 + lcn_caller_passes(p)) < 20000000;
+}
+
 #endif

@@ -1103,15 +1103,13 @@ extern "C" int gpu_solver_debug_run(struct gpu_ctx *ctx, int slot, const struct 
  * force-directed layout.
  */
 static int build_start(struct gpu_ctx *ctx, int slot, const struct lcn_graph *g,
-                       const struct engine_params *p, struct lcn_pt *best)
+                       const struct engine_params *p, const struct lcn_stop *hard,
+                       struct lcn_pt *best)
 {
     static const enum layout_kind order[] = {LAYOUT_INPUT, LAYOUT_STRESS, LAYOUT_FORCE,
                                              LAYOUT_CIRCLE, LAYOUT_RANDOM};
     int64_t share = (p->deadline_ns - p->start_ns) / 10;
     int64_t dl = p->start_ns + share;
-    /* the hard limit of every phase: the deadline and the cancel flag, which
-     * counts from 40 ms on so that a cheap start is still validated (issue 14) */
-    struct lcn_stop hard = {p->deadline_ns, p->cancel, lcn_now_ns() + 40000000LL};
     struct lcn_pt *pts = (struct lcn_pt *)xmalloc(sizeof(*pts) * (size_t)(g->n ? g->n : 1));
     int32_t *c = (int32_t *)xmalloc(sizeof(int32_t) * (size_t)(g->m ? g->m : 1));
     struct lcn_obj bo = {0, 0, 0, 0};
@@ -1122,10 +1120,10 @@ static int build_start(struct gpu_ctx *ctx, int slot, const struct lcn_graph *g,
             continue;
         if (have && lcn_now_ns() >= dl)
             break;
-        int r = layout_make(g, k, p->seed, p->init, p->has_xy, dl, &hard, pts);
+        int r = layout_make(g, k, p->seed, p->init, p->has_xy, dl, hard, pts);
         uint64_t tests;
         if (r == 0)
-            r = crossings_grid_stop(g, pts, c, 0, &hard, &tests);
+            r = crossings_grid_stop(g, pts, c, 0, hard, &tests);
         if (r == LCN_EDEADLINE || r == LCN_ECANCELLED) {
             if (!have)
                 rc = r;
@@ -1146,7 +1144,7 @@ static int build_start(struct gpu_ctx *ctx, int slot, const struct lcn_graph *g,
         have = 1;
     }
     /* the device's force-directed layout, when the host drawers left time */
-    if (!rc && ctx && slot >= 0 && lcn_now_ns() < dl && !lcn_stop_check(&hard)) {
+    if (!rc && ctx && slot >= 0 && lcn_now_ns() < dl && !lcn_stop_check(hard)) {
         double *xy = (double *)xmalloc(sizeof(double) * 2 * (size_t)(g->n ? g->n : 1));
         if (gpu_layout_force(ctx, slot, g, 0, p->seed, xy) == 0 && layout_snap(g, xy, pts) == 0) {
             crossings_grid(g, pts, c, 0);
@@ -1239,15 +1237,15 @@ extern "C" int gpu_engine_run(struct gpu_ctx *ctx, const struct lcn_graph *g,
     if (slot < 0)
         return slot;
     const double t0 = (double)p->start_ns;
-    int64_t began = lcn_now_ns();
+    /* the hard limit of every phase (stop.h; issue 14) */
+    struct lcn_stop hard = lcn_stop_run(p, lcn_now_ns());
     int n = g->n;
     struct lcn_pt *start = (struct lcn_pt *)xmalloc(sizeof(*start) * (size_t)(n ? n : 1));
-    int rc = build_start(ctx, slot, g, p, start);
+    int rc = build_start(ctx, slot, g, p, &hard, start);
     /* the oracle passes the start before anything is published (its counts
      * then seed the device state); timing it tells how early the search
      * must stop for the oracle passes of its result, the host's and the
      * caller's (issue 14) */
-    struct lcn_stop hard = {p->deadline_ns, p->cancel, began + 40000000LL};
     struct lcn_report vr;
     memset(&vr, 0, sizeof(vr));
     int64_t t_val = lcn_now_ns();
@@ -1257,7 +1255,7 @@ extern "C" int gpu_engine_run(struct gpu_ctx *ctx, const struct lcn_graph *g,
             rc = LCN_ECORRUPT;
     }
     t_val = lcn_now_ns() - t_val;
-    int64_t reserve = (1 + LCN_MAX(0, p->caller_validations)) * (3 * t_val / 2) + 2000000;
+    int64_t reserve = lcn_final_reserve_ns(p, t_val);
     struct sjob j;
     char why[200] = "";
     if (!rc)
@@ -1399,12 +1397,10 @@ extern "C" int gpu_engine_run(struct gpu_ctx *ctx, const struct lcn_graph *g,
          * oracle is cheap. Otherwise, or when the oracle cannot finish in
          * time, the last validated layout is the result (issue 14). */
         int cancelled = stop == ENGINE_STOP_CANCELLED;
-        int64_t caller = LCN_MAX(0, p->caller_validations) * (3 * t_val / 2);
-        int64_t grace = LCN_MIN(2 * t_val + 5000000, 50000000);
-        struct lcn_stop dl = {LCN_MAX(p->deadline_ns - caller, lcn_now_ns() + grace), NULL, 0};
+        struct lcn_stop dl = lcn_final_stop(p, t_val);
         int fr = LCN_EDEADLINE;
         if (j.batch > 0 && obj_cmp(&j.s->rec_host->best, &last_obj) != 0 &&
-            (!cancelled || t_val * (1 + LCN_MAX(0, p->caller_validations)) < 20000000))
+            (!cancelled || lcn_final_cheap(p, t_val)))
             fr = publish(&j, buf, &pub_obj, &dl);
         if (fr == LCN_EDEADLINE) {
             memcpy(buf, last, sizeof(*buf) * (size_t)n);
