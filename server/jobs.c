@@ -582,7 +582,9 @@ static void finished(struct lcnd *d, struct worker *w, struct job *j, struct run
         snprintf(j->cur.stop_reason, sizeof j->cur.stop_reason, "cancelled");
     } else if (run->rc == 0) {
         struct engine_result *res = &run->res;
-        if (!j->cur.has_best || obj_cmp(&res->best, &j->cur.best) < 0 || !run->from_checkpoint) {
+        /* best never goes backwards: after a kill -9 lost an improvement no
+         * checkpoint recorded, the solution may be worse than it (API.md) */
+        if (!j->cur.has_best || obj_cmp(&res->best, &j->cur.best) < 0) {
             j->cur.has_best = 1;
             j->cur.best = res->best;
         }
