@@ -41,6 +41,13 @@
 #include "util.h"
 #include "validate.h"
 
+const char *engine_op_name(enum engine_op op)
+{
+    static const char *const names[ENGINE_OPS] = {"local", "bary",  "median", "global",
+                                                  "empty", "pair", "swap",   "cluster"};
+    return (unsigned)op < ENGINE_OPS ? names[op] : "?";
+}
+
 const char *engine_stop_name(enum engine_stop s)
 {
     switch (s) {

@@ -42,6 +42,45 @@
 #include "graph.h"
 #include "objective.h"
 
+/*
+ * Move operators (issue 15): the kinds of move the engines draw. Both
+ * engines count them alike in engine_telemetry.ops; an engine that does not
+ * draw an operator leaves its counters at zero.
+ *   LOCAL    one node, a Gaussian-like step of its temperature slot's radius
+ *   BARY     one node, near its neighbours' barycentre
+ *   MEDIAN   one node, near its neighbours' coordinate-wise median
+ *   GLOBAL   one node, uniform over the canvas (a long jump)
+ *   EMPTY    one node, into the emptiest of a few sampled regions of the canvas
+ *   PAIR     both endpoints of a most-crossed edge, one translation
+ *   SWAP     two nodes exchange their positions
+ *   CLUSTER  a node with its neighbours of degree 1 and 2, one translation
+ */
+enum engine_op {
+    ENGINE_OP_LOCAL = 0,
+    ENGINE_OP_BARY,
+    ENGINE_OP_MEDIAN,
+    ENGINE_OP_GLOBAL,
+    ENGINE_OP_EMPTY,
+    ENGINE_OP_PAIR,
+    ENGINE_OP_SWAP,
+    ENGINE_OP_CLUSTER,
+    ENGINE_OPS
+};
+
+/* "local", "bary", "median", "global", "empty", "pair", "swap", "cluster". */
+const char *engine_op_name(enum engine_op op);
+
+/*
+ * Per-operator counters: tried (candidates of this kind drawn; a move of
+ * several nodes is one candidate), valid (those that kept the layout
+ * valid), accepted (Metropolis winners of this kind committed), improved
+ * (accepted moves after which the replica's tuple was strictly below the
+ * replica's best before the move). improved <= accepted <= valid <= tried.
+ */
+struct engine_op_stats {
+    uint64_t tried, valid, accepted, improved;
+};
+
 /* Counters of one run. Every rate reported elsewhere names one of these. */
 struct engine_telemetry {
     uint64_t attempted;           /* proposals drawn (node + target point) */
@@ -57,6 +96,7 @@ struct engine_telemetry {
     uint64_t restarts;   /* replicas restarted from the elite */
     uint64_t pair_tests; /* segment pair tests performed */
     uint64_t recounts;   /* full recounts (invariant checks) */
+    struct engine_op_stats ops[ENGINE_OPS]; /* per move operator (enum engine_op) */
     double elapsed_s;
 };
 
