@@ -144,8 +144,12 @@ struct gpu_solver_params {
     int32_t alt_every;    /* every alt_every-th ladder uses beta_alt (0: all use beta) */
     double pnorm_rho;     /* > 0: those ladders' table follows a p-norm with p = pnorm_rho * K
                            * below K (issue 15; 0: exponential) */
+    int32_t pnorm_up;     /* 1: that p-norm above K too (the whole table c^p / K^p) */
     int32_t tournament;
     double p_hot, p_local, p_bary;
+    double p_median;       /* P(candidate near the neighbours' median); rest: uniform jump */
+    int32_t ops_bandit;    /* 1: each replica adapts its operator mix (sol_bandit_update) */
+    double bandit_floor;   /* the bandit's least probability per operator */
     double lin;            /* weight of one crossing on any edge, in units of w[K] (0: the
                             * table's least unit, a tie-break) */
     int32_t restart_steps; /* the cold half of each ladder restarts from the elite after this
@@ -159,8 +163,9 @@ void gpu_solver_params_default(struct gpu_solver_params *sp);
 
 /*
  * Applies "key=value,..." knobs (replicas, ladder, W, block, batch_steps,
- * tournament, t_lo, t_hi, cool, beta, beta_alt, alt_every, pnorm_rho, p_hot, p_local,
- * p_bary, lin, restart_steps, restart_node, reuse) to sp.
+ * tournament, t_lo, t_hi, cool, beta, beta_alt, alt_every, pnorm_rho, pnorm_up, p_hot,
+ * p_local, p_bary, p_median, ops (fixed or bandit), bandit_floor, lin, restart_steps, restart_node,
+ * reuse) to sp.
  * Returns 0, or LCN_EINVAL with a message for an unknown key or a value out
  * of range.
  */

@@ -29,6 +29,7 @@ struct gpu_record {
     uint64_t restarts;      /* replica restarts from the elite, summed */
     uint64_t last_improved; /* min_step when the best last improved (or a restart wave ran) */
     int32_t restart_now;    /* set by k_best: this boundary restarts the cold halves */
+    uint64_t op[SOL_OPS][4]; /* per operator: tried, valid, accepted, improved (engine_op_stats) */
 };
 
 /* One workspace slot: every buffer a job needs, allocated at context start. */

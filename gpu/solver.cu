@@ -74,6 +74,9 @@ struct sh_step {
     long long best_dE, dphi, dsum;
     unsigned long long tests;
     int H, best_c, accept, nmax, improved;
+    int wop;      /* the accepted winner's operator (SOL_OP_*) */
+    int need_med; /* a candidate of this step goes near the neighbours' median */
+    int med[2];   /* that median (sol_median_rank) */
     unsigned int tkey;
     int bx0, by0, bx1, by1; /* the scanning commit's box */
     int ib[4];              /* box of v and its neighbours: x0, y0, x1, y1 */
@@ -200,6 +203,10 @@ __device__ static inline void accept_winner(const struct sol_params &sp, const s
             sh.rep.accepted++;
             sh.rep.win_acc++;
             sh.accept = 1;
+            sh.wop = sol_op_of(c.cdraw[2 * sh.best_c], sh.rep.op_cut);
+            sh.rep.op_acc[sh.wop]++;
+            if (sh.best_dE < 0)
+                sh.rep.win_gain[sh.wop]++;
         } else {
             sh.rep.rejected++;
         }
@@ -266,6 +273,7 @@ static __global__ void __launch_bounds__(1024)
         sh.rep = dv.rep[r];
         sh.tests = 0;
         sh.tkey = 0;
+        sh.need_med = 0;
     }
     __syncthreads();
     const uint64_t step0 = sh.rep.step;
@@ -292,7 +300,10 @@ static __global__ void __launch_bounds__(1024)
                 sh.tour_e[k] = e;
                 atomicMax(&sh.tkey, sol_tour_key(cnt[e], k));
             } else {
-                c.cdraw[k - nt] = sol_candidate_draw(&sp, step, (uint32_t)r, (uint32_t)(k - nt));
+                const struct lcn_u32x4 dr = sol_candidate_draw(&sp, step, (uint32_t)r, (uint32_t)(k - nt));
+                c.cdraw[k - nt] = dr;
+                if (!((k - nt) & 1) && sol_op_of(dr, sh.rep.op_cut) == SOL_OP_MEDIAN)
+                    atomicOr(&sh.need_med, 1);
             }
         }
         __syncthreads();
@@ -315,8 +326,27 @@ static __global__ void __launch_bounds__(1024)
             atomicMin(&sh.ib[1], pu.y);
             atomicMax(&sh.ib[2], pu.x);
             atomicMax(&sh.ib[3], pu.y);
+            if (sh.need_med) {
+                /* rank this neighbour's coordinates among the star's
+                 * (sol_median_rank): the one of rank (d - 1) / 2 writes */
+                int rx = 0, ry = 0;
+                for (int j = 0; j < d; j++) {
+                    const int2 ej = dv.edges[dv.inc[ioff + j]];
+                    const int2 pj = c.sc[ej.x == v ? ej.y : ej.x];
+                    rx += pj.x < pu.x || (pj.x == pu.x && j < k);
+                    ry += pj.y < pu.y || (pj.y == pu.y && j < k);
+                }
+                if (rx == (d - 1) / 2)
+                    sh.med[0] = pu.x;
+                if (ry == (d - 1) / 2)
+                    sh.med[1] = pu.y;
+            }
         }
         if (tid == 0) {
+            if (d == 0) {
+                sh.med[0] = p.x;
+                sh.med[1] = p.y;
+            }
             /* reset after barrier (1): a warp of the last step may still have
              * been loading H and best_c (the commit's, speculatively) before it */
             sh.H = 0;
@@ -330,15 +360,20 @@ static __global__ void __launch_bounds__(1024)
         __syncthreads();
         /* (3) the candidates (threads 0..W-1) and their group boxes; the
          * first group's crossing counts cleared */
-        if (tid == 0)
+        if (tid == 0) {
             sh.tkey = 0;
+            sh.need_med = 0; /* read in (2) only */
+        }
         for (int i = tid; i < W; i += B) {
-            struct lcn_pt bary = p;
+            struct lcn_pt bary = p, med;
             if (d > 0) {
                 bary.x = (int)(sh.bsum[0] / d);
                 bary.y = (int)(sh.bsum[1] / d);
             }
-            struct lcn_pt q = sol_candidate_of(&sp, c.cdraw[2 * i], c.cdraw[2 * i + 1], p, bary, sh.rep.sigma);
+            med.x = sh.med[0];
+            med.y = sh.med[1];
+            struct lcn_pt q = sol_candidate_of(&sp, c.cdraw[2 * i], c.cdraw[2 * i + 1], p, bary, med,
+                                               sh.rep.sigma, sh.rep.op_cut);
             c.cand[i] = make_int2(q.x, q.y);
             c.cdE[i] = 0;
             c.cbad[i] = 0;
@@ -470,6 +505,12 @@ static __global__ void __launch_bounds__(1024)
                         ok = !c.cbad[g0 + tid];
                     }
                     const unsigned okm = __ballot_sync(0xffffffffu, ok);
+                    const int op = tid < Gc ? sol_op_of(c.cdraw[2 * (g0 + tid)], sh.rep.op_cut) : -1;
+                    unsigned tm[SOL_OPS], vm[SOL_OPS];
+                    for (int k = 0; k < SOL_OPS; k++) {
+                        tm[k] = __ballot_sync(0xffffffffu, op == k);
+                        vm[k] = __ballot_sync(0xffffffffu, op == k && ok);
+                    }
                     long long bd = ok ? de : LLONG_MAX;
                     int bc = ok ? tid : INT_MAX;
                     for (int off = 16; off > 0; off >>= 1) {
@@ -482,6 +523,11 @@ static __global__ void __launch_bounds__(1024)
                     }
                     if (tid == 0) {
                         sh.rep.valid += __popc(okm);
+                        for (int k = 0; k < SOL_OPS; k++) {
+                            sh.rep.op_tried[k] += __popc(tm[k]);
+                            sh.rep.win_tried[k] += __popc(tm[k]);
+                            sh.rep.op_valid[k] += __popc(vm[k]);
+                        }
                         if (okm && (sh.best_c < 0 || bd < sh.best_dE)) {
                             sh.best_c = g0 + bc;
                             sh.best_dE = bd;
@@ -500,9 +546,13 @@ static __global__ void __launch_bounds__(1024)
                 __syncthreads();
                 if (tid == 0) {
                     for (int ci = g0; ci < g0 + Gc; ci++) {
+                        const int op = sol_op_of(c.cdraw[2 * ci], sh.rep.op_cut);
+                        sh.rep.op_tried[op]++;
+                        sh.rep.win_tried[op]++;
                         if (c.cbad[ci])
                             continue;
                         sh.rep.valid++;
+                        sh.rep.op_valid[op]++;
                         if (sh.best_c < 0 || c.cdE[ci] < sh.best_dE) {
                             sh.best_c = ci;
                             sh.best_dE = c.cdE[ci];
@@ -605,6 +655,7 @@ static __global__ void __launch_bounds__(1024)
                 if (sh.improved) {
                     sh.rep.best = sh.rep.cur;
                     sh.rep.best_updates++;
+                    sh.rep.op_imp[sh.wop]++;
                 }
             }
             __syncthreads();
@@ -690,6 +741,15 @@ static __global__ void k_best(const struct sol_params sp, const struct sol_dev d
         rec->pair_tests = sums[8];
         rec->min_step = minstep;
         rec->restarts = sums[9];
+        for (int k = 0; k < SOL_OPS; k++)
+            rec->op[k][0] = rec->op[k][1] = rec->op[k][2] = rec->op[k][3] = 0;
+        for (int r = 0; r < dv.R; r++)
+            for (int k = 0; k < SOL_OPS; k++) {
+                rec->op[k][0] += dv.rep[r].op_tried[k];
+                rec->op[k][1] += dv.rep[r].op_valid[k];
+                rec->op[k][2] += dv.rep[r].op_acc[k];
+                rec->op[k][3] += dv.rep[r].op_imp[k];
+            }
         rec->restart_now = sol_restart_due(&sp, minstep, rec->last_improved);
         if (rec->restart_now)
             rec->last_improved = minstep;
@@ -783,6 +843,7 @@ static __global__ void k_exchange(const struct sol_params sp, const struct sol_d
             x->sigma = sol_adapt_sigma(x->sigma, x->win_att, x->win_acc, sp.sigma_min, sp.sigma_max);
             if (x->win_att >= 64)
                 x->win_att = x->win_acc = 0;
+            sol_bandit_update(&sp, x);
         }
     }
 }
@@ -999,6 +1060,7 @@ static int sjob_setup(struct gpu_ctx *ctx, int slot, const struct lcn_graph *g,
         rp[r].cur = rp[r].best = j->start_obj;
         rp[r].sigma = LCN_MAX(j->sp.sigma_min, LCN_MIN(sigma0, j->sp.sigma_max));
         rp[r].slot = r % j->L;
+        sol_fixed_cuts(&j->sp, rp[r].op_cut);
     }
     struct gpu_record rec0;
     memset(&rec0, 0, sizeof(rec0));
@@ -1207,6 +1269,12 @@ static void fill_tel(const struct gpu_record *rec, struct engine_telemetry *t, d
     t->exchanges_accepted = rec->ex_acc;
     t->pair_tests = rec->pair_tests;
     t->restarts = rec->restarts;
+    for (int k = 0; k < SOL_OPS; k++) {
+        t->ops[k].tried = rec->op[k][0];
+        t->ops[k].valid = rec->op[k][1];
+        t->ops[k].accepted = rec->op[k][2];
+        t->ops[k].improved = rec->op[k][3];
+    }
     t->elapsed_s = elapsed;
 }
 

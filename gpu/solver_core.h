@@ -41,7 +41,10 @@ struct sol_params {
     int32_t tournament;   /* edges sampled when choosing a bottleneck node */
     uint32_t p_hot;       /* P(bottleneck node choice) in 1/65536 */
     uint32_t p_local;     /* P(local Gaussian-like step) in 1/65536 */
-    uint32_t p_bary;      /* P(neighbour barycentre step) in 1/65536; rest = global jump */
+    uint32_t p_bary;      /* P(neighbour barycentre step) in 1/65536 */
+    uint32_t p_median;    /* P(neighbours' median step) in 1/65536; rest = global jump */
+    int32_t bandit;       /* 1: each replica adapts its operator mix (sol_bandit_update) */
+    uint32_t bandit_floor; /* the bandit's least probability per operator, in 1/65536 */
     int32_t sigma_min, sigma_max;
     uint32_t k0, k1; /* seed as key */
     int32_t alt_every; /* ladders l with l % alt_every == alt_every - 1 use the second table (0: none) */
@@ -50,7 +53,20 @@ struct sol_params {
     uint32_t pn16;     /* the second table's balance-aware lower branch (issue 15): below kref,
                           w[c] = w[c+1] / (1 + pnorm_rho * kref / (c+1)), pnorm_rho in 1/65536;
                           0: the exponential branch */
+    int32_t pn_up;     /* 1: the p-norm above kref too (sol_energy_table) */
 };
+
+/*
+ * The device's move operators: the candidate point kinds of a one-node move,
+ * numbered as enum engine_op's first four (common/engine.h): a local step,
+ * near the neighbours' barycentre, near their coordinate-wise median, a
+ * uniform jump over the canvas.
+ */
+#define SOL_OP_LOCAL 0
+#define SOL_OP_BARY 1
+#define SOL_OP_MEDIAN 2
+#define SOL_OP_GLOBAL 3
+#define SOL_OPS 4
 
 /* Per-replica scalars, in device memory (array of R), mirrored by the twin. */
 struct sol_replica {
@@ -64,6 +80,12 @@ struct sol_replica {
     uint64_t attempted, valid, evaluated, selected, accepted, rejected, committed;
     uint64_t best_updates, pair_tests;
     uint64_t restarts; /* times this replica restarted from the elite */
+    /* operators: the candidate kind of draw word u is the first k with
+     * u < op_cut[k] (SOL_OP_GLOBAL past the last); fixed from the knobs, or
+     * adapted by the bandit from the window counters */
+    uint32_t op_cut[SOL_OPS]; /* op_cut[SOL_OPS - 1] = 65536 (keeps the struct free of padding) */
+    uint32_t win_tried[SOL_OPS], win_gain[SOL_OPS]; /* bandit window: candidates, winners accepted with dE < 0 */
+    uint64_t op_tried[SOL_OPS], op_valid[SOL_OPS], op_acc[SOL_OPS], op_imp[SOL_OPS]; /* engine_op_stats */
 };
 
 enum sol_lane {
@@ -111,21 +133,43 @@ LCN_HD static inline struct lcn_u32x4 sol_candidate_draw(const struct sol_params
     return sol_draw(sp, step, replica, RNG_PURPOSE_MOVE, word);
 }
 
+/* The operator of a candidate from its first draw (cut: sol_replica.op_cut). */
+LCN_HD static inline int sol_op_of(struct lcn_u32x4 a, const uint32_t *cut)
+{
+    uint32_t u = a.v[0] & 0xffff;
+    int k = 0;
+    while (k < SOL_OPS - 1 && u >= cut[k])
+        k++;
+    return k;
+}
+
+/* The fixed operator mix of the knobs as cuts. */
+LCN_HD static inline void sol_fixed_cuts(const struct sol_params *sp, uint32_t *cut)
+{
+    cut[0] = sp->p_local;
+    cut[1] = sp->p_local + sp->p_bary;
+    cut[2] = sp->p_local + sp->p_bary + sp->p_median;
+    cut[3] = 65536;
+}
+
 /* The candidate from its two draws (sol_candidate_draw), so that a kernel can
- * draw before it knows p. */
+ * draw before it knows p. bary and med: the neighbours' barycentre and
+ * coordinate-wise median (sol_median_rank), p for an isolated node. */
 LCN_HD static inline struct lcn_pt sol_candidate_of(const struct sol_params *sp, struct lcn_u32x4 a,
                                                     struct lcn_u32x4 b, struct lcn_pt p,
-                                                    struct lcn_pt bary, int32_t sigma)
+                                                    struct lcn_pt bary, struct lcn_pt med,
+                                                    int32_t sigma, const uint32_t *cut)
 {
-    uint32_t kind = a.v[0] & 0xffff;
+    int op = sol_op_of(a, cut);
     int64_t x, y;
-    if (kind < sp->p_local) {
+    if (op == SOL_OP_LOCAL) {
         x = p.x + sol_gauss(a.v[1], a.v[2], sigma);
         y = p.y + sol_gauss(a.v[3], b.v[0], sigma);
-    } else if (kind < sp->p_local + sp->p_bary) {
+    } else if (op == SOL_OP_BARY || op == SOL_OP_MEDIAN) {
+        struct lcn_pt c0 = op == SOL_OP_BARY ? bary : med;
         int32_t r = sigma / 4 + 1;
-        x = bary.x + (int64_t)sol_below(a.v[1], 2 * (uint32_t)r + 1) - r;
-        y = bary.y + (int64_t)sol_below(a.v[2], 2 * (uint32_t)r + 1) - r;
+        x = c0.x + (int64_t)sol_below(a.v[1], 2 * (uint32_t)r + 1) - r;
+        y = c0.y + (int64_t)sol_below(a.v[2], 2 * (uint32_t)r + 1) - r;
     } else {
         x = sol_below(a.v[1], (uint32_t)sp->width + 1);
         y = sol_below(a.v[2], (uint32_t)sp->height + 1);
@@ -148,16 +192,66 @@ LCN_HD static inline struct lcn_pt sol_candidate_of(const struct sol_params *sp,
 }
 
 /*
- * Candidate point `lane` for moving a node at p. bary is the barycentre of
- * its neighbours (p for an isolated node). The result is inside the bounds
- * and differs from p unless the bounds hold a single point.
+ * Candidate point `lane` for moving a node at p (sol_candidate_of with the
+ * lane's draws). The result is inside the bounds and differs from p unless
+ * the bounds hold a single point.
  */
 LCN_HD static inline struct lcn_pt sol_candidate(const struct sol_params *sp, uint64_t step,
                                                  uint32_t replica, uint32_t lane, struct lcn_pt p,
-                                                 struct lcn_pt bary, int32_t sigma)
+                                                 struct lcn_pt bary, struct lcn_pt med,
+                                                 int32_t sigma, const uint32_t *cut)
 {
     return sol_candidate_of(sp, sol_candidate_draw(sp, step, replica, 2 * lane),
-                            sol_candidate_draw(sp, step, replica, 2 * lane + 1), p, bary, sigma);
+                            sol_candidate_draw(sp, step, replica, 2 * lane + 1), p, bary, med,
+                            sigma, cut);
+}
+
+/*
+ * The coordinate-wise median of a node's neighbours, by ranks: neighbour k's
+ * x is the median's when its rank (the neighbours j with x_j < x_k, or x_j ==
+ * x_k and j < k) is (d - 1) / 2; likewise y. One neighbour has each rank, so
+ * the device lets each thread rank one neighbour (xs, ys: the d coordinates).
+ */
+LCN_HD static inline int32_t sol_median_rank(const int32_t *xs, int32_t d, int32_t k)
+{
+    int32_t r = 0;
+    for (int32_t j = 0; j < d; j++)
+        r += xs[j] < xs[k] || (xs[j] == xs[k] && j < k);
+    return r;
+}
+
+/*
+ * The bandit (sp->bandit): at a batch boundary, a replica whose window holds
+ * at least 512 candidates gives operator k the probability bandit_floor +
+ * (1 - SOL_OPS bandit_floor) s_k / sum s, s_k = (gain_k + 1) / (tried_k + 8)
+ * (winners accepted with an energy decrease per candidate drawn, smoothed),
+ * in integers (bit-exact on host and device), then halves the window: an
+ * exponentially decayed record of recent success per unit of cost (every
+ * candidate costs one evaluation).
+ */
+LCN_HD static inline void sol_bandit_update(const struct sol_params *sp, struct sol_replica *x)
+{
+    if (!sp->bandit)
+        return;
+    uint64_t tot = 0;
+    for (int k = 0; k < SOL_OPS; k++)
+        tot += x->win_tried[k];
+    if (tot < 512)
+        return;
+    uint64_t sc[SOL_OPS], sum = 0;
+    for (int k = 0; k < SOL_OPS; k++) {
+        sc[k] = (((uint64_t)x->win_gain[k] + 1) << 24) / ((uint64_t)x->win_tried[k] + 8);
+        sum += sc[k];
+    }
+    uint32_t fl = sp->bandit_floor, freep = 65536 - SOL_OPS * fl, acc = 0;
+    for (int k = 0; k < SOL_OPS - 1; k++) {
+        acc += fl + (uint32_t)((uint64_t)freep * sc[k] / sum);
+        x->op_cut[k] = acc;
+    }
+    for (int k = 0; k < SOL_OPS; k++) {
+        x->win_tried[k] >>= 1;
+        x->win_gain[k] >>= 1;
+    }
 }
 
 /*
@@ -240,21 +334,28 @@ LCN_HD static inline int32_t sol_pick_node(const struct sol_params *sp, uint64_t
  * nonzero, by 1 + (pn16/65536) * kref / (c+1): the ratio of (c+1)^p to c^p
  * to first order with p = pnorm_rho * kref, so below kref the table follows
  * a p-norm of the counts whose p tracks the best K (balance-aware, issue
- * 15), in integers, bit-exact on host and device. A linear term `lin` per
- * crossing is added so that total crossings still break ties.
+ * 15), in integers, bit-exact on host and device. With pn_up (and pn16,
+ * kref > 0) the steps up follow the same p-norm, w[c] = w[c-1] (1 +
+ * (pn16/65536) kref / (c-1)), until the cap: the whole table is then a
+ * p-norm, c^p / K^p. A linear term `lin` per crossing is added so that
+ * total crossings still break ties.
  */
 LCN_HD static inline void sol_energy_table(int64_t *w, int32_t m, int32_t kref, uint32_t r16,
-                                           int64_t lin, uint32_t pn16)
+                                           int64_t lin, uint32_t pn16, int pn_up)
 {
     if (kref > m)
         kref = m;
     if (kref < 0)
         kref = 0;
+    const int up = pn_up && pn16 && kref > 0;
     int64_t e = SOL_W_BASE, inc = 0;
     w[kref] = e;
     for (int32_t c = kref + 1; c <= m; c++) {
         if (e < SOL_W_EXP_CAP) {
-            int64_t ne = (e * (int64_t)r16) >> 16;
+            int64_t r = up ? 65536 + (int64_t)pn16 * kref / (c - 1) : (int64_t)r16;
+            int64_t ne = (e * r) >> 16;
+            if (ne <= e)
+                ne = e + 1;
             inc = ne - e;
             e = ne;
         } else {
@@ -275,15 +376,16 @@ LCN_HD static inline void sol_energy_table(int64_t *w, int32_t m, int32_t kref, 
 /*
  * The two energy tables, one after the other (2 x (m+1) entries): the
  * first with ratio r16, the second with sp->r16_alt and, when pn16 is set,
- * the p-norm lower branch (a copy of the first when alt_every is 0). Exchanges stay within a ladder, so each ladder is
+ * the p-norm lower branch (and upper, pn_up) (a copy of the first when
+ * alt_every is 0). Exchanges stay within a ladder, so each ladder is
  * a tempering chain of one energy: a portfolio of steepness across ladders.
  */
 LCN_HD static inline void sol_energy_tables(int64_t *w, const struct sol_params *sp, int32_t kref,
                                             uint32_t r16, int64_t lin)
 {
-    sol_energy_table(w, sp->m, kref, r16, lin, 0);
+    sol_energy_table(w, sp->m, kref, r16, lin, 0, 0);
     sol_energy_table(w + sp->m + 1, sp->m, kref, sp->alt_every > 0 ? sp->r16_alt : r16, lin,
-                     sp->alt_every > 0 ? sp->pn16 : 0);
+                     sp->alt_every > 0 ? sp->pn16 : 0, sp->pn_up);
 }
 
 /* Which table replica r (ladders of L contiguous replicas) uses: 0 or 1. */

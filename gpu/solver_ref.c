@@ -38,6 +38,9 @@ void solref_derive(const struct gpu_solver_params *gp, const struct lcn_graph *g
     sp->p_hot = (uint32_t)(gp->p_hot * 65536.0);
     sp->p_local = (uint32_t)(gp->p_local * 65536.0);
     sp->p_bary = (uint32_t)(gp->p_bary * 65536.0);
+    sp->p_median = (uint32_t)(gp->p_median * 65536.0);
+    sp->bandit = gp->ops_bandit;
+    sp->bandit_floor = (uint32_t)(gp->bandit_floor * 65536.0);
     int32_t span = LCN_MAX(g->width, g->height);
     sp->sigma_min = 1;
     sp->sigma_max = LCN_MAX(1, span / 2);
@@ -48,6 +51,7 @@ void solref_derive(const struct gpu_solver_params *gp, const struct lcn_graph *g
     sp->alt_every = gp->alt_every;
     sp->r16_alt = gp->alt_every > 0 ? (uint32_t)llround(65536.0 * exp(gp->beta_alt)) : *r16;
     sp->pn16 = (uint32_t)llround(65536.0 * gp->pnorm_rho);
+    sp->pn_up = gp->pnorm_up;
     sp->restart_steps = gp->restart_steps;
     if (gp->restart_steps > 0 && gp->restart_node > 0)
         sp->restart_steps = (int32_t)LCN_MIN((int64_t)INT32_MAX,
@@ -129,6 +133,7 @@ int solref_init(struct solref *s, const struct lcn_graph *g, const struct sol_pa
         rp->cur = rp->best = o;
         rp->sigma = sigma0 < sp->sigma_min ? sp->sigma_min : (sigma0 > sp->sigma_max ? sp->sigma_max : sigma0);
         rp->slot = r % L;
+        sol_fixed_cuts(sp, rp->op_cut);
     }
     free(c0);
     s->gbest = o;
@@ -179,17 +184,33 @@ void solref_step(struct solref *s, int32_t r, double tscale)
         bx += pu.x;
         by += pu.y;
     }
-    struct lcn_pt bary = p;
+    struct lcn_pt bary = p, med = p;
     if (d > 0) {
         bary.x = (int32_t)(bx / d);
         bary.y = (int32_t)(by / d);
+        int32_t xs[SOL_DMAX], ys[SOL_DMAX];
+        for (int32_t k = 0; k < d; k++) {
+            struct lcn_pt pu = pts[graph_other(g, inc[k], v)];
+            xs[k] = pu.x;
+            ys[k] = pu.y;
+        }
+        for (int32_t k = 0; k < d; k++) {
+            if (sol_median_rank(xs, d, k) == (d - 1) / 2)
+                med.x = xs[k];
+            if (sol_median_rank(ys, d, k) == (d - 1) / 2)
+                med.y = ys[k];
+        }
     }
 
     int32_t W = sp->W, best_c = -1;
     int64_t best_dE = 0;
     int32_t nc[SOL_DMAX];
     for (int32_t c = 0; c < W; c++) {
-        struct lcn_pt q = sol_candidate(sp, step, (uint32_t)r, (uint32_t)c, p, bary, rp->sigma);
+        struct lcn_pt q = sol_candidate(sp, step, (uint32_t)r, (uint32_t)c, p, bary, med, rp->sigma,
+                                        rp->op_cut);
+        const int op = sol_op_of(sol_candidate_draw(sp, step, (uint32_t)r, 2 * (uint32_t)c), rp->op_cut);
+        rp->op_tried[op]++;
+        rp->win_tried[op]++;
         rp->attempted++;
         rp->evaluated++;
         int bad = 0;
@@ -236,6 +257,7 @@ void solref_step(struct solref *s, int32_t r, double tscale)
         if (bad)
             continue;
         rp->valid++;
+        rp->op_valid[op]++;
         if (best_c < 0 || dE < best_dE) {
             best_c = c;
             best_dE = dE;
@@ -254,9 +276,14 @@ void solref_step(struct solref *s, int32_t r, double tscale)
     }
     rp->accepted++;
     rp->win_acc++;
+    const int wop = sol_op_of(sol_candidate_draw(sp, step, (uint32_t)r, 2 * (uint32_t)best_c), rp->op_cut);
+    rp->op_acc[wop]++;
+    if (best_dE < 0)
+        rp->win_gain[wop]++;
 
     /* commit the chosen candidate */
-    struct lcn_pt q = sol_candidate(sp, step, (uint32_t)r, (uint32_t)best_c, p, bary, rp->sigma);
+    struct lcn_pt q = sol_candidate(sp, step, (uint32_t)r, (uint32_t)best_c, p, bary, med, rp->sigma,
+                                    rp->op_cut);
     int32_t K = rp->cur.K, newmax = 0;
     int64_t dphi = 0, dsum = 0;
     for (int32_t k = 0; k < d; k++)
@@ -314,6 +341,7 @@ void solref_step(struct solref *s, int32_t r, double tscale)
     if (obj_cmp(&rp->cur, &rp->best) < 0) {
         rp->best = rp->cur;
         rp->best_updates++;
+        rp->op_imp[wop]++;
         memcpy(s->best + (size_t)r * n, pts, sizeof(struct lcn_pt) * (size_t)n);
         memcpy(s->bcnt + (size_t)r * m, cnt, sizeof(int32_t) * (size_t)m);
     }
@@ -397,6 +425,7 @@ void solref_boundary(struct solref *s, double tscale)
                                     s->sp.sigma_max);
         if (rp->win_att >= 64)
             rp->win_att = rp->win_acc = 0;
+        sol_bandit_update(&s->sp, rp);
     }
     s->batch++;
 }
@@ -429,10 +458,24 @@ void gpu_solver_params_default(struct gpu_solver_params *sp)
     sp->p_hot = 0.6;
     sp->p_local = 0.7;
     sp->p_bary = 0.15;
+    sp->p_median = 0;
+    sp->ops_bandit = 0;
+    sp->bandit_floor = 0.05;
     sp->restart_steps = 5000;
     sp->restart_node = 50;
     sp->lin = 0;
     sp->reuse = 1;
+}
+
+/* ops: "fixed" (the knobs' mix) or "bandit" (each replica adapts it). */
+static int parse_ops(const char *val, void *field, char *err, int errlen)
+{
+    if (strcmp(val, "fixed") && strcmp(val, "bandit")) {
+        snprintf(err, (size_t)errlen, "tuning: ops: '%s' is not fixed or bandit", val);
+        return LCN_EINVAL;
+    }
+    *(int32_t *)field = strcmp(val, "bandit") == 0;
+    return 0;
 }
 
 /* The GPU engine's knobs: one table drives parsing and ranges (knobs.h). */
@@ -451,9 +494,13 @@ static const struct knob gknobs[] = {
     {"beta_alt", KNOB_DOUBLE, GK(beta_alt), 0.01, 5, NULL},
     {"alt_every", KNOB_INT, GK(alt_every), 0, 64, NULL},
     {"pnorm_rho", KNOB_DOUBLE, GK(pnorm_rho), 0, 10, NULL},
+    {"pnorm_up", KNOB_INT, GK(pnorm_up), 0, 1, NULL},
     {"p_hot", KNOB_DOUBLE, GK(p_hot), 0, 1, NULL},
     {"p_local", KNOB_DOUBLE, GK(p_local), 0, 1, NULL},
     {"p_bary", KNOB_DOUBLE, GK(p_bary), 0, 1, NULL},
+    {"p_median", KNOB_DOUBLE, GK(p_median), 0, 1, NULL},
+    {"ops", KNOB_CUSTOM, GK(ops_bandit), 0, 0, parse_ops},
+    {"bandit_floor", KNOB_DOUBLE, GK(bandit_floor), 0, 0.25, NULL},
     {"lin", KNOB_DOUBLE, GK(lin), 0, 16, NULL},
     {"restart_steps", KNOB_INT, GK(restart_steps), 0, 1000000000, NULL},
     {"restart_node", KNOB_INT, GK(restart_node), 0, 1000000, NULL},
@@ -464,8 +511,8 @@ static const struct knob gknobs[] = {
 int gpu_solver_params_parse(struct gpu_solver_params *sp, const char *spec, char *err, int errlen)
 {
     int rc = knobs_parse(gknobs, LCN_ARRAY_LEN(gknobs), sp, spec, err, errlen);
-    if (!rc && sp->p_local + sp->p_bary > 1) {
-        snprintf(err, (size_t)errlen, "tuning: p_local + p_bary must not exceed 1");
+    if (!rc && sp->p_local + sp->p_bary + sp->p_median > 1) {
+        snprintf(err, (size_t)errlen, "tuning: p_local + p_bary + p_median must not exceed 1");
         rc = LCN_EINVAL;
     }
     return rc;

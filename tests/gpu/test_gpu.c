@@ -245,6 +245,25 @@ static void solver_vs_twin_graph(const struct gen_params *gen, int32_t R, int32_
         assert_memory_equal(&a, &t, sizeof(a));
         assert_true(obj_cmp(&rep[r].best, &rep[r].cur) <= 0);
         assert_true(t.committed > 0);
+        /* per-operator counters: nested, and summing to the replica's */
+        uint64_t st[4] = {0};
+        for (int k = 0; k < SOL_OPS; k++) {
+            assert_true(t.op_imp[k] <= t.op_acc[k] && t.op_acc[k] <= t.op_valid[k] &&
+                        t.op_valid[k] <= t.op_tried[k]);
+            st[0] += t.op_tried[k];
+            st[1] += t.op_valid[k];
+            st[2] += t.op_acc[k];
+            st[3] += t.op_imp[k];
+        }
+        assert_true(st[0] == t.attempted && st[1] == t.valid && st[2] == t.accepted &&
+                    st[3] == t.best_updates);
+        if (gp.p_median > 0 || gp.ops_bandit)
+            assert_true(t.op_tried[SOL_OP_MEDIAN] > 0);
+        if (gp.ops_bandit) {
+            uint32_t fixed[SOL_OPS];
+            sol_fixed_cuts(&sp, fixed);
+            assert_true(memcmp(fixed, t.op_cut, sizeof(fixed)) != 0); /* the bandit moved the mix */
+        }
     }
     assert_memory_equal(cur, tw.cur, sizeof(*cur) * R * nn);
     assert_memory_equal(best, tw.best, sizeof(*best) * R * nn);
@@ -330,6 +349,18 @@ static void test_solver_pnorm(void **st)
 {
     solver_vs_twin_tuned(GEN_RANDOM, 60, 6, 2, 4, 3, 30, "restart_steps=0,block=1024,pnorm_rho=0.5");
     solver_vs_twin_tuned(GEN_DENSE, 40, 6, 2, 4, 3, 30, "restart_steps=0,alt_every=1,pnorm_rho=1");
+    solver_vs_twin_tuned(GEN_DENSE, 40, 6, 2, 4, 3, 30, "restart_steps=0,alt_every=1,pnorm_rho=0.5,pnorm_up=1");
+}
+/* the median operator and the bandit (issue 15): candidate kinds by the
+ * replica's cuts, the median by ranks (one thread per neighbour on the
+ * device), the cuts adapted at batch boundaries from the window counters;
+ * W 256 takes thread 0's pick over groups wider than a warp */
+static void test_solver_ops(void **st)
+{
+    solver_vs_twin_tuned(GEN_RANDOM, 60, 4, 2, 4, 4, 160, "restart_steps=0,p_median=0.2");
+    solver_vs_twin_tuned(GEN_DENSE, 40, 6, 2, 4, 4, 160, "restart_steps=0,ops=bandit,block=1024");
+    solver_vs_twin_tuned(GEN_PLANTED, 60, 4, 4, 32, 3, 20, "restart_steps=0,ops=bandit,p_median=0.1,bandit_floor=0.1");
+    solver_vs_twin_tuned(GEN_DENSE, 40, 4, 2, 256, 2, 5, "restart_steps=0,ops=bandit,p_median=0.3");
 }
 /* elite restarts: the cold halves take the best replica's best layout and
  * counts; a tournament of 200 edges (more than the block's 128 threads) and
@@ -562,6 +593,7 @@ int main(void)
         cmocka_unit_test(test_solver_no_reuse),
         cmocka_unit_test(test_solver_portfolio),
         cmocka_unit_test(test_solver_pnorm),
+        cmocka_unit_test(test_solver_ops),
         cmocka_unit_test(test_solver_restarts),
         cmocka_unit_test(test_engine_budget_residency),
         cmocka_unit_test(test_engine_concurrent_plans),

@@ -303,7 +303,7 @@ static void test_energy_table(void **st)
 {
     int64_t w[200];
     uint32_t r16 = 178145; /* e^1 */
-    sol_energy_table(w, 199, 50, r16, 1, 0);
+    sol_energy_table(w, 199, 50, r16, 1, 0, 0);
     assert_true(w[50] == SOL_W_BASE + 50);
     for (int c = 1; c <= 199; c++)
         assert_true(w[c] > w[c - 1]); /* strictly increasing */
@@ -312,14 +312,14 @@ static void test_energy_table(void **st)
         assert_true(w[c + 1] - w[c] >= w[c] - w[c - 1]);
     /* the sum over the largest graph the solver takes cannot overflow */
     int64_t big[SOL_MAX_EDGES + 1];
-    sol_energy_table(big, SOL_MAX_EDGES, 0, r16, 1, 0);
+    sol_energy_table(big, SOL_MAX_EDGES, 0, r16, 1, 0, 0);
     assert_true(big[SOL_MAX_EDGES] < INT64_MAX / SOL_MAX_EDGES);
 
     /* the p-norm lower branch (pnorm_rho 0.5 = 32768/65536, kref 50): each
      * step down divides by 1 + 0.5 * 50 / (c+1), so 1.5 from 50 to 49; the
      * upper branch is the exponential one */
     int64_t pn[200];
-    sol_energy_table(pn, 199, 50, r16, 1, 32768);
+    sol_energy_table(pn, 199, 50, r16, 1, 32768, 0);
     assert_true(pn[50] == SOL_W_BASE + 50);
     assert_true(pn[49] == (int64_t)SOL_W_BASE * 65536 / (65536 + 32768) + 49);
     assert_true(pn[48] == (pn[49] - 49) * 65536 / (65536 + 32768 * 50 / 49) + 48);
@@ -329,6 +329,21 @@ static void test_energy_table(void **st)
         assert_true(pn[c] > pn[c - 1]);
     /* flatter than e per step just below kref: more weight on edges near K */
     assert_true(pn[45] > w[45]);
+    /* pn_up: the same p-norm above kref (1 + 0.5 * 50 / 50 = 1.5 from 50 to
+     * 51), the lower branch unchanged; without pn16 it changes nothing */
+    int64_t pu[200], e1[200];
+    sol_energy_table(pu, 199, 50, r16, 1, 32768, 1);
+    for (int c = 0; c <= 50; c++)
+        assert_true(pu[c] == pn[c]);
+    assert_true(pu[51] == (int64_t)SOL_W_BASE * (65536 + 32768) / 65536 + 51);
+    for (int c = 1; c <= 199; c++)
+        assert_true(pu[c] > pu[c - 1]);
+    assert_true(pu[60] < w[60]); /* flatter than e per step above kref */
+    sol_energy_table(e1, 199, 50, r16, 1, 0, 1);
+    assert_memory_equal(e1, w, sizeof(w));
+    int64_t big2[SOL_MAX_EDGES + 1];
+    sol_energy_table(big2, SOL_MAX_EDGES, 1, r16, 1, 655360, 1); /* rho 10, kref 1 */
+    assert_true(big2[SOL_MAX_EDGES] < INT64_MAX / SOL_MAX_EDGES);
     /* sol_energy_tables puts it in the second table only, with alt_every */
     struct sol_params sp = {.m = 199, .alt_every = 3, .r16_alt = r16, .pn16 = 32768};
     int64_t two[400];
@@ -341,18 +356,98 @@ static void test_candidates_in_bounds(void **st)
 {
     struct sol_params sp = {.n = 10, .m = 0, .width = 7, .height = 3, .W = 1, .p_local = 30000,
                             .p_bary = 20000, .sigma_min = 1, .sigma_max = 3, .k0 = 9};
-    struct lcn_pt p = {0, 3}, bary = {7, 0};
+    sp.p_median = 10000;
+    uint32_t cut[SOL_OPS];
+    sol_fixed_cuts(&sp, cut);
+    struct lcn_pt p = {0, 3}, bary = {7, 0}, med = {2, 1};
+    int seen[SOL_OPS] = {0};
     for (uint64_t s = 0; s < 5000; s++) {
-        struct lcn_pt q = sol_candidate(&sp, s, 3, (uint32_t)(s % 5), p, bary, 3);
+        struct lcn_pt q = sol_candidate(&sp, s, 3, (uint32_t)(s % 5), p, bary, med, 3, cut);
         assert_true(q.x >= 0 && q.x <= 7 && q.y >= 0 && q.y <= 3);
         assert_false(q.x == p.x && q.y == p.y);
+        seen[sol_op_of(sol_candidate_draw(&sp, s, 3, 2 * (uint32_t)(s % 5)), cut)]++;
     }
+    for (int k = 0; k < SOL_OPS; k++)
+        assert_true(seen[k] > 0); /* every kind drawn (30%, 20%, 15%, 35%) */
+}
+
+static int cmp_i32(const void *a, const void *b)
+{
+    int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* sol_median_rank against sorting (its slow twin): exactly one neighbour
+ * has the median's rank and its value is the sorted array's (d-1)/2-th */
+static void test_median_rank(void **st)
+{
+    struct lcn_rng r;
+    rng_init(&r, 5, 0, 0);
+    int32_t xs[SOL_DMAX], sorted[SOL_DMAX];
+    for (int trial = 0; trial < 2000; trial++) {
+        int32_t d = 1 + (int32_t)rng_below(&r, trial < 1000 ? 9 : SOL_DMAX);
+        int32_t span = 1 + (int32_t)rng_below(&r, trial % 3 ? 5 : 1000000); /* many ties */
+        for (int32_t k = 0; k < d; k++)
+            xs[k] = sorted[k] = (int32_t)rng_below(&r, (uint32_t)span);
+        qsort(sorted, (size_t)d, sizeof(int32_t), cmp_i32);
+        int found = 0;
+        for (int32_t k = 0; k < d; k++)
+            if (sol_median_rank(xs, d, k) == (d - 1) / 2) {
+                found++;
+                assert_int_equal(xs[k], sorted[(d - 1) / 2]);
+            }
+        assert_int_equal(found, 1);
+    }
+}
+
+/* The bandit: no update below 512 candidates in the window; then every
+ * operator keeps at least its floor, the cuts rise, the operator with the
+ * best gain per candidate gets the largest share, the window halves, and
+ * the result is a function of the counters alone */
+static void test_bandit_update(void **st)
+{
+    struct sol_params sp = {.bandit = 1, .bandit_floor = 3277, .p_local = 45875, .p_bary = 9830};
+    struct sol_replica x;
+    memset(&x, 0, sizeof(x));
+    sol_fixed_cuts(&sp, x.op_cut);
+    uint32_t fixed[SOL_OPS];
+    memcpy(fixed, x.op_cut, sizeof(fixed));
+    x.win_tried[0] = 100;
+    sol_bandit_update(&sp, &x);
+    assert_memory_equal(fixed, x.op_cut, sizeof(fixed)); /* window too small */
+    uint32_t tried[SOL_OPS] = {400, 100, 100, 100}, gain[SOL_OPS] = {40, 2, 30, 0};
+    memcpy(x.win_tried, tried, sizeof(tried));
+    memcpy(x.win_gain, gain, sizeof(gain));
+    struct sol_replica y = x;
+    sol_bandit_update(&sp, &x);
+    sol_bandit_update(&sp, &y);
+    assert_memory_equal(&x, &y, sizeof(x));
+    uint32_t prev = 0, share[SOL_OPS];
+    for (int k = 0; k < SOL_OPS; k++) {
+        share[k] = x.op_cut[k] - prev;
+        prev = x.op_cut[k];
+        assert_true(share[k] >= sp.bandit_floor);
+        assert_int_equal(x.win_tried[k], tried[k] / 2);
+        assert_int_equal(x.win_gain[k], gain[k] / 2);
+    }
+    assert_int_equal(x.op_cut[SOL_OPS - 1], 65536);
+    /* gain per candidate: median 0.3 > local 0.1 > bary 0.02 > global 0 */
+    assert_true(share[SOL_OP_MEDIAN] > share[SOL_OP_LOCAL] && share[SOL_OP_LOCAL] > share[SOL_OP_BARY] &&
+                share[SOL_OP_BARY] > share[SOL_OP_GLOBAL]);
+    /* off: nothing changes */
+    sp.bandit = 0;
+    y = x;
+    y.win_tried[0] = 5000;
+    struct sol_replica z = y;
+    sol_bandit_update(&sp, &y);
+    assert_memory_equal(&y, &z, sizeof(y));
 }
 
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_energy_table),    cmocka_unit_test(test_star_masks),    cmocka_unit_test(test_candidates_in_bounds),
+        cmocka_unit_test(test_median_rank),     cmocka_unit_test(test_bandit_update),
         cmocka_unit_test(test_twin_grid),       cmocka_unit_test(test_twin_random_w4),
         cmocka_unit_test(test_twin_dense_w32),  cmocka_unit_test(test_twin_planted),
         cmocka_unit_test(test_twin_energy_portfolio), cmocka_unit_test(test_twin_restarts),
