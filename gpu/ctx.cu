@@ -153,7 +153,8 @@ static int slot_init(struct gpu_ctx *ctx, struct gpu_slot *s)
         (rc = dalloc(ctx, &s->best, R * N)) || (rc = dalloc(ctx, &s->cnt, R * M)) ||
         (rc = dalloc(ctx, &s->bcnt, R * M)) ||
         (rc = dalloc(ctx, &s->hist, R * (M + 1))) || (rc = dalloc(ctx, &s->rep, R)) ||
-        (rc = dalloc(ctx, &s->wtab, 2 * (M + 1))) || (rc = dalloc(ctx, &s->temps, R)) ||
+        (rc = dalloc(ctx, &s->wtab, 2 * (M + 1))) || (rc = dalloc(ctx, &s->rk, 2 * (M + 1))) ||
+        (rc = dalloc(ctx, &s->temps, R)) ||
         (rc = dalloc(ctx, &s->rec, 1)) || (rc = dalloc(ctx, &s->pts, N)) ||
         (rc = dalloc(ctx, &s->q, (size_t)SOL_WMAX)) || (rc = dalloc(ctx, &s->v, (size_t)SOL_WMAX)) ||
         (rc = dalloc(ctx, &s->counts, M)) || (rc = dalloc(ctx, &s->out, (size_t)SOL_WMAX * M)) ||
@@ -172,7 +173,7 @@ static int slot_init(struct gpu_ctx *ctx, struct gpu_slot *s)
 static void slot_release(struct gpu_ctx *ctx, struct gpu_slot *s)
 {
     void *ptrs[] = {s->edges, s->inc_off, s->inc, s->cur, s->best, s->cnt, s->bcnt, s->hist, s->rep,
-                    s->wtab, s->temps, s->rec, s->pts, s->q, s->v, s->counts, s->out, s->valid,
+                    s->wtab, s->rk, s->temps, s->rec, s->pts, s->q, s->v, s->counts, s->out, s->valid,
                     s->tests, s->cell_count, s->cell_start, s->cell_items, s->long_list,
                     s->long_n, s->fpos, s->scan_tmp};
     for (size_t i = 0; i < sizeof(ptrs) / sizeof(ptrs[0]); i++)

@@ -141,6 +141,8 @@ struct gpu_solver_params {
     double cool;          /* temperature scale at the end of the run (1 = no cooling) */
     double beta;          /* energy steepness: w[c+1]/w[c] = e^beta near K */
     double beta_alt;      /* steepness of the ladders picked by alt_every */
+    double beta_k;        /* > 0: the steepness follows the best K, beta_k / sqrt(K) clamped to
+                           * [0.05, 2], the alt ladders' beta_alt / beta times that (issue 15) */
     int32_t alt_every;    /* every alt_every-th ladder uses beta_alt (0: all use beta) */
     double pnorm_rho;     /* > 0: those ladders' table follows a p-norm with p = pnorm_rho * K
                            * below K (issue 15; 0: exponential) */
@@ -163,7 +165,7 @@ void gpu_solver_params_default(struct gpu_solver_params *sp);
 
 /*
  * Applies "key=value,..." knobs (replicas, ladder, W, block, batch_steps,
- * tournament, t_lo, t_hi, cool, beta, beta_alt, alt_every, pnorm_rho, pnorm_up, p_hot,
+ * tournament, t_lo, t_hi, cool, beta, beta_alt, beta_k, alt_every, pnorm_rho, pnorm_up, p_hot,
  * p_local, p_bary, p_median, ops (fixed or bandit), bandit_floor, lin, restart_steps, restart_node,
  * reuse) to sp.
  * Returns 0, or LCN_EINVAL with a message for an unknown key or a value out

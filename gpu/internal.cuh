@@ -45,6 +45,7 @@ struct gpu_slot {
     int *cnt, *hist, *bcnt; /* bcnt: counts of each replica's best layout */
     struct sol_replica *rep;
     long long *wtab;
+    uint32_t *rk; /* 2 x (max_edges + 1): energy-table ratios per K (solref_fill_ratios) */
     double *temps;
     struct gpu_record *rec, *rec_host; /* device record, pinned host mirror */
     /* evaluators */

@@ -682,7 +682,7 @@ static __global__ void __launch_bounds__(1024)
 
 /* Best record, counter sums and energy-table re-reference (one block). */
 static __global__ void k_best(const struct sol_params sp, const struct sol_dev dv, int64_t *wtab,
-                              uint32_t r16, int64_t lin)
+                              uint32_t r16, int64_t lin, const uint32_t *rk)
 {
     __shared__ int bi[1024];
     __shared__ unsigned long long sums[11];
@@ -755,7 +755,7 @@ static __global__ void k_best(const struct sol_params sp, const struct sol_dev d
             rec->last_improved = minstep;
         if (rec->best.K != rec->kref) {
             rec->kref = rec->best.K;
-            sol_energy_tables(wtab, &sp, rec->kref, r16, lin);
+            sol_energy_tables(wtab, &sp, rec->kref, r16, lin, rk);
         }
     }
 }
@@ -1041,6 +1041,8 @@ static int sjob_setup(struct gpu_ctx *ctx, int slot, const struct lcn_graph *g,
     int32_t *c0 = (int32_t *)xmalloc(sizeof(int32_t) * (size_t)(m + 1));
     int32_t *h0 = (int32_t *)xcalloc((size_t)m + 1, sizeof(int32_t));
     int64_t *w0 = (int64_t *)xmalloc(sizeof(int64_t) * 2 * (size_t)(m + 1));
+    uint32_t *rk0 = (uint32_t *)xmalloc(sizeof(uint32_t) * 2 * (size_t)(m + 1));
+    solref_fill_ratios(&j->sp, j->r16, rk0);
     if (start_c) /* the counts the oracle gave for this start: no recount */
         memcpy(c0, start_c, sizeof(int32_t) * (size_t)m);
     else
@@ -1048,7 +1050,7 @@ static int sjob_setup(struct gpu_ctx *ctx, int slot, const struct lcn_graph *g,
     obj_from_counts(&j->start_obj, c0, m);
     for (int e = 0; e < m; e++)
         h0[c0[e]]++;
-    sol_energy_tables(w0, &j->sp, j->start_obj.K, j->r16, j->lin);
+    sol_energy_tables(w0, &j->sp, j->start_obj.K, j->r16, j->lin, rk0);
     int64_t E0[2] = {0, 0};
     for (int e = 0; e < m; e++) {
         E0[0] += w0[c0[e]];
@@ -1079,6 +1081,8 @@ static int sjob_setup(struct gpu_ctx *ctx, int slot, const struct lcn_graph *g,
     if (!rc)
         rc = gpu_h2d(ctx, s, s->wtab, w0, sizeof(int64_t) * 2 * (size_t)(m + 1));
     if (!rc)
+        rc = gpu_h2d(ctx, s, s->rk, rk0, sizeof(uint32_t) * 2 * (size_t)(m + 1));
+    if (!rc)
         rc = gpu_h2d(ctx, s, s->temps, temps, sizeof(double) * (size_t)j->L);
     if (!rc)
         rc = gpu_h2d(ctx, s, s->rep, rp, sizeof(*rp) * (size_t)R);
@@ -1096,6 +1100,7 @@ static int sjob_setup(struct gpu_ctx *ctx, int slot, const struct lcn_graph *g,
     free(c0);
     free(h0);
     free(w0);
+    free(rk0);
     free(rp);
     free(temps);
     return rc;
@@ -1110,7 +1115,7 @@ static int sjob_batch(struct sjob *j, int S, long long max_steps, double tscale)
     steps_kernel(j)<<<j->R, j->B, j->smem, s->stream>>>(j->sp, j->dv, S, max_steps, tscale, j->dmax,
                                                          j->G, j->lcap, j->keep);
     GPU_LAUNCHED(ctx);
-    k_best<<<1, 1024, 0, s->stream>>>(j->sp, j->dv, (int64_t *)s->wtab, j->r16, j->lin);
+    k_best<<<1, 1024, 0, s->stream>>>(j->sp, j->dv, (int64_t *)s->wtab, j->r16, j->lin, s->rk);
     GPU_LAUNCHED(ctx);
     k_energy<<<j->R, 256, 0, s->stream>>>(j->sp, j->dv);
     GPU_LAUNCHED(ctx);

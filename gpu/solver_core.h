@@ -49,6 +49,8 @@ struct sol_params {
     uint32_t k0, k1; /* seed as key */
     int32_t alt_every; /* ladders l with l % alt_every == alt_every - 1 use the second table (0: none) */
     uint32_t r16_alt;  /* the second table's ratio */
+    double beta_k;     /* > 0: the steepness follows K (sol_energy_tables' rk), 0: r16, r16_alt */
+    double alt_ratio;  /* with beta_k: the second table's steepness over the first's */
     int32_t restart_steps; /* elite restarts after this many steps without a better best (0: none) */
     uint32_t pn16;     /* the second table's balance-aware lower branch (issue 15): below kref,
                           w[c] = w[c+1] / (1 + pnorm_rho * kref / (c+1)), pnorm_rho in 1/65536;
@@ -379,13 +381,21 @@ LCN_HD static inline void sol_energy_table(int64_t *w, int32_t m, int32_t kref, 
  * the p-norm lower branch (and upper, pn_up) (a copy of the first when
  * alt_every is 0). Exchanges stay within a ladder, so each ladder is
  * a tempering chain of one energy: a portfolio of steepness across ladders.
+ * With sp->beta_k > 0 the ratios follow K: rk[kref] and rk[m + 1 + kref]
+ * (solref_fill_ratios, computed once on the host, so that both sides read
+ * the same integers).
  */
 LCN_HD static inline void sol_energy_tables(int64_t *w, const struct sol_params *sp, int32_t kref,
-                                            uint32_t r16, int64_t lin)
+                                            uint32_t r16, int64_t lin, const uint32_t *rk)
 {
-    sol_energy_table(w, sp->m, kref, r16, lin, 0, 0);
-    sol_energy_table(w + sp->m + 1, sp->m, kref, sp->alt_every > 0 ? sp->r16_alt : r16, lin,
-                     sp->alt_every > 0 ? sp->pn16 : 0, sp->pn_up);
+    uint32_t a = r16, b = sp->alt_every > 0 ? sp->r16_alt : r16;
+    if (sp->beta_k > 0 && rk) {
+        int32_t k = kref < 0 ? 0 : (kref > sp->m ? sp->m : kref);
+        a = rk[k];
+        b = sp->alt_every > 0 ? rk[sp->m + 1 + k] : a;
+    }
+    sol_energy_table(w, sp->m, kref, a, lin, 0, 0);
+    sol_energy_table(w + sp->m + 1, sp->m, kref, b, lin, sp->alt_every > 0 ? sp->pn16 : 0, sp->pn_up);
 }
 
 /* Which table replica r (ladders of L contiguous replicas) uses: 0 or 1. */

@@ -50,6 +50,8 @@ void solref_derive(const struct gpu_solver_params *gp, const struct lcn_graph *g
     *r16 = (uint32_t)llround(65536.0 * exp(gp->beta));
     sp->alt_every = gp->alt_every;
     sp->r16_alt = gp->alt_every > 0 ? (uint32_t)llround(65536.0 * exp(gp->beta_alt)) : *r16;
+    sp->beta_k = gp->beta_k;
+    sp->alt_ratio = gp->beta_alt / gp->beta;
     sp->pn16 = (uint32_t)llround(65536.0 * gp->pnorm_rho);
     sp->pn_up = gp->pnorm_up;
     sp->restart_steps = gp->restart_steps;
@@ -58,6 +60,24 @@ void solref_derive(const struct gpu_solver_params *gp, const struct lcn_graph *g
                                              LCN_MAX((int64_t)gp->restart_steps, (int64_t)gp->restart_node * g->n));
     *lin = gp->lin > 0 ? LCN_MAX(1, llround(gp->lin * SOL_W_BASE)) : 1;
     *sigma0 = LCN_MAX(1, span / 10);
+}
+
+void solref_fill_ratios(const struct sol_params *sp, uint32_t r16, uint32_t *rk)
+{
+    int32_t m = sp->m;
+    for (int32_t k = 0; k <= m; k++) {
+        if (sp->beta_k > 0) {
+            double b = sp->beta_k / sqrt((double)LCN_MAX(k, 1));
+            b = b < 0.05 ? 0.05 : (b > 2 ? 2 : b);
+            double ba = b * sp->alt_ratio;
+            ba = ba < 0.05 ? 0.05 : (ba > 5 ? 5 : ba);
+            rk[k] = (uint32_t)llround(65536.0 * exp(b));
+            rk[m + 1 + k] = (uint32_t)llround(65536.0 * exp(ba));
+        } else {
+            rk[k] = r16;
+            rk[m + 1 + k] = sp->alt_every > 0 ? sp->r16_alt : r16;
+        }
+    }
 }
 
 static int64_t energy_of(const int64_t *w, const int32_t *c, int32_t m)
@@ -103,6 +123,7 @@ int solref_init(struct solref *s, const struct lcn_graph *g, const struct sol_pa
     s->rep = xcalloc((size_t)R, sizeof(*s->rep));
     s->ends = xmalloc(sizeof(int32_t) * 2 * (size_t)(m ? m : 1));
     s->wtab = xmalloc(sizeof(int64_t) * 2 * (size_t)(m + 1));
+    s->rk = xmalloc(sizeof(uint32_t) * 2 * (size_t)(m + 1));
     s->ltab = xmalloc(sizeof(double) * SOL_LTAB);
     s->temps = xmalloc(sizeof(double) * (size_t)L);
     for (int32_t e = 0; e < m; e++) {
@@ -118,7 +139,8 @@ int solref_init(struct solref *s, const struct lcn_graph *g, const struct sol_pa
     s->r16 = r16;
     s->lin = lin;
     s->kref = o.K;
-    sol_energy_tables(s->wtab, sp, s->kref, r16, lin);
+    solref_fill_ratios(sp, r16, s->rk);
+    sol_energy_tables(s->wtab, sp, s->kref, r16, lin, s->rk);
     int64_t E0[2] = {energy_of(s->wtab, c0, m), energy_of(s->wtab + m + 1, c0, m)};
     for (int32_t r = 0; r < R; r++) {
         memcpy(s->cur + (size_t)r * n, start, sizeof(struct lcn_pt) * (size_t)n);
@@ -151,6 +173,7 @@ void solref_release(struct solref *s)
     free(s->rep);
     free(s->ends);
     free(s->wtab);
+    free(s->rk);
     free(s->ltab);
     free(s->temps);
     memset(s, 0, sizeof(*s));
@@ -385,7 +408,7 @@ void solref_boundary(struct solref *s, double tscale)
     s->gbest_rep = gb;
     if (s->gbest.K != s->kref) {
         s->kref = s->gbest.K;
-        sol_energy_tables(s->wtab, &s->sp, s->kref, s->r16, s->lin);
+        sol_energy_tables(s->wtab, &s->sp, s->kref, s->r16, s->lin, s->rk);
     }
     if (sol_restart_due(&s->sp, min_step, s->last_improved)) {
         for (int32_t r = 0; r < R; r++)
@@ -452,6 +475,7 @@ void gpu_solver_params_default(struct gpu_solver_params *sp)
     sp->cool = 0.1;
     sp->beta = 1.0;
     sp->beta_alt = 2.0;
+    sp->beta_k = 3.5;
     sp->alt_every = 3;
     sp->pnorm_rho = 0;
     sp->tournament = 64;
@@ -492,6 +516,7 @@ static const struct knob gknobs[] = {
     {"cool", KNOB_DOUBLE, GK(cool), 1e-6, 1, NULL},
     {"beta", KNOB_DOUBLE, GK(beta), 0.01, 5, NULL},
     {"beta_alt", KNOB_DOUBLE, GK(beta_alt), 0.01, 5, NULL},
+    {"beta_k", KNOB_DOUBLE, GK(beta_k), 0, 100, NULL},
     {"alt_every", KNOB_INT, GK(alt_every), 0, 64, NULL},
     {"pnorm_rho", KNOB_DOUBLE, GK(pnorm_rho), 0, 10, NULL},
     {"pnorm_up", KNOB_INT, GK(pnorm_up), 0, 1, NULL},

@@ -28,6 +28,7 @@ struct solref {
     struct sol_replica *rep; /* R */
     int32_t *ends;           /* 2m endpoint pairs */
     int64_t *wtab;           /* 2 x (m+1): sol_energy_tables */
+    uint32_t *rk;            /* 2 x (m+1): the ratios per K (solref_fill_ratios) */
     int32_t kref;
     uint32_t r16;
     int64_t lin;
@@ -62,6 +63,16 @@ void solref_fill_temps(double *temps, int32_t L, double t_lo, double t_hi);
  * energy table referenced at the start layout's K. sigma0: initial local
  * step radius. Returns 0 or LCN_EINVAL (bad sizes, layout out of bounds).
  */
+/*
+ * The energy tables' ratios per reference K (2 x (m+1) entries: the first
+ * table's, then the second's), in 1/65536: with sp->beta_k > 0 the first
+ * table's steepness is clamp(beta_k / sqrt(max(K, 1)), 0.05, 2) and the
+ * second's alt_ratio times that (at most 5); otherwise r16 and sp->r16_alt
+ * for every K. Host only (exp and sqrt of the C library): the device reads
+ * the same integers.
+ */
+void solref_fill_ratios(const struct sol_params *sp, uint32_t r16, uint32_t *rk);
+
 int solref_init(struct solref *s, const struct lcn_graph *g, const struct sol_params *sp,
                 int32_t R, int32_t L, const struct lcn_pt *start, const double *temps,
                 uint32_t r16, int64_t lin, int32_t sigma0);

@@ -106,13 +106,19 @@ static int report_run(struct run *r, const struct graphio_doc *doc)
     fprintf(f, "\"telemetry\": {\"attempted\": %llu, \"valid\": %llu, \"evaluated\": %llu, "
                "\"selected\": %llu, \"accepted\": %llu, \"rejected\": %llu, \"committed\": %llu, "
                "\"best_updates\": %llu, \"exchanges_attempted\": %llu, \"exchanges_accepted\": %llu, "
-               "\"pair_tests\": %llu, \"restarts\": %llu}}\n",
+               "\"pair_tests\": %llu, \"restarts\": %llu, \"ops\": {",
             (unsigned long long)t->attempted, (unsigned long long)t->valid,
             (unsigned long long)t->evaluated, (unsigned long long)t->selected,
             (unsigned long long)t->accepted, (unsigned long long)t->rejected,
             (unsigned long long)t->committed, (unsigned long long)t->best_updates,
             (unsigned long long)t->exchanges_attempted, (unsigned long long)t->exchanges_accepted,
             (unsigned long long)t->pair_tests, (unsigned long long)t->restarts);
+    for (int k = 0; k < ENGINE_OPS; k++)
+        fprintf(f, "%s\"%s\": {\"tried\": %llu, \"valid\": %llu, \"accepted\": %llu, \"improved\": %llu}",
+                k ? ", " : "", engine_op_name((enum engine_op)k), (unsigned long long)t->ops[k].tried,
+                (unsigned long long)t->ops[k].valid, (unsigned long long)t->ops[k].accepted,
+                (unsigned long long)t->ops[k].improved);
+    fprintf(f, "}}, \"balance_ratio\": %.4f}\n", obj_balance_ratio(&r->res.best, doc->g.m));
     fclose(f);
     printf("  (%d,%d,%lld,%lld)%s", r->res.best.K, r->res.best.nK, (long long)r->res.best.Phi,
            (long long)r->res.best.C, ok ? "" : "!INVALID");

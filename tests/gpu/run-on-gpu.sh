@@ -14,6 +14,8 @@
 #   sweep    the solver phase once per configuration of SWEEP, each into
 #            OUTDIR/sweep-NAME: SWEEP="NAME:REPLICAS_TOTAL:TUNING NAME:..." (TUNING
 #            k=v,k=v; SOLVER_GRAPHS, SOLVER_SEEDS, SOLVER_AT_ONCE apply to all)
+#   accept   acceptance runs, each alone on the whole device: ACCEPT="GRAPH:SEEDS:BUDGET ..."
+#            -> OUTDIR/accept-summary.txt, runs/, layouts/<graph>.s<seed>.json
 #   profile  Nsight Compute on k_steps (one launch after PROFILE_SKIP=30) of a
 #            PROFILE_S=4 s run of PROFILE_GRAPH with PROFILE_REPLICAS=48:
 #            warp states, scheduler, occupancy, stall sampling -> profile.txt
@@ -211,6 +213,24 @@ sweep)
         SOLVER_REPLICAS_TOTAL=$total SOLVER_TUNING=$tuning "$0" "$OUTDIR/sweep-$name" solver > /dev/null 2>&1
         echo "sweep $name (replicas total $total, tuning $tuning):"
         tail -n 2 "$OUTDIR/sweep-$name/solver-summary.txt"
+    done
+    ;;
+accept)
+    # Acceptance runs, each ALONE on the whole device (bench_solver with one
+    # seed and every replica of the device): ACCEPT="GRAPH:SEEDS:BUDGET ..."
+    # (SEEDS comma-separated, run one after the other; GRAPH a path). Layouts
+    # go to OUTDIR/layouts/<graph>.s<seed>.json, summaries to OUTDIR/runs/.
+    mkdir -p "$OUTDIR/runs" "$OUTDIR/layouts"
+    manifest accept "per run, alone on the device: bench_solver --budget-s BUDGET --seeds SEED --replicas-total ${SOLVER_REPLICAS_TOTAL:-132} ${SOLVER_TUNING:+--tuning $SOLVER_TUNING} GRAPH; runs: ${ACCEPT:-}"
+    for spec in ${ACCEPT:-}; do
+        IFS=: read -r g seeds budget <<< "$spec"
+        for sd in ${seeds//,/ }; do
+            "$BIN/bench_solver" --out "$OUTDIR/runs" --budget-s "$budget" --seeds "$sd" \
+                --replicas-total "${SOLVER_REPLICAS_TOTAL:-132}" --targets bench/targets.txt \
+                ${SOLVER_TUNING:+--tuning "$SOLVER_TUNING"} "$g" | tee -a "$OUTDIR/accept-summary.txt"
+            b=$(basename "$g" .json)
+            cp "$OUTDIR/runs/$b-s$sd.layout.json" "$OUTDIR/layouts/$b.s$sd.json"
+        done
     done
     ;;
 profile)

@@ -351,16 +351,23 @@ static void test_solver_pnorm(void **st)
     solver_vs_twin_tuned(GEN_DENSE, 40, 6, 2, 4, 3, 30, "restart_steps=0,alt_every=1,pnorm_rho=1");
     solver_vs_twin_tuned(GEN_DENSE, 40, 6, 2, 4, 3, 30, "restart_steps=0,alt_every=1,pnorm_rho=0.5,pnorm_up=1");
 }
+/* the steepness following K (beta_k, issue 15): the tables are rebuilt on
+ * the device from the host's ratios per K whenever the best K improves */
+static void test_solver_beta_k(void **st)
+{
+    solver_vs_twin_tuned(GEN_DENSE, 40, 6, 2, 4, 3, 40, "restart_steps=0,beta_k=3.5");
+    solver_vs_twin_tuned(GEN_RANDOM, 60, 6, 2, 4, 3, 30, "restart_steps=0,beta_k=1,alt_every=1,pnorm_rho=0.5");
+}
 /* the median operator and the bandit (issue 15): candidate kinds by the
  * replica's cuts, the median by ranks (one thread per neighbour on the
  * device), the cuts adapted at batch boundaries from the window counters;
  * W 256 takes thread 0's pick over groups wider than a warp */
 static void test_solver_ops(void **st)
 {
-    solver_vs_twin_tuned(GEN_RANDOM, 60, 4, 2, 4, 4, 160, "restart_steps=0,p_median=0.2");
+    solver_vs_twin_tuned(GEN_RANDOM, 60, 4, 2, 4, 4, 160, "restart_steps=0,p_local=0.6,p_median=0.2");
     solver_vs_twin_tuned(GEN_DENSE, 40, 6, 2, 4, 4, 160, "restart_steps=0,ops=bandit,block=1024");
     solver_vs_twin_tuned(GEN_PLANTED, 60, 4, 4, 32, 3, 20, "restart_steps=0,ops=bandit,p_median=0.1,bandit_floor=0.1");
-    solver_vs_twin_tuned(GEN_DENSE, 40, 4, 2, 256, 2, 5, "restart_steps=0,ops=bandit,p_median=0.3");
+    solver_vs_twin_tuned(GEN_DENSE, 40, 4, 2, 256, 2, 5, "restart_steps=0,ops=bandit,p_local=0.5,p_median=0.3");
 }
 /* elite restarts: the cold halves take the best replica's best layout and
  * counts; a tournament of 200 edges (more than the block's 128 threads) and
@@ -594,6 +601,7 @@ int main(void)
         cmocka_unit_test(test_solver_portfolio),
         cmocka_unit_test(test_solver_pnorm),
         cmocka_unit_test(test_solver_ops),
+        cmocka_unit_test(test_solver_beta_k),
         cmocka_unit_test(test_solver_restarts),
         cmocka_unit_test(test_engine_budget_residency),
         cmocka_unit_test(test_engine_concurrent_plans),

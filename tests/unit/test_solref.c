@@ -3,6 +3,7 @@
  * energies and best layouts must match the oracle after every batch, and it
  * must be deterministic. (The GPU tests then compare the kernel with it.)
  */
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -76,7 +77,8 @@ static void derive(const struct gpu_solver_params *gp, const struct lcn_graph *g
     solref_derive(gp, g, 5, &d->sp, d->temps, &d->r16, &d->lin, &d->sigma0);
 }
 
-static void run_twin(enum gen_family fam, int32_t n, int32_t W, int32_t R, int32_t L)
+static void run_twin_tuned(enum gen_family fam, int32_t n, int32_t W, int32_t R, int32_t L,
+                           const char *tuning)
 {
     struct lcn_graph g;
     struct lcn_pt *pts;
@@ -86,6 +88,8 @@ static void run_twin(enum gen_family fam, int32_t n, int32_t W, int32_t R, int32
     gp.W = W;
     gp.ladder = L;
     gp.restart_steps = 0;
+    char err[160];
+    assert_int_equal(gpu_solver_params_parse(&gp, tuning, err, sizeof(err)), 0);
     struct derived d;
     derive(&gp, &g, &d);
     struct solref a, b;
@@ -110,6 +114,19 @@ static void run_twin(enum gen_family fam, int32_t n, int32_t W, int32_t R, int32
     solref_release(&b);
     graph_release(&g);
     free(pts);
+}
+
+static void run_twin(enum gen_family fam, int32_t n, int32_t W, int32_t R, int32_t L)
+{
+    run_twin_tuned(fam, n, W, R, L, "");
+}
+
+/* issue 15's knobs: the steepness following K, the median operator, the
+ * bandit; the replicas stay consistent with full recounts */
+static void test_twin_issue15(void **st)
+{
+    run_twin_tuned(GEN_DENSE, 40, 4, 4, 2, "beta_k=3.5,ops=bandit,p_local=0.6,p_median=0.1");
+    run_twin_tuned(GEN_RANDOM, 40, 8, 6, 2, "beta_k=2,pnorm_rho=0.5,pnorm_up=1,p_local=0.5,p_median=0.3");
 }
 
 static void test_twin_grid(void **st)
@@ -347,9 +364,30 @@ static void test_energy_table(void **st)
     /* sol_energy_tables puts it in the second table only, with alt_every */
     struct sol_params sp = {.m = 199, .alt_every = 3, .r16_alt = r16, .pn16 = 32768};
     int64_t two[400];
-    sol_energy_tables(two, &sp, 50, r16, 1);
+    sol_energy_tables(two, &sp, 50, r16, 1, NULL);
     for (int c = 0; c <= 199; c++)
         assert_true(two[c] == w[c] && two[200 + c] == pn[c]);
+
+    /* beta_k: the ratios per K (solref_fill_ratios), the first table's
+     * clamp(beta_k / sqrt(K), 0.05, 2), the second's alt_ratio times that */
+    struct sol_params sk = {.m = 199, .alt_every = 3, .r16_alt = r16, .beta_k = 3.5, .alt_ratio = 2};
+    uint32_t rk[400];
+    solref_fill_ratios(&sk, r16, rk);
+    assert_int_equal(rk[0], (uint32_t)llround(65536.0 * exp(2.0)));      /* K 0, 1: clamped at 2 */
+    assert_int_equal(rk[4], (uint32_t)llround(65536.0 * exp(1.75)));     /* 3.5 / 2 */
+    assert_int_equal(rk[196], (uint32_t)llround(65536.0 * exp(0.25)));   /* 3.5 / 14 */
+    assert_int_equal(rk[200 + 196], (uint32_t)llround(65536.0 * exp(0.5)));
+    for (int k = 2; k <= 199; k++)
+        assert_true(rk[k] <= rk[k - 1] && rk[200 + k] >= rk[k]); /* softer as K grows */
+    int64_t tk[400], t1[200];
+    sol_energy_tables(tk, &sk, 196, r16, 1, rk);
+    sol_energy_table(t1, 199, 196, rk[196], 1, 0, 0);
+    assert_memory_equal(tk, t1, sizeof(t1));
+    /* without beta_k the ratios are the fixed ones, for every K */
+    sk.beta_k = 0;
+    solref_fill_ratios(&sk, r16, rk);
+    for (int k = 0; k <= 199; k++)
+        assert_true(rk[k] == r16 && rk[200 + k] == r16);
 }
 
 static void test_candidates_in_bounds(void **st)
@@ -451,6 +489,7 @@ int main(void)
         cmocka_unit_test(test_twin_grid),       cmocka_unit_test(test_twin_random_w4),
         cmocka_unit_test(test_twin_dense_w32),  cmocka_unit_test(test_twin_planted),
         cmocka_unit_test(test_twin_energy_portfolio), cmocka_unit_test(test_twin_restarts),
+        cmocka_unit_test(test_twin_issue15),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
