@@ -275,11 +275,11 @@ def citations(docs=None, root=RESULTS):
     return out
 
 
-def cited_files(rnd, root=RESULTS):
+def cited_files(rnd, root=RESULTS, docs=None):
     """Paths relative to round rnd of the files the docs cite in it."""
     rnd = _norm(rnd)
     out = set()
-    for _, _, _, cands in citations(root=root):
+    for _, _, _, cands in citations(docs, root):
         for c in cands:
             for p in glob(c):
                 p = _norm(p)
@@ -341,11 +341,11 @@ def _write_atomic(path, data):
         os.close(fd)
 
 
-def pack(rnd, root=RESULTS, log=print):
+def pack(rnd, root=RESULTS, log=print, docs=None):
     """Moves round rnd's raw files into rnd/raw.tar.xz. Returns the number of
     files moved; raises ValueError when a file would change an archived member."""
     rnd = _norm(rnd)
-    cited = cited_files(rnd, root) if os.path.isdir(root) else set()
+    cited = cited_files(rnd, root, docs) if os.path.isdir(root) else set()
     archive = os.path.join(rnd, ARCHIVE)
     legacy = [a for a in _archives_in(rnd) if a != archive]
     members = dict(_members(archive)) if os.path.exists(archive) else {}
