@@ -1,16 +1,26 @@
 # Writes OUT, a C file that defines lcn_build_commit: the short commit of the
 # source tree SRC, with "-dirty" when tracked files differ from it, or
-# "unknown" outside a git checkout. Run at every build (the lcn_build_id_gen
-# target) and rewritten only when the text changes, so binaries always name
-# the commit they were built from and an unchanged tree recompiles nothing.
+# "unknown" when SRC is not the top level of a git checkout (no git, or a
+# source tarball unpacked inside some other checkout, whose commit is not
+# ours). Run at every build (the lcn_build_id_gen target) and rewritten only
+# when the text changes, so binaries always name the commit they were built
+# from and an unchanged tree recompiles nothing.
 #   cmake -DSRC=DIR -DOUT=FILE -P build_id.cmake
-execute_process(COMMAND git rev-parse --short=12 HEAD
-                WORKING_DIRECTORY ${SRC}
-                OUTPUT_VARIABLE commit OUTPUT_STRIP_TRAILING_WHITESPACE
-                ERROR_QUIET)
+set(commit "")
+execute_process(COMMAND git -C ${SRC} rev-parse --show-toplevel
+                OUTPUT_VARIABLE top OUTPUT_STRIP_TRAILING_WHITESPACE
+                RESULT_VARIABLE rc ERROR_QUIET)
+if(rc EQUAL 0 AND top)
+    file(REAL_PATH "${SRC}" src_real)
+    file(REAL_PATH "${top}" top_real)
+    if(src_real STREQUAL top_real)
+        execute_process(COMMAND git -C ${SRC} rev-parse --short=12 HEAD
+                        OUTPUT_VARIABLE commit OUTPUT_STRIP_TRAILING_WHITESPACE
+                        ERROR_QUIET)
+    endif()
+endif()
 if(commit)
-    execute_process(COMMAND git status --porcelain --untracked-files=no
-                    WORKING_DIRECTORY ${SRC}
+    execute_process(COMMAND git -C ${SRC} status --porcelain --untracked-files=no
                     OUTPUT_VARIABLE changes OUTPUT_STRIP_TRAILING_WHITESPACE
                     ERROR_QUIET)
     if(changes)

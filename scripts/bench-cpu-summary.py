@@ -15,6 +15,9 @@ import json
 import os
 import sys
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tools"))
+import results_archive as ra  # noqa: E402 (runs of packed rounds live in DIR/raw.tar.xz)
+
 
 def tup(b):
     return (b["K"], b["nK"], b["Phi"], b["C"])
@@ -25,12 +28,12 @@ def fmt(t):
 
 
 def main(d):
-    man = json.load(open(os.path.join(d, "manifest.json")))
+    man = json.load(ra.open_text(os.path.join(d, "manifest.json")))
     budget = man["budget_s"]
     runs = []
-    for f in sorted(os.listdir(os.path.join(d, "runs"))):
+    for f in ra.listdir(os.path.join(d, "runs")):
         if f.endswith(".json") and not f.endswith(".solve.json") and not f.endswith(".check.json"):
-            runs.append(json.load(open(os.path.join(d, "runs", f))))
+            runs.append(json.load(ra.open_text(os.path.join(d, "runs", f))))
     order = [i["name"] for i in man["instances"]]
     rows = []
     for name in order:

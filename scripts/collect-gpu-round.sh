@@ -7,7 +7,9 @@
 # coordinates only (tools/layout_coords.py: the instances are never copied),
 # re-checks every layout with the oracle (lcnctl check) into DST/report.md,
 # and with CPU_RESULTS (a CPU engine results folder) writes the side-by-side
-# table DST/compare-cpu.md/.json. Stops at the first layout the oracle
+# table DST/compare-cpu.md/.json; then packs the round's raw files (runs/,
+# logs, per-run JSON) into DST/raw.tar.xz (tools/results_archive.py; the
+# readers in tools/ open them there). Stops at the first layout the oracle
 # refuses.
 # env: LCN_INSTANCES (../shared/instances)  LCNCTL (build/bin/lcnctl)
 set -euo pipefail
@@ -52,3 +54,4 @@ if [ -d "$SRC/runs" ]; then
         tail -1 "$DST/compare-cpu.md"
     fi
 fi
+python3 tools/results_archive.py pack "$DST"

@@ -4,7 +4,7 @@
 set -eu
 PKGS="build-essential cmake pkg-config git python3 curl clang
 libjansson-dev libmicrohttpd-dev libuv1-dev libsqlite3-dev libcurl4-openssl-dev
-libcmocka-dev libsystemd-dev systemd libclang-rt-dev valgrind"
+libssl-dev libcmocka-dev libsystemd-dev systemd libclang-rt-dev valgrind"
 # the Kubernetes example is checked with PyYAML (deploy/check-k8s.py)
 PKGS="$PKGS python3-yaml"
 missing=""

@@ -18,11 +18,12 @@ Writes the table as markdown to stdout and, with --json F, the rows to F.
 usage: compare_engines.py --a LABEL DIR --b LABEL DIR [--json F]
 """
 import argparse
-import glob
 import json
 import os
 import re
 import sys
+
+import results_archive as ra  # runs of packed rounds live in ROUND/raw.tar.xz
 
 
 def tup(b):
@@ -36,19 +37,19 @@ def fmt(t):
 def load(d):
     """{instance: {seed: tuple or None (failed)}}"""
     out = {}
-    if os.path.isdir(os.path.join(d, "runs")) and os.path.exists(os.path.join(d, "manifest.json")):
-        for f in glob.glob(os.path.join(d, "runs", "*.json")):
+    if ra.isdir(os.path.join(d, "runs")) and ra.exists(os.path.join(d, "manifest.json")):
+        for f in ra.glob(os.path.join(d, "runs", "*.json")):
             if f.endswith((".solve.json", ".check.json", ".coords.json")):
                 continue
-            r = json.load(open(f))
+            r = json.load(ra.open_text(f))
             ok = r.get("exit") == 0 and r.get("valid") and r.get("tuple_matches_check")
             out.setdefault(r["instance"], {})[int(r["seed"])] = tup(r["solve"]["best"]) if ok else None
         return out
-    for f in glob.glob(os.path.join(d, "*-s*.json")):
+    for f in ra.glob(os.path.join(d, "*-s*.json")):
         m = re.match(r"(.*)-s(\d+)\.json$", os.path.basename(f))
         if not m or f.endswith(".coords.json"):
             continue
-        r = json.load(open(f))
+        r = json.load(ra.open_text(f))
         ok = r.get("oracle_valid", False) and "best" in r
         out.setdefault(m.group(1), {})[int(m.group(2))] = tup(r["best"]) if ok else None
     return out

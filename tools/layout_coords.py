@@ -15,6 +15,8 @@ import json
 import os
 import sys
 
+import results_archive as ra  # coords of packed rounds live in ROUND/raw.tar.xz
+
 
 def sha256(path):
     return hashlib.sha256(open(path, "rb").read()).hexdigest()
@@ -31,7 +33,7 @@ def extract(layout, instance, out):
 
 
 def restore(coords, instance, out):
-    c = json.load(open(coords))
+    c = json.load(ra.open_text(coords))
     if sha256(instance) != c["instance_sha256"]:
         sys.exit(f"{instance}: sha256 differs from the one recorded in {coords}")
     d = json.load(open(instance))

@@ -5,11 +5,12 @@ per second per replica and the replica count, from the runs' JSON files
 
   pilot_table.py DIR [DIR ...]   (each DIR holds runs/NAME-sSEED.json)
 """
-import glob
 import json
 import os
 import statistics
 import sys
+
+import results_archive as ra  # runs of packed rounds live in ROUND/raw.tar.xz
 
 
 def main():
@@ -18,15 +19,15 @@ def main():
     for d in sys.argv[1:]:
         tuning = ""
         man = os.path.join(d, "manifest-solver.json")
-        if os.path.exists(man):
-            cmd = json.load(open(man)).get("command", "")
+        if ra.exists(man):
+            cmd = json.load(ra.open_text(man)).get("command", "")
             if "--tuning " in cmd:
                 tuning = cmd.split("--tuning ", 1)[1].split()[0]
         runs = {}
-        for f in sorted(glob.glob(os.path.join(d, "runs", "*-s*.json"))):
+        for f in ra.glob(os.path.join(d, "runs", "*-s*.json")):
             if f.endswith(".coords.json"):
                 continue
-            j = json.load(open(f))
+            j = json.load(ra.open_text(f))
             name, seed = os.path.basename(f)[:-5].rsplit("-s", 1)
             runs.setdefault(name, []).append((int(seed), j))
         for name, rs in sorted(runs.items()):

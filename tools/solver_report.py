@@ -16,7 +16,6 @@ from the run summary makes the report refuse to print and exit 1.
 usage: solver_report.py [--check DIR --lcnctl PATH] [--label L] RUNDIR...
 """
 import argparse
-import glob
 import json
 import os
 import re
@@ -24,6 +23,8 @@ import statistics
 import subprocess
 import sys
 import tempfile
+
+import results_archive as ra  # runs of packed rounds live in ROUND/raw.tar.xz
 
 
 def tup(b):
@@ -33,13 +34,13 @@ def tup(b):
 def load(dirs):
     runs = {}
     for d in dirs:
-        for f in sorted(glob.glob(os.path.join(d, "*-s*.json"))):
+        for f in ra.glob(os.path.join(d, "*-s*.json")):
             if f.endswith(".coords.json") or f.endswith(".layout.json"):
                 continue
             m = re.match(r"(.*)-s(\d+)\.json$", os.path.basename(f))
             if not m:
                 continue
-            r = json.load(open(f))
+            r = json.load(ra.open_text(f))
             r["_file"] = f
             r["_seed"] = int(m.group(2))
             runs.setdefault(m.group(1), []).append(r)

@@ -1,5 +1,5 @@
 /*
- * clients/sha256.c: the FIPS 180-4 example vectors, and incremental updates
+ * clients/sha256.c (libcrypto EVP): the FIPS 180-4 example vectors, and incremental updates
  * in every split (and random chunks) against the one-shot digest.
  */
 #include <setjmp.h>
