@@ -10,10 +10,13 @@ keeps what a reader looks at first and what the docs cite:
   * summary tables: *.md (report.md, summary.md, README.md, ...), summary*
     and solver-summary* tables (.txt, .csv, .json) at the round's top level,
     rate.json and results.json;
+  * the oracle's re-check of the round's layouts (check*.txt at the top level)
+    and an acceptance round's final layouts (layouts/<graph>.s<seed>.json, the
+    input format: small, and anyone can re-check every K with them);
   * every file that docs/*.md or README.md cites by path (pack also takes a
     cited file back out of the archive when a doc starts citing it).
 
-Everything else (runs/ directories, per-run JSON, coordinates and layouts,
+Everything else (runs/ directories, per-run JSON, coordinates and run layouts,
 logs, traces, raw samples, the sweep configurations' own manifests and
 summaries) goes into ROUND/raw.tar.xz, member names relative to the round.
 The archive is deterministic (sorted members, fixed owner and time), so
@@ -177,7 +180,9 @@ def listdir(path):
 # Which files stay in the tree.
 
 TOP_KEEP = re.compile(r"^(manifest[^/]*\.json|bench_eval\.json|rate\.json|results\.json|"
-                      r"(solver-)?summary[^/]*\.(txt|csv|json)|[^/]*\.md)$")
+                      r"(solver-)?summary[^/]*\.(txt|csv|json)|check[^/]*\.txt|[^/]*\.md)$")
+# an acceptance round's final layouts (input format, small): anyone can re-check its K
+LAYOUT_KEEP = re.compile(r"^layouts/[^/]+\.json$")
 NESTED_KEEP = re.compile(r"^[^/]*\.md$")
 
 
@@ -190,6 +195,8 @@ def keeps(rel, cited=frozenset()):
         return False
     if len(parts) == 1:
         return bool(TOP_KEEP.match(parts[0]))
+    if LAYOUT_KEEP.match(rel):
+        return True
     return bool(NESTED_KEEP.match(parts[-1]))
 
 
