@@ -66,6 +66,14 @@ class Jobs(unittest.TestCase):
         self.drain()
         a = d.submit(self.g, budget_s=60)
         d.wait(a, ("running",))
+        # a cancel before the engine validated its start ends the job without
+        # a solution (docs/ENGINE.md); this test wants one, so it waits for
+        # the first validated checkpoint (on a loaded machine the start takes
+        # longer)
+        t_end = time.time() + 30
+        while d.get("/jobs/%s/solution" % a).status != 200 and time.time() < t_end:
+            time.sleep(0.05)
+        self.assertEqual(d.get("/jobs/%s/solution" % a).status, 200)
         b = d.submit(self.g, budget_s=60)  # waits behind a (one worker)
         self.assertEqual(d.status(b)["state"], "queued")
         # cancel the queued one: it never starts
