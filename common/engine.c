@@ -120,7 +120,7 @@ static void knobs_default(struct cpu_knobs *k)
     k->start_rank = 0;
     k->start_spread = -1;
     k->starts = (1 << LAYOUT_INPUT) | (1 << LAYOUT_FORCE) | (1 << LAYOUT_STRESS) |
-                (1 << LAYOUT_RANDOM) | (1 << LAYOUT_CIRCLE);
+                (1 << LAYOUT_RANDOM) | (1 << LAYOUT_CIRCLE) | (1 << LAYOUT_DESCENT);
     k->accept_lo = 0.2;
     k->accept_hi = 0.5;
 }

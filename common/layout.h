@@ -77,9 +77,11 @@ int layout_pivot_mds_stop(const struct lcn_graph *g, uint64_t seed, const struct
  * drawing rounded to integer points, touching counted as crossing) among
  * those the descent visited,
  * its start included, every coordinate inside the bounds. Runs `iters`
- * iterations (0 = the default, 120), each O(n log n + m log m + P) for the P
- * edge pairs whose boxes come within tau of each other (m^2 / 2 on dense
- * drawings). When stop has a deadline the number of iterations is cut after
+ * iterations, each O(n log n + m log m + P) for the P edge pairs whose boxes
+ * come within tau of each other (m^2 / 2 on dense drawings); iters = 0 asks
+ * for the default: 120, fewer when the first pass visits more than 2.5
+ * million pairs (then 3 * 10^8 / P, at least 16: a dense drawing's budget in
+ * pair visits, deterministic). When stop has a deadline the number of iterations is cut after
  * the first one so that the schedule ends by then; a stop that fires
  * mid-iteration drops that iteration and ends the descent (a cut-short
  * descent still returns its best drawing). Deterministic for given inputs

@@ -51,13 +51,15 @@
 #include "stop.h"
 #include "util.h"
 
-#define DESC_ETA       0.2  /* Adam's learning rate, in units of tau */
-#define DESC_TAU0      0.5  /* the first tau, in mean edge lengths */
-#define DESC_TAU1      0.02 /* the last tau, in mean edge lengths */
-#define DESC_SPACING   0.4  /* r0 in units of sqrt(W H / n) */
-#define DESC_ITERS     120  /* default iterations */
-#define DESC_CLIP      0.5  /* the largest move of a coordinate, in units of tau */
-#define DESC_SPACING_W 1.0  /* weight of the spacing term per node pair */
+#define DESC_ETA       0.2         /* Adam's learning rate, in units of tau */
+#define DESC_TAU0      0.5         /* the first tau, in mean edge lengths */
+#define DESC_TAU1      0.02        /* the last tau, in mean edge lengths */
+#define DESC_SPACING   0.4         /* r0 in units of sqrt(W H / n) */
+#define DESC_ITERS     120         /* default iterations */
+#define DESC_PAIRS     300000000LL /* default iterations visit at most this many pairs... */
+#define DESC_MIN_ITERS 16          /* ...but make at least this many passes */
+#define DESC_CLIP      0.5         /* the largest move of a coordinate, in units of tau */
+#define DESC_SPACING_W 1.0         /* weight of the spacing term per node pair */
 
 struct keyed {
     double key;
@@ -164,12 +166,13 @@ static inline void side_grad(const double *p1, const double *p2, const double *q
 
 /*
  * The surrogate and its gradient (grad: 2n doubles, overwritten), the exact
- * per-edge crossing counts of the real drawing in c (m ints, may be NULL).
+ * per-edge crossing counts of the rounded drawing (touching counted) in c
+ * (m ints, may be NULL), the number of pairs visited added to *pairs.
  * Returns 0, or the stop's code (then grad and c are incomplete).
  */
 static int energy(struct desc_ws *w, const struct lcn_graph *g, const double *xy, double tau,
                   double r0, double *grad, int32_t *c, double *value, const struct lcn_stop *stop,
-                  int64_t *work)
+                  int64_t *work, int64_t *pairs)
 {
     int32_t n = g->n, m = g->m;
     double tau2 = tau * tau, h = tau / 2, e = 0;
@@ -204,6 +207,7 @@ static int energy(struct desc_ws *w, const struct lcn_graph *g, const double *xy
                 continue;
             const double *q1 = &xy[2 * v1], *q2 = &xy[2 * v2];
             double a1, a2, lp, b1, b2, lq;
+            (*pairs)++;
             double ua = side_u(p1, p2, q1, q2, tau2, &a1, &a2, &lp);
             double ub = side_u(q1, q2, p1, p2, tau2, &b1, &b2, &lq);
             if (c && meets_rounded(p1, p2, q1, q2)) {
@@ -267,7 +271,8 @@ double layout_descent_energy(const struct lcn_graph *g, const double *xy, double
     double *tmp = grad ? NULL : xmalloc(sizeof(double) * 2 * (size_t)(g->n ? g->n : 1));
     double v = 0;
     int64_t work = 0;
-    energy(&w, g, xy, tau, r0, grad ? grad : tmp, c, &v, NULL, &work);
+    int64_t pairs = 0;
+    energy(&w, g, xy, tau, r0, grad ? grad : tmp, c, &v, NULL, &work, &pairs);
     free(tmp);
     ws_release(&w);
     return v;
@@ -293,7 +298,8 @@ int32_t layout_descent_stop(const struct lcn_graph *g, int32_t iters, const stru
         *crossings = -1;
     if (n < 2 || m < 2)
         return 0;
-    if (iters <= 0)
+    int by_default = iters <= 0;
+    if (by_default)
         iters = DESC_ITERS;
     double W = g->width, H = g->height;
     double lsum = 0;
@@ -327,7 +333,8 @@ int32_t layout_descent_stop(const struct lcn_graph *g, int32_t iters, const stru
         double frac = iters > 1 ? (double)it / (iters - 1) : 1.0;
         double tau = tau0 * pow(tau1 / tau0, frac);
         double v;
-        if (energy(&w, g, xy, tau, r0, grad, c, &v, stop, &work))
+        int64_t pairs = 0;
+        if (energy(&w, g, xy, tau, r0, grad, c, &v, stop, &work, &pairs))
             break; /* this iteration is incomplete: drop it */
         done++;
         int64_t k, t;
@@ -336,6 +343,10 @@ int32_t layout_descent_stop(const struct lcn_graph *g, int32_t iters, const stru
             bk = k;
             bt = t;
             memcpy(best, xy, sizeof(double) * 2 * (size_t)n);
+        }
+        if (it == 0 && by_default && pairs > DESC_PAIRS / iters) {
+            /* a dense drawing: fewer passes, fixed by its pair count (deterministic) */
+            iters = (int32_t)LCN_MAX(DESC_MIN_ITERS, DESC_PAIRS / LCN_MAX(1, pairs));
         }
         if (it == 0 && stop && stop->deadline_ns) {
             /* fit the schedule to the time left: the anneal should end, not be cut */
