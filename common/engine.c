@@ -120,7 +120,7 @@ static void knobs_default(struct cpu_knobs *k)
     k->start_rank = 0;
     k->start_spread = -1;
     k->starts = (1 << LAYOUT_INPUT) | (1 << LAYOUT_FORCE) | (1 << LAYOUT_STRESS) |
-                (1 << LAYOUT_RANDOM) | (1 << LAYOUT_CIRCLE);
+                (1 << LAYOUT_RANDOM) | (1 << LAYOUT_CIRCLE) | (1 << LAYOUT_DESCENT);
     k->accept_lo = 0.2;
     k->accept_hi = 0.5;
 }
@@ -637,8 +637,8 @@ static int build_starts(struct run *run, struct start *st, int32_t keep, int32_t
     struct lcn_stop hard = hard_stop(run);
     int64_t budget = p->deadline_ns - p->start_ns;
     int64_t start_deadline = p->start_ns + (int64_t)(run->kn.start_share * (double)budget);
-    static const char *const stage[] = {"start:input", "start:force", "start:stress",
-                                        "start:random", "start:circle"};
+    static const char *const stage[] = {"start:input",  "start:force",  "start:stress",
+                                        "start:random", "start:circle", "start:descent"};
     struct lcn_pt *pts = xmalloc(sizeof(*pts) * (size_t)(g->n ? g->n : 1));
     int32_t *c = xmalloc(sizeof(int32_t) * (size_t)(g->m ? g->m : 1));
     int have = 0, rc = 0, stop = 0;
@@ -647,13 +647,13 @@ static int build_starts(struct run *run, struct start *st, int32_t keep, int32_t
     for (int32_t round = 0; round < run->kn.start_variants && !stop && !rc; round++) {
         /* the caller's layout first (a resumed job's checkpoint must come first),
          * then stress: cheap on any graph and the best start on sparse ones */
-        static const enum layout_kind order[] = {LAYOUT_INPUT, LAYOUT_STRESS, LAYOUT_FORCE,
-                                                 LAYOUT_CIRCLE, LAYOUT_RANDOM};
+        static const enum layout_kind order[] = {LAYOUT_INPUT, LAYOUT_STRESS, LAYOUT_DESCENT,
+                                                 LAYOUT_FORCE, LAYOUT_CIRCLE, LAYOUT_RANDOM};
         for (size_t i = 0; i < LCN_ARRAY_LEN(order); i++) {
             enum layout_kind k = order[i];
             if (!(run->kn.starts & (1 << k)))
                 continue;
-            if (round > 0 && k != LAYOUT_STRESS && k != LAYOUT_FORCE)
+            if (round > 0 && k != LAYOUT_STRESS && k != LAYOUT_FORCE && k != LAYOUT_DESCENT)
                 continue;
             if (k == LAYOUT_INPUT && !p->init)
                 continue;

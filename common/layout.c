@@ -10,8 +10,8 @@
 #include "rng.h"
 #include "util.h"
 
-static const char *const kind_names[LAYOUT_KINDS] = {"input", "force", "stress", "random",
-                                                     "circle"};
+static const char *const kind_names[LAYOUT_KINDS] = {"input",  "force",  "stress",
+                                                     "random", "circle", "descent"};
 
 const char *layout_kind_name(enum layout_kind k)
 {
@@ -504,6 +504,53 @@ static int circle_layout(const struct lcn_graph *g, const struct lcn_stop *stop,
     return rc;
 }
 
+/*
+ * The descent start's middle phase: the stress drawing xy stretched onto the
+ * bounds as layout_snap does (without rounding), then layout_descent_stop
+ * until half of the time left before the soft deadline, so a start round
+ * keeps room for the drawers after it (with no deadline: its default
+ * iterations). Returns 0 or the hard stop's code.
+ */
+static int descend(const struct lcn_graph *g, const struct lcn_stop *iter,
+                   const struct lcn_stop *stop, double *xy)
+{
+    int32_t n = g->n;
+    double x0 = xy[0], x1 = xy[0], y0 = xy[1], y1 = xy[1];
+    for (int32_t i = 1; i < n; i++) {
+        x0 = fmin(x0, xy[2 * i]);
+        x1 = fmax(x1, xy[2 * i]);
+        y0 = fmin(y0, xy[2 * i + 1]);
+        y1 = fmax(y1, xy[2 * i + 1]);
+    }
+    for (int32_t i = 0; i < n; i++) {
+        double fx = x1 > x0 ? (xy[2 * i] - x0) / (x1 - x0) : 0.5;
+        double fy = y1 > y0 ? (xy[2 * i + 1] - y0) / (y1 - y0) : 0.5;
+        xy[2 * i] = (isfinite(fx) ? fx : 0.5) * g->width;
+        xy[2 * i + 1] = (isfinite(fy) ? fy : 0.5) * g->height;
+    }
+    struct lcn_stop half = *iter;
+    if (half.deadline_ns) {
+        int64_t now = lcn_now_ns();
+        half.deadline_ns = half.deadline_ns > now ? now + (half.deadline_ns - now) / 2 : now;
+    }
+    layout_descent_stop(g, 0, &half, xy, NULL);
+    return lcn_stop_check(stop);
+}
+
+/* The descent's drawing, already in the bounds' frame: rounded (not
+ * stretched again: the descent chose it by its rounded crossings) and
+ * repaired as layout_snap_stop does. */
+static int round_repair(const struct lcn_graph *g, const double *xy, const struct lcn_stop *stop,
+                        struct lcn_pt *out)
+{
+    for (int32_t i = 0; i < g->n; i++) {
+        double x = floor(xy[2 * i] + 0.5), y = floor(xy[2 * i + 1] + 0.5);
+        out[i].x = (int32_t)LCN_MIN((double)g->width, LCN_MAX(0.0, isfinite(x) ? x : 0.0));
+        out[i].y = (int32_t)LCN_MIN((double)g->height, LCN_MAX(0.0, isfinite(y) ? y : 0.0));
+    }
+    return repair_layout_stop(g, out, NULL, NULL, stop);
+}
+
 int layout_make(const struct lcn_graph *g, enum layout_kind kind, uint64_t seed,
                 const struct lcn_pt *init, const uint8_t *has_xy, int64_t deadline_ns,
                 const struct lcn_stop *stop, struct lcn_pt *out)
@@ -526,7 +573,8 @@ int layout_make(const struct lcn_graph *g, enum layout_kind kind, uint64_t seed,
     case LAYOUT_CIRCLE:
         return circle_layout(g, stop, out);
     case LAYOUT_FORCE:
-    case LAYOUT_STRESS: {
+    case LAYOUT_STRESS:
+    case LAYOUT_DESCENT: {
         /* the iterations end at the soft deadline (a cut-short drawing is
          * still a start) or when the stop fires (then nothing is made) */
         struct lcn_stop iter = {deadline_ns, stop ? stop->cancel : NULL, stop ? stop->cancel_from_ns : 0};
@@ -536,12 +584,17 @@ int layout_make(const struct lcn_graph *g, enum layout_kind kind, uint64_t seed,
         if (kind == LAYOUT_FORCE) {
             layout_force_stop(g, seed, 0, 0, &iter, xy);
         } else if ((rc = layout_pivot_mds_stop(g, seed, stop, xy)) == 0) {
+            /* descent starts from the very stress drawing of this seed */
             layout_force_stop(g, seed, 1, LCN_MIN(100, LCN_MAX(20, 20000 / LCN_MAX(1, g->n / 10))),
                               &iter, xy);
         }
+        if (!rc && kind == LAYOUT_DESCENT)
+            rc = descend(g, &iter, stop, xy);
         if (!rc)
             rc = lcn_stop_check(stop);
-        if (!rc)
+        if (!rc && kind == LAYOUT_DESCENT)
+            rc = round_repair(g, xy, stop, out);
+        else if (!rc)
             rc = layout_snap_stop(g, xy, stop, out);
         free(xy);
         return rc;

@@ -15,7 +15,10 @@
  *           a fast stress-style layout) refined by a short, cool
  *           Fruchterman-Reingold pass;
  *   random  uniform random points;
- *   circle  nodes on the ellipse inscribed in the bounds, in BFS order.
+ *   circle  nodes on the ellipse inscribed in the bounds, in BFS order;
+ *   descent the stress drawing (same seed), stretched onto the bounds, then
+ *           gradient descent on a smooth surrogate of the total crossing
+ *           count (layout_descent_stop) before it is snapped and repaired.
  *
  * Every function is a deterministic function of its inputs and seed, except
  * that a drawer cut short by its deadline stops at a timing-dependent
@@ -34,10 +37,11 @@ enum layout_kind {
     LAYOUT_STRESS,
     LAYOUT_RANDOM,
     LAYOUT_CIRCLE,
+    LAYOUT_DESCENT,
     LAYOUT_KINDS /* number of kinds */
 };
 
-/* "input", "force", "stress", "random", "circle". */
+/* "input", "force", "stress", "random", "circle", "descent". */
 const char *layout_kind_name(enum layout_kind k);
 
 /* Parses a kind name; returns 0 or LCN_EINVAL. */
@@ -64,6 +68,38 @@ void layout_pivot_mds(const struct lcn_graph *g, uint64_t seed, double *xy);
 /* The same; returns 0, or the stop's code with xy undefined. */
 int layout_pivot_mds_stop(const struct lcn_graph *g, uint64_t seed, const struct lcn_stop *stop,
                           double *xy);
+
+/*
+ * Gradient descent on a smooth surrogate of the total crossing count
+ * (layout_descent.c has the formula): xy (2n doubles) holds the starting
+ * drawing in the frame of the bounds, [0,W] x [0,H], and receives the
+ * drawing with the fewest exact crossings (total, then max per edge, of the
+ * drawing rounded to integer points, touching counted as crossing) among
+ * those the descent visited,
+ * its start included, every coordinate inside the bounds. Runs `iters`
+ * iterations, each O(n log n + m log m + P) for the P edge pairs whose boxes
+ * come within tau of each other (m^2 / 2 on dense drawings); iters = 0 asks
+ * for the default: 120, fewer when the first pass visits more than 2.5
+ * million pairs (then 3 * 10^8 / P, at least 16: a dense drawing's budget in
+ * pair visits, deterministic). When stop has a deadline the number of iterations is cut after
+ * the first one so that the schedule ends by then; a stop that fires
+ * mid-iteration drops that iteration and ends the descent (a cut-short
+ * descent still returns its best drawing). Deterministic for given inputs
+ * unless cut by the stop's deadline. Returns the number of iterations done;
+ * *crossings (may be NULL) receives the returned drawing's total crossings,
+ * -1 when none was counted.
+ */
+int32_t layout_descent_stop(const struct lcn_graph *g, int32_t iters, const struct lcn_stop *stop,
+                            double *xy, int64_t *crossings);
+
+/*
+ * The surrogate itself at scale tau with spacing radius r0, for tests:
+ * returns its value, writes its gradient to grad (2n doubles, NULL = not
+ * wanted) and the drawing's exact per-edge crossing counts to c (m ints,
+ * NULL = not wanted).
+ */
+double layout_descent_energy(const struct lcn_graph *g, const double *xy, double tau, double r0,
+                             double *grad, int32_t *c);
 
 /*
  * Maps xy (2n doubles) onto integer points filling [0,W] x [0,H] and

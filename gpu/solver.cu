@@ -1164,7 +1164,7 @@ extern "C" int gpu_solver_debug_run(struct gpu_ctx *ctx, int slot, const struct 
 
 /*
  * The starting layout every replica begins from: the best (by tuple) of the
- * input layout (repaired), a stress layout, a force-directed layout, a
+ * input layout (repaired), a stress layout, its crossing descent, a force-directed layout, a
  * circle and a random layout, built on the host within a tenth of the
  * budget (at least the first one is always built), and the device's
  * force-directed layout.
@@ -1173,8 +1173,8 @@ static int build_start(struct gpu_ctx *ctx, int slot, const struct lcn_graph *g,
                        const struct engine_params *p, const struct lcn_stop *hard,
                        struct lcn_pt *best)
 {
-    static const enum layout_kind order[] = {LAYOUT_INPUT, LAYOUT_STRESS, LAYOUT_FORCE,
-                                             LAYOUT_CIRCLE, LAYOUT_RANDOM};
+    static const enum layout_kind order[] = {LAYOUT_INPUT, LAYOUT_STRESS, LAYOUT_DESCENT,
+                                             LAYOUT_FORCE, LAYOUT_CIRCLE, LAYOUT_RANDOM};
     int64_t share = (p->deadline_ns - p->start_ns) / 10;
     int64_t dl = p->start_ns + share;
     struct lcn_pt *pts = (struct lcn_pt *)xmalloc(sizeof(*pts) * (size_t)(g->n ? g->n : 1));
