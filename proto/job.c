@@ -549,6 +549,10 @@ int job_status_parse(struct job_status *s, const json_t *j)
                         &el))
             return LCN_EPARSE;
         struct engine_telemetry *tl = &s->tel;
+        memset(tl->ops, 0, sizeof(tl->ops));
+        const json_t *ops = json_object_get(t, "ops");
+        if (ops && job_ops_parse(tl, ops) != 0)
+            return LCN_EPARSE;
         tl->attempted = (uint64_t)a[0];
         tl->valid = (uint64_t)a[1];
         tl->evaluated = (uint64_t)a[2];
