@@ -380,6 +380,27 @@ static void bandit_update(struct anneal_bandit *b, const struct anneal_params *a
     bandit_thresholds(b);
 }
 
+static int cmp_i32(const void *a, const void *b)
+{
+    int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* Sorts k ints: insertion for the usual small degrees, qsort for hubs. */
+static void sort_i32(int32_t *a, int32_t k)
+{
+    if (k > 32) {
+        qsort(a, (size_t)k, sizeof(*a), cmp_i32);
+        return;
+    }
+    for (int32_t i = 1; i < k; i++) {
+        int32_t x = a[i], j = i;
+        for (; j > 0 && a[j - 1] > x; j--)
+            a[j] = a[j - 1];
+        a[j] = x;
+    }
+}
+
 /* Coordinate-wise median of v's neighbours (deg > 0), in *mx, *my. */
 static void neighbour_median(struct anneal_replica *r, int32_t v, double *mx, double *my)
 {
@@ -387,19 +408,11 @@ static void neighbour_median(struct anneal_replica *r, int32_t v, double *mx, do
     int32_t deg = graph_degree(g, v), *xs = r->scratch, *ys = r->scratch + deg;
     for (int32_t k = 0; k < deg; k++) {
         struct lcn_pt w = r->st.pts[graph_other(g, g->inc[g->inc_off[v] + k], v)];
-        /* insertion into sorted prefixes: degrees are small; ties keep order */
-        int32_t i = k, j = k;
-        while (i > 0 && xs[i - 1] > w.x) {
-            xs[i] = xs[i - 1];
-            i--;
-        }
-        xs[i] = w.x;
-        while (j > 0 && ys[j - 1] > w.y) {
-            ys[j] = ys[j - 1];
-            j--;
-        }
-        ys[j] = w.y;
+        xs[k] = w.x;
+        ys[k] = w.y;
     }
+    sort_i32(xs, deg);
+    sort_i32(ys, deg);
     if (deg & 1) {
         *mx = xs[deg / 2];
         *my = ys[deg / 2];

@@ -1,9 +1,13 @@
 /*
  * anneal.h - one annealing replica of the CPU engine: a private layout with
- * its incremental evaluator (state.h), a private RNG stream, single-node
- * moves drawn from a move mix, best-of-W candidate selection ("proposal
+ * its incremental evaluator (state.h), a private RNG stream, moves drawn
+ * from a mix of operators (enum engine_op; fixed, or adapted per replica by
+ * a bandit), best-of-W candidate selection for single-node moves ("proposal
  * workers": W candidate points for one node, the best by energy goes to one
- * Metropolis test) and exact best tracking on the objective tuple.
+ * Metropolis test), compound moves of several nodes (PAIR, SWAP, CLUSTER:
+ * node steps committed one by one, one Metropolis test on their summed exact
+ * energy change, undone on rejection) and exact best tracking on the
+ * objective tuple.
  *
  * Energy. The chain samples exp(-E / T) with
  *     E = a_K * K + a_nK * n_K + sum_e f(c[e]),

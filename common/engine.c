@@ -1086,6 +1086,13 @@ int engine_cpu_run(const struct lcn_graph *g, const struct engine_params *p,
                         ? (double)(rp->cnt.replica_best_updates / 1000000) / rp->cnt.selected
                         : 0,
                     b1, b2);
+            if (run->kn.ap.ops_mode == ANNEAL_OPS_BANDIT) {
+                fprintf(stderr, "        bandit after %lld updates:", (long long)rp->bandit.updates);
+                for (int op = 0; op < ENGINE_OPS; op++)
+                    fprintf(stderr, " %s %.3f", engine_op_name((enum engine_op)op),
+                            rp->bandit.prob[op]);
+                fprintf(stderr, "\n");
+            }
         }
     }
     struct engine_telemetry tel;
