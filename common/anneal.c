@@ -346,8 +346,8 @@ void anneal_replica_set_ops(struct anneal_replica *r, const struct anneal_params
     for (int op = 0; op < ENGINE_OPS; op++)
         sum += b->prob[op];
     for (int op = 0; op < ENGINE_OPS; op++)
-        b->prob[op] = floor + (1 - ENGINE_OPS * floor) * (sum > 0 ? b->prob[op] / sum
-                                                                   : 1.0 / ENGINE_OPS);
+        b->prob[op] =
+            floor + (1 - ENGINE_OPS * floor) * (sum > 0 ? b->prob[op] / sum : 1.0 / ENGINE_OPS);
     bandit_thresholds(b);
 }
 
@@ -616,7 +616,8 @@ static int32_t compound_steps(struct anneal_replica *r, const struct anneal_para
     int32_t a = pick_node(r, ap, cur), b = -1;
     if ((rng_u32(&r->rng) & 1) && graph_degree(g, a) > 0) {
         int32_t da = graph_degree(g, a);
-        int32_t w = graph_other(g, g->inc[g->inc_off[a] + (int32_t)rng_below(&r->rng, (uint32_t)da)], a);
+        int32_t w =
+            graph_other(g, g->inc[g->inc_off[a] + (int32_t)rng_below(&r->rng, (uint32_t)da)], a);
         int32_t dw = graph_degree(g, w);
         b = graph_other(g, g->inc[g->inc_off[w] + (int32_t)rng_below(&r->rng, (uint32_t)dw)], w);
     }
@@ -627,8 +628,8 @@ static int32_t compound_steps(struct anneal_replica *r, const struct anneal_para
     uint32_t d0 = rng_below(&r->rng, 8);
     for (uint32_t i = 0; i < 8; i++) {
         struct lcn_pt c = {pa.x + dx[(d0 + i) & 7], pa.y + dy[(d0 + i) & 7]};
-        if (c.x >= 0 && c.x <= g->width && c.y >= 0 && c.y <= g->height &&
-            !geom_pt_eq(c, pb) && !occupied_by_other(&r->st, a, c)) {
+        if (c.x >= 0 && c.x <= g->width && c.y >= 0 && c.y <= g->height && !geom_pt_eq(c, pb) &&
+            !occupied_by_other(&r->st, a, c)) {
             t = c;
             break;
         }
@@ -816,9 +817,10 @@ int64_t anneal_sweep(struct anneal_replica *r, const struct anneal_params *ap,
              * before issue 15 keeps its random stream */
             double u = rng_unit53(&r->rng);
             if (u < b->multi[2]) {
-                compound_move(r, &mc, u < b->multi[0]   ? ENGINE_OP_PAIR
-                                      : u < b->multi[1] ? ENGINE_OP_SWAP
-                                                        : ENGINE_OP_CLUSTER);
+                compound_move(r, &mc,
+                              u < b->multi[0]   ? ENGINE_OP_PAIR
+                              : u < b->multi[1] ? ENGINE_OP_SWAP
+                                                : ENGINE_OP_CLUSTER);
                 continue;
             }
         }

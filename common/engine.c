@@ -162,7 +162,7 @@ static int parse_evaluator(const char *val, void *field, char *err, int errlen)
 /* ops: fixed (0) or bandit (1), enum anneal_ops_mode. */
 static int parse_ops(const char *val, void *field, char *err, int errlen)
 {
-    int32_t m = strcmp(val, "fixed") == 0 ? ANNEAL_OPS_FIXED
+    int32_t m = strcmp(val, "fixed") == 0    ? ANNEAL_OPS_FIXED
                 : strcmp(val, "bandit") == 0 ? ANNEAL_OPS_BANDIT
                                              : -1;
     if (m < 0) {
@@ -231,7 +231,7 @@ static int cpu_knobs_parse(struct cpu_knobs *k, const char *spec, char *err, int
 #define EVQ_CAP 1024
 /* published counters per replica: 8 run counters, then 4 per operator */
 #define PUB_OPS 8
-#define PUB_N (PUB_OPS + 4 * ENGINE_OPS)
+#define PUB_N   (PUB_OPS + 4 * ENGINE_OPS)
 
 struct run {
     const struct lcn_graph *g;
@@ -1087,7 +1087,8 @@ int engine_cpu_run(const struct lcn_graph *g, const struct engine_params *p,
                         : 0,
                     b1, b2);
             if (run->kn.ap.ops_mode == ANNEAL_OPS_BANDIT) {
-                fprintf(stderr, "        bandit after %lld updates:", (long long)rp->bandit.updates);
+                fprintf(stderr,
+                        "        bandit after %lld updates:", (long long)rp->bandit.updates);
                 for (int op = 0; op < ENGINE_OPS; op++)
                     fprintf(stderr, " %s %.3f", engine_op_name((enum engine_op)op),
                             rp->bandit.prob[op]);

@@ -6,7 +6,7 @@
 
 const char *engine_op_name(enum engine_op op)
 {
-    static const char *const names[ENGINE_OPS] = {"local", "bary",  "median", "global",
+    static const char *const names[ENGINE_OPS] = {"local", "bary", "median", "global",
                                                   "empty", "pair", "swap",   "cluster"};
     return (unsigned)op < ENGINE_OPS ? names[op] : "?";
 }

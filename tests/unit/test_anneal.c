@@ -111,8 +111,8 @@ static void check_layout(const struct lcn_graph *g, const struct lcn_pt *pts,
 
 /* Runs `moves` moves of one replica under ap in sweeps of 100 at temperature T. */
 static void run_replica(struct anneal_replica *r, const struct inst *in,
-                        const struct anneal_params *ap, enum state_eval ev, uint64_t seed,
-                        double T, int64_t moves)
+                        const struct anneal_params *ap, enum state_eval ev, uint64_t seed, double T,
+                        int64_t moves)
 {
     struct lcn_state proto;
     assert_int_equal(state_init(&proto, &in->g, in->pts), 0);
@@ -160,8 +160,8 @@ static void test_each_operator(void **s)
                 /* only the forced operator was drawn (BARY and MEDIAN step
                  * locally for a node without neighbours) */
                 for (int k = 0; k < ENGINE_OPS; k++)
-                    if (k != op && !(k == ENGINE_OP_LOCAL &&
-                                     (op == ENGINE_OP_BARY || op == ENGINE_OP_MEDIAN)))
+                    if (k != op &&
+                        !(k == ENGINE_OP_LOCAL && (op == ENGINE_OP_BARY || op == ENGINE_OP_MEDIAN)))
                         assert_int_equal(c->ops[k].tried, 0);
                 assert_true(c->ops[op].tried > 0);
                 valid += c->ops[op].valid;

@@ -533,11 +533,15 @@ static void test_layouts(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_deterministic), cmocka_unit_test(test_deadline),
-        cmocka_unit_test(test_cancel),        cmocka_unit_test(test_stop_during_start),
+        cmocka_unit_test(test_deterministic),
+        cmocka_unit_test(test_deadline),
+        cmocka_unit_test(test_cancel),
+        cmocka_unit_test(test_stop_during_start),
         cmocka_unit_test(test_stop_at_target),
-        cmocka_unit_test(test_edge_cases),    cmocka_unit_test(test_layouts),
-        cmocka_unit_test(test_input_first),   cmocka_unit_test(test_evaluators_same_run),
+        cmocka_unit_test(test_edge_cases),
+        cmocka_unit_test(test_layouts),
+        cmocka_unit_test(test_input_first),
+        cmocka_unit_test(test_evaluators_same_run),
         cmocka_unit_test(test_operators),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -255,7 +255,8 @@ static void test_status_roundtrip(void **state)
         json_object_set_new(json_object_get(json_object_get(old, "telemetry"), "ops"), "teleport",
                             json_deep_copy(json_object_get(ops, "swap")));
         assert_int_equal(job_status_parse(&u, old), LCN_EPARSE);
-        json_object_set_new(json_object_get(old, "telemetry"), "ops", json_pack("{s:i}", "swap", 3));
+        json_object_set_new(json_object_get(old, "telemetry"), "ops",
+                            json_pack("{s:i}", "swap", 3));
         assert_int_equal(job_status_parse(&u, old), LCN_EPARSE);
         json_decref(old);
     }
