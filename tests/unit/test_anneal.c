@@ -46,7 +46,8 @@ static void inst_drop(struct inst *in)
 static void only(struct anneal_params *ap, enum engine_op op)
 {
     anneal_params_default(ap);
-    ap->p_global = ap->p_bary = 0;
+    ap->p_global = ap->p_bary = ap->p_median = ap->p_empty = 0;
+    ap->p_pair = ap->p_swap = ap->p_cluster = 0;
     switch (op) {
     case ENGINE_OP_LOCAL:
         break;
@@ -260,7 +261,8 @@ static void test_bandit(void **s)
     }
 }
 
-/* The fixed mix with the new operators at 0 draws only local, bary, global. */
+/* The fixed mix with the new operators at 0 (the mix before them) draws
+ * only local, bary and global; the default mix draws every operator. */
 static void test_fixed_default(void **s)
 {
     (void)s;
@@ -268,6 +270,13 @@ static void test_fixed_default(void **s)
     inst_make(&in, GEN_GRID, 40, 3);
     struct anneal_params ap;
     anneal_params_default(&ap);
+    struct anneal_replica d;
+    run_replica(&d, &in, &ap, STATE_EVAL_GRID, 4, 0.5, 2000);
+    check_counters(&d.cnt);
+    for (int op = 0; op < ENGINE_OPS; op++)
+        assert_true(d.cnt.ops[op].tried > 0);
+    anneal_replica_release(&d);
+    ap.p_median = ap.p_empty = ap.p_pair = ap.p_swap = ap.p_cluster = 0;
     struct anneal_replica r;
     run_replica(&r, &in, &ap, STATE_EVAL_GRID, 4, 0.5, 2000);
     check_counters(&r.cnt);
