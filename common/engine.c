@@ -41,13 +41,6 @@
 #include "util.h"
 #include "validate.h"
 
-const char *engine_op_name(enum engine_op op)
-{
-    static const char *const names[ENGINE_OPS] = {"local", "bary",  "median", "global",
-                                                  "empty", "pair", "swap",   "cluster"};
-    return (unsigned)op < ENGINE_OPS ? names[op] : "?";
-}
-
 const char *engine_stop_name(enum engine_stop s)
 {
     switch (s) {
@@ -166,10 +159,34 @@ static int parse_evaluator(const char *val, void *field, char *err, int errlen)
     return 0;
 }
 
+/* ops: fixed (0) or bandit (1), enum anneal_ops_mode. */
+static int parse_ops(const char *val, void *field, char *err, int errlen)
+{
+    int32_t m = strcmp(val, "fixed") == 0    ? ANNEAL_OPS_FIXED
+                : strcmp(val, "bandit") == 0 ? ANNEAL_OPS_BANDIT
+                                             : -1;
+    if (m < 0) {
+        snprintf(err, (size_t)errlen, "tuning: ops: '%s' is not fixed or bandit", val);
+        return LCN_EINVAL;
+    }
+    *(int32_t *)field = m;
+    return 0;
+}
+
 static const struct knob knob_table[] = {
     {"proposal_workers", KNOB_INT, AP(proposal_workers), 1, 64, NULL},
+    {"ops", KNOB_CUSTOM, AP(ops_mode), 0, 0, parse_ops},
     {"p_global", KNOB_DOUBLE, AP(p_global), 0, 1, NULL},
     {"p_bary", KNOB_DOUBLE, AP(p_bary), 0, 1, NULL},
+    {"p_median", KNOB_DOUBLE, AP(p_median), 0, 1, NULL},
+    {"p_empty", KNOB_DOUBLE, AP(p_empty), 0, 1, NULL},
+    {"p_pair", KNOB_DOUBLE, AP(p_pair), 0, 1, NULL},
+    {"p_swap", KNOB_DOUBLE, AP(p_swap), 0, 1, NULL},
+    {"p_cluster", KNOB_DOUBLE, AP(p_cluster), 0, 1, NULL},
+    {"bandit_floor", KNOB_DOUBLE, AP(bandit_floor), 0, 1.0 / ENGINE_OPS, NULL},
+    {"bandit_every", KNOB_INT, AP(bandit_every), 1, 1e9, NULL},
+    {"bandit_decay", KNOB_DOUBLE, AP(bandit_decay), 0, 0.999999, NULL},
+    {"bandit_bonus", KNOB_DOUBLE, AP(bandit_bonus), 0, 1e9, NULL},
     {"p_focus", KNOB_DOUBLE, AP(p_focus), 0, 1, NULL},
     {"p_partner", KNOB_DOUBLE, AP(p_partner), 0, 1, NULL},
     {"p_weighted", KNOB_DOUBLE, AP(p_weighted), 0, 1, NULL},
@@ -212,6 +229,9 @@ static int cpu_knobs_parse(struct cpu_knobs *k, const char *spec, char *err, int
 /* ---- shared run state ---------------------------------------------------- */
 
 #define EVQ_CAP 1024
+/* published counters per replica: 8 run counters, then 4 per operator */
+#define PUB_OPS 8
+#define PUB_N   (PUB_OPS + 4 * ENGINE_OPS)
 
 struct run {
     const struct lcn_graph *g;
@@ -251,7 +271,7 @@ struct run {
     uint64_t tel_exch_att, tel_exch_acc, tel_restarts;
 
     /* published counters, per replica: written by the owning worker */
-    _Atomic uint64_t (*pub)[8];
+    _Atomic uint64_t (*pub)[PUB_N];
 };
 
 static double elapsed_s(const struct run *run)
@@ -297,6 +317,14 @@ static void publish_counters(struct run *run, int32_t r)
     atomic_store_explicit(&p[5], c->rejected, memory_order_relaxed);
     atomic_store_explicit(&p[6], c->committed, memory_order_relaxed);
     atomic_store_explicit(&p[7], run->rep[r].st.pair_tests, memory_order_relaxed);
+    for (int op = 0; op < ENGINE_OPS; op++) {
+        const struct engine_op_stats *o = &c->ops[op];
+        _Atomic uint64_t *q = p + PUB_OPS + 4 * op;
+        atomic_store_explicit(&q[0], o->tried, memory_order_relaxed);
+        atomic_store_explicit(&q[1], o->valid, memory_order_relaxed);
+        atomic_store_explicit(&q[2], o->accepted, memory_order_relaxed);
+        atomic_store_explicit(&q[3], o->improved, memory_order_relaxed);
+    }
 }
 
 static void collect_telemetry(struct run *run, struct engine_telemetry *t)
@@ -312,6 +340,14 @@ static void collect_telemetry(struct run *run, struct engine_telemetry *t)
         t->rejected += atomic_load_explicit(&p[5], memory_order_relaxed);
         t->committed += atomic_load_explicit(&p[6], memory_order_relaxed);
         t->pair_tests += atomic_load_explicit(&p[7], memory_order_relaxed);
+        for (int op = 0; op < ENGINE_OPS; op++) {
+            struct engine_op_stats *o = &t->ops[op];
+            _Atomic uint64_t *q = p + PUB_OPS + 4 * op;
+            o->tried += atomic_load_explicit(&q[0], memory_order_relaxed);
+            o->valid += atomic_load_explicit(&q[1], memory_order_relaxed);
+            o->accepted += atomic_load_explicit(&q[2], memory_order_relaxed);
+            o->improved += atomic_load_explicit(&q[3], memory_order_relaxed);
+        }
     }
     pthread_mutex_lock(&run->mu);
     t->best_updates = run->best_updates;
@@ -1050,6 +1086,14 @@ int engine_cpu_run(const struct lcn_graph *g, const struct engine_params *p,
                         ? (double)(rp->cnt.replica_best_updates / 1000000) / rp->cnt.selected
                         : 0,
                     b1, b2);
+            if (run->kn.ap.ops_mode == ANNEAL_OPS_BANDIT) {
+                fprintf(stderr,
+                        "        bandit after %lld updates:", (long long)rp->bandit.updates);
+                for (int op = 0; op < ENGINE_OPS; op++)
+                    fprintf(stderr, " %s %.3f", engine_op_name((enum engine_op)op),
+                            rp->bandit.prob[op]);
+                fprintf(stderr, "\n");
+            }
         }
     }
     struct engine_telemetry tel;

@@ -388,7 +388,7 @@ json_t *job_status_json(const struct job_status *s, int with_telemetry)
             !s->has_telemetry
                 ? json_null()
                 : json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, "
-                            "s:o}",
+                            "s:o, s:o}",
                             "attempted", (json_int_t)t->attempted, "valid", (json_int_t)t->valid,
                             "evaluated", (json_int_t)t->evaluated, "selected",
                             (json_int_t)t->selected, "accepted", (json_int_t)t->accepted,
@@ -397,9 +397,45 @@ json_t *job_status_json(const struct job_status *s, int with_telemetry)
                             "exchanges_attempted", (json_int_t)t->exchanges_attempted,
                             "exchanges_accepted", (json_int_t)t->exchanges_accepted, "restarts",
                             (json_int_t)t->restarts, "pair_tests", (json_int_t)t->pair_tests,
-                            "recounts", (json_int_t)t->recounts, "elapsed_s", secs(t->elapsed_s)));
+                            "recounts", (json_int_t)t->recounts, "elapsed_s", secs(t->elapsed_s),
+                            "ops", job_ops_json(t)));
     }
     return j;
+}
+
+json_t *job_ops_json(const struct engine_telemetry *t)
+{
+    json_t *o = json_object();
+    for (int op = 0; op < ENGINE_OPS; op++) {
+        const struct engine_op_stats *c = &t->ops[op];
+        json_object_set_new(o, engine_op_name((enum engine_op)op),
+                            json_pack("{s:I, s:I, s:I, s:I}", "tried", (json_int_t)c->tried,
+                                      "valid", (json_int_t)c->valid, "accepted",
+                                      (json_int_t)c->accepted, "improved",
+                                      (json_int_t)c->improved));
+    }
+    return o;
+}
+
+int job_ops_parse(struct engine_telemetry *t, const json_t *ops)
+{
+    if (!json_is_object(ops))
+        return LCN_EPARSE;
+    const char *name;
+    json_t *v;
+    json_object_foreach((json_t *)ops, name, v)
+    {
+        int op = 0;
+        while (op < ENGINE_OPS && strcmp(engine_op_name((enum engine_op)op), name) != 0)
+            op++;
+        json_int_t a[4];
+        if (op == ENGINE_OPS || json_unpack(v, "{s:I, s:I, s:I, s:I}", "tried", &a[0], "valid",
+                                            &a[1], "accepted", &a[2], "improved", &a[3]))
+            return LCN_EPARSE;
+        t->ops[op] = (struct engine_op_stats){(uint64_t)a[0], (uint64_t)a[1], (uint64_t)a[2],
+                                              (uint64_t)a[3]};
+    }
+    return 0;
 }
 
 static int copy_str(char *dst, size_t len, const json_t *v)
@@ -513,6 +549,10 @@ int job_status_parse(struct job_status *s, const json_t *j)
                         &el))
             return LCN_EPARSE;
         struct engine_telemetry *tl = &s->tel;
+        memset(tl->ops, 0, sizeof(tl->ops));
+        const json_t *ops = json_object_get(t, "ops");
+        if (ops && job_ops_parse(tl, ops) != 0)
+            return LCN_EPARSE;
         tl->attempted = (uint64_t)a[0];
         tl->valid = (uint64_t)a[1];
         tl->evaluated = (uint64_t)a[2];

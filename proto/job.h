@@ -116,6 +116,17 @@ json_t *job_status_json(const struct job_status *s, int with_telemetry);
  * LCN_EPARSE. */
 int job_status_parse(struct job_status *s, const json_t *j);
 
+/*
+ * The per-operator counters of a telemetry record as a JSON object
+ * {name: {tried, valid, accepted, improved}}, one member per operator in
+ * enum engine_op order (names from engine_op_name), and back. The parser
+ * leaves operators the object does not name at zero (records written before
+ * issue 15 have no "ops"); returns 0 or LCN_EPARSE for a member of the
+ * wrong shape or an unknown operator name.
+ */
+json_t *job_ops_json(const struct engine_telemetry *t);
+int job_ops_parse(struct engine_telemetry *t, const json_t *ops);
+
 /* "j" followed by 16 decimal digits. */
 void job_id_format(int64_t id, char *buf, size_t len);
 /* Returns 0 with *id set, or LCN_EINVAL when s is not a job id. */

@@ -23,6 +23,7 @@
 #include "engines.h"
 #include "err.h"
 #include "graphio.h"
+#include "job.h"
 #include "util.h"
 #include "validate.h"
 
@@ -272,6 +273,24 @@ static void on_signal(int sig)
 
 /* ---- summary ------------------------------------------------------------ */
 
+/* One stderr line per move operator the run drew (tried > 0). */
+static void print_ops(const struct engine_telemetry *t)
+{
+    for (int op = 0; op < ENGINE_OPS; op++) {
+        const struct engine_op_stats *c = &t->ops[op];
+        if (c->tried == 0)
+            continue;
+        fprintf(stderr,
+                "op %-7s tried %12llu valid %12llu (%5.1f%%) accepted %11llu (%5.1f%% of valid) "
+                "improved %9llu\n",
+                engine_op_name((enum engine_op)op), (unsigned long long)c->tried,
+                (unsigned long long)c->valid, 100.0 * (double)c->valid / (double)c->tried,
+                (unsigned long long)c->accepted,
+                c->valid ? 100.0 * (double)c->accepted / (double)c->valid : 0.0,
+                (unsigned long long)c->improved);
+    }
+}
+
 static json_t *telemetry_json(const struct engine_telemetry *t)
 {
     json_t *o = json_object();
@@ -293,6 +312,7 @@ static json_t *telemetry_json(const struct engine_telemetry *t)
                         json_real(t->elapsed_s > 0 ? (double)t->attempted / t->elapsed_s : 0));
     json_object_set_new(o, "pair_tests_per_s",
                         json_real(t->elapsed_s > 0 ? (double)t->pair_tests / t->elapsed_s : 0));
+    json_object_set_new(o, "ops", job_ops_json(t));
     return o;
 }
 
@@ -362,6 +382,8 @@ int solve_main(int argc, char **argv)
     }
     if (!o.quiet && pr.have)
         print_line(&pr, res.elapsed_s);
+    if (!o.quiet)
+        print_ops(&res.tel);
 
     /* the oracle, once more, on exactly what is about to be written */
     struct lcn_report rep;

@@ -120,6 +120,26 @@ static void check_result(const struct fixture *f, const struct engine_result *r)
     assert_true(telemetry_consistent(&r->tel));
 }
 
+/* improved <= accepted <= valid <= tried per operator; the sums over the
+ * operators equal attempted, valid and accepted (exact in the final
+ * telemetry, published once the workers are gone). */
+static void check_ops(const struct engine_telemetry *t)
+{
+    uint64_t tried = 0, valid = 0, accepted = 0;
+    for (int op = 0; op < ENGINE_OPS; op++) {
+        const struct engine_op_stats *o = &t->ops[op];
+        assert_true(o->improved <= o->accepted);
+        assert_true(o->accepted <= o->valid);
+        assert_true(o->valid <= o->tried);
+        tried += o->tried;
+        valid += o->valid;
+        accepted += o->accepted;
+    }
+    assert_int_equal(tried, t->attempted);
+    assert_int_equal(valid, t->valid);
+    assert_int_equal(accepted, t->accepted);
+}
+
 /* Same seed, same parameters: the same layout, whatever the thread count. */
 static void test_deterministic(void **state)
 {
@@ -143,6 +163,8 @@ static void test_deterministic(void **state)
         assert_true(s.layouts >= 1);
         assert_true(s.events >= 1);
     }
+    for (int i = 0; i < 3; i++)
+        check_ops(&r[i].tel);
     for (int i = 1; i < 3; i++) {
         assert_int_equal(obj_cmp(&r[0].best, &r[i].best), 0);
         assert_memory_equal(r[0].layout, r[i].layout, sizeof(struct lcn_pt) * (size_t)f.g.n);
@@ -153,6 +175,43 @@ static void test_deterministic(void **state)
     for (int i = 0; i < 3; i++)
         engine_result_release(&r[i]);
     drop(&f);
+}
+
+/* Operator selection in engine runs: the fixed mix with every operator and
+ * the bandit are deterministic whatever the thread count, and their
+ * per-operator counters add up. */
+static void test_operators(void **state)
+{
+    const char *tun[2] = {"p_median=0.1,p_empty=0.05,p_pair=0.05,p_swap=0.05,p_cluster=0.1",
+                          "ops=bandit,bandit_every=100"};
+    const enum gen_family fams[2] = {GEN_RANDOM, GEN_PLANTED};
+    for (int i = 0; i < 2; i++) {
+        struct fixture f;
+        make(&f, fams[i], 40, 2, 40 + (uint64_t)i);
+        struct engine_result r[2];
+        for (int k = 0; k < 2; k++) {
+            struct engine_params p;
+            struct seen s;
+            params(&p, &s, &f, 60);
+            p.seed = 8;
+            p.replicas = 4;
+            p.threads = k + 1;
+            p.move_limit = 3000;
+            p.tuning = tun[i];
+            assert_int_equal(engine_cpu_run(&f.g, &p, &r[k]), 0);
+            check_result(&f, &r[k]);
+            assert_int_equal(s.bad_layout, 0);
+            check_ops(&r[k].tel);
+            for (int op = 0; op < ENGINE_OPS; op++)
+                assert_true(r[k].tel.ops[op].tried > 0);
+        }
+        assert_int_equal(obj_cmp(&r[0].best, &r[1].best), 0);
+        assert_memory_equal(r[0].layout, r[1].layout, sizeof(struct lcn_pt) * (size_t)f.g.n);
+        assert_memory_equal(r[0].tel.ops, r[1].tel.ops, sizeof(r[0].tel.ops));
+        engine_result_release(&r[0]);
+        engine_result_release(&r[1]);
+        drop(&f);
+    }
 }
 
 /* The two evaluators are exact twins: forced one or the other, the engine
@@ -474,11 +533,16 @@ static void test_layouts(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_deterministic), cmocka_unit_test(test_deadline),
-        cmocka_unit_test(test_cancel),        cmocka_unit_test(test_stop_during_start),
+        cmocka_unit_test(test_deterministic),
+        cmocka_unit_test(test_deadline),
+        cmocka_unit_test(test_cancel),
+        cmocka_unit_test(test_stop_during_start),
         cmocka_unit_test(test_stop_at_target),
-        cmocka_unit_test(test_edge_cases),    cmocka_unit_test(test_layouts),
-        cmocka_unit_test(test_input_first),   cmocka_unit_test(test_evaluators_same_run),
+        cmocka_unit_test(test_edge_cases),
+        cmocka_unit_test(test_layouts),
+        cmocka_unit_test(test_input_first),
+        cmocka_unit_test(test_evaluators_same_run),
+        cmocka_unit_test(test_operators),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -207,6 +207,10 @@ static void test_status_roundtrip(void **state)
     s.tel.evaluated = 999;
     s.tel.pair_tests = 1ULL << 40;
     s.tel.elapsed_s = 2.25;
+    for (int op = 0; op < ENGINE_OPS; op++)
+        s.tel.ops[op] = (struct engine_op_stats){1000 + (uint64_t)op, 900 + (uint64_t)op,
+                                                 100 + (uint64_t)op, (uint64_t)op};
+    s.tel.ops[ENGINE_OP_SWAP].tried = 1ULL << 41;
     json_t *j = job_status_json(&s, 1);
     struct job_status t;
     assert_int_equal(job_status_parse(&t, j), 0);
@@ -234,6 +238,28 @@ static void test_status_roundtrip(void **state)
     assert_int_equal(t.has_telemetry, 1);
     assert_int_equal(t.tel.pair_tests, 1ULL << 40);
     assert_int_equal(t.tel.evaluated, 999);
+    assert_memory_equal(t.tel.ops, s.tel.ops, sizeof(s.tel.ops));
+    /* a record written before issue 15 has no "ops": zeros */
+    {
+        json_t *old = job_status_json(&s, 1);
+        json_object_del(json_object_get(old, "telemetry"), "ops");
+        struct job_status u;
+        assert_int_equal(job_status_parse(&u, old), 0);
+        assert_int_equal(u.has_telemetry, 1);
+        assert_int_equal(u.tel.pair_tests, 1ULL << 40);
+        for (int op = 0; op < ENGINE_OPS; op++)
+            assert_int_equal(u.tel.ops[op].tried, 0);
+        /* an unknown operator or a member of the wrong shape is a parse error */
+        json_t *ops = json_object_get(json_object_get(j, "telemetry"), "ops");
+        json_object_set_new(json_object_get(old, "telemetry"), "ops", json_deep_copy(ops));
+        json_object_set_new(json_object_get(json_object_get(old, "telemetry"), "ops"), "teleport",
+                            json_deep_copy(json_object_get(ops, "swap")));
+        assert_int_equal(job_status_parse(&u, old), LCN_EPARSE);
+        json_object_set_new(json_object_get(old, "telemetry"), "ops",
+                            json_pack("{s:i}", "swap", 3));
+        assert_int_equal(job_status_parse(&u, old), LCN_EPARSE);
+        json_decref(old);
+    }
     /* nulls read back as nulls */
     json_t *k = job_status_json(&t, 1);
     char *a = json_dumps(j, JSON_COMPACT | JSON_SORT_KEYS);
