@@ -17,8 +17,9 @@ keeps what a reader looks at first and what the docs cite:
     cited file back out of the archive when a doc starts citing it).
 
 Everything else (runs/ directories, per-run JSON, coordinates and run layouts,
-logs, traces, raw samples, the sweep configurations' own manifests and
-summaries) goes into ROUND/raw.tar.xz, member names relative to the round.
+logs, traces, raw samples, the sweep configurations' own manifests,
+summaries and report.md: anything below the round's top level but its
+layouts/) goes into ROUND/raw.tar.xz, member names relative to the round.
 The archive is deterministic (sorted members, fixed owner and time), so
 packing the same files twice gives the same bytes. `pack` is re-runnable: a
 round already packed is left alone, files added to a packed round are merged
@@ -183,7 +184,6 @@ TOP_KEEP = re.compile(r"^(manifest[^/]*\.json|bench_eval\.json|rate\.json|result
                       r"(solver-)?summary[^/]*\.(txt|csv|json)|check[^/]*\.txt|[^/]*\.md)$")
 # an acceptance round's final layouts (input format, small): anyone can re-check its K
 LAYOUT_KEEP = re.compile(r"^layouts/[^/]+\.json$")
-NESTED_KEEP = re.compile(r"^[^/]*\.md$")
 
 
 def keeps(rel, cited=frozenset()):
@@ -197,7 +197,7 @@ def keeps(rel, cited=frozenset()):
         return bool(TOP_KEEP.match(parts[0]))
     if LAYOUT_KEEP.match(rel):
         return True
-    return bool(NESTED_KEEP.match(parts[-1]))
+    return False  # deeper files (a sweep configuration's report.md, ...) unless cited
 
 
 def rounds(root=RESULTS):

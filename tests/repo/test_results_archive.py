@@ -38,6 +38,8 @@ FILES = {
     f"{ROUND}/runs/Automatic-1-s1.json": json.dumps(run_json(4, 1)),
     f"{ROUND}/runs/Automatic-1-s2.json": json.dumps(run_json(5, 2)),
     f"{ROUND}/runs/Automatic-1-s1.coords.json": json.dumps({"x": [0], "y": [0]}),
+    f"{ROUND}/layouts/Automatic-1.s1.json": json.dumps({"nodes": [], "edges": []}),
+    f"{ROUND}/check.txt": "Automatic-1.s1 True 8\n",
     f"{ROUND}/sweep-a/manifest-solver.json": "{}",
     f"{ROUND}/sweep-a/report.md": "| sweep a |\n",
     f"{ROUND}/sweep-a/runs/Automatic-2-s1.json": json.dumps(run_json(7, 1)),
@@ -47,7 +49,8 @@ FILES = {
     "cpu-20990102/runs/x.s1.json": "{}",
 }
 KEPT = {f"{ROUND}/manifest-solver.json", f"{ROUND}/solver-summary.txt", f"{ROUND}/report.md",
-        f"{ROUND}/daemon.log", f"{ROUND}/sweep-a/report.md", "gpu-20990101/README.md",
+        f"{ROUND}/daemon.log", f"{ROUND}/layouts/Automatic-1.s1.json", f"{ROUND}/check.txt",
+        "gpu-20990101/README.md",
         "cpu-20990102/manifest.json", "cpu-20990102/summary.md"}
 DOC = "Round one: `round1-abc1234/daemon.log`, bench/results/gpu-20990101/round1-abc1234/runs and\n" \
       "bench/results/gpu-DATE/solver-COMMIT (a placeholder).\n"
@@ -91,7 +94,7 @@ class FakeRound(unittest.TestCase):
 
     def test_pack_and_read_back(self):
         before = self.report(self.path(f"{ROUND}/runs"))
-        self.assertEqual(self.pack_all(), 8)
+        self.assertEqual(self.pack_all(), 9)
         archives = {f"{ROUND}/raw.tar.xz", "cpu-20990102/raw.tar.xz"}
         self.assertEqual(self.tree(), KEPT | archives)
         self.assertFalse(os.path.exists(self.path(f"{ROUND}/runs")), "emptied runs/ is removed")
