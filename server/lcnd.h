@@ -49,7 +49,7 @@ struct lcnd_engine {
     int n_gpu;           /* GPU workers to start (workspace slots of the GPU context) */
     int gpu_device;      /* CUDA device ordinal of those workers */
     char gpu_why[256];   /* why no GPU worker runs, "" when some do */
-    int fake_gpu;        /* test hook LCND_TEST_FAKE_GPU (docs/DAEMON.md) */
+    int fake_gpu;        /* test hook test_fake_gpu (docs/DAEMON.md) */
     int64_t fake_gpu_ns; /* how long the fake GPU runs the CPU engine */
     /* device memory lcnd holds (workspaces), 0 without a GPU */
     uint64_t (*gpu_memory_bytes)(struct lcnd *d);

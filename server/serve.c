@@ -366,15 +366,14 @@ static int engine_setup(struct lcnd *d, char *err, size_t errlen)
     d->engine.ctx = d;
     d->engine.n_gpu = 0;
     snprintf(d->engine.gpu_why, sizeof d->engine.gpu_why, "this build has no GPU engine");
-    const char *fake = getenv("LCND_TEST_FAKE_GPU");
-    if (fake && !strncmp(fake, "sticky", 6) && (!fake[6] || fake[6] == ':')) {
+    if (d->cfg.test_fake_gpu == CONFIG_FAKE_GPU_STICKY) {
         d->engine.fake_gpu = 1;
-        d->engine.fake_gpu_ns = (fake[6] ? atoll(fake + 7) : 300) * 1000000LL;
+        d->engine.fake_gpu_ns = d->cfg.test_fake_gpu_ms * 1000000LL;
         d->engine.n_gpu = 1;
         d->engine.gpu_device = 0;
         d->engine.gpu_why[0] = 0;
         d->engine.gpu_fits = gpu_fits_any;
-        log_warn("test hook LCND_TEST_FAKE_GPU=sticky: one fake GPU worker that fails every job");
+        log_warn("test hook test_fake_gpu = sticky: one fake GPU worker that fails every job");
         return 0;
     }
     if (d->cfg.backend == CONFIG_BACKEND_CPU || d->cfg.gpu_slots == 0) {
