@@ -545,10 +545,10 @@ static void render_run(uv_work_t *w)
     }
     char id[24];
     job_id_format(rw->id, id, sizeof id);
-    json_t *lcn = json_pack("{s:s, s:b, s:i, s:i, s:I, s:I, s:f, s:b}", "job", id, "final",
-                            rw->final, "K", rw->obj.K, "nK", rw->obj.nK, "Phi",
-                            (json_int_t)rw->obj.Phi, "C", (json_int_t)rw->obj.C, "elapsed_s",
-                            rw->elapsed_s, "validated", 1);
+    json_t *lcn =
+        json_pack("{s:s, s:b, s:i, s:i, s:I, s:I, s:f, s:b}", "job", id, "final", rw->final, "K",
+                  rw->obj.K, "nK", rw->obj.nK, "Phi", (json_int_t)rw->obj.Phi, "C",
+                  (json_int_t)rw->obj.C, "elapsed_s", rw->elapsed_s, "validated", 1);
     json_t *doc = graphio_layout_json(&req->doc, rw->layout, lcn);
     rw->text = graphio_dumps(doc, 0);
     json_decref(doc);

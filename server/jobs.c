@@ -901,9 +901,10 @@ void jobs_on_store_done(void *ctx, struct store_op *op)
 /* ------------------------------------------------------------ failed commits */
 
 /* The insert of a job no client has heard of failed: forget the job, tell
- * its client so (the store_failed hook: the HTTP layer answers 503), and keep only the id reservation in the op.
- * The retried commit then cannot create the job behind the client's back,
- * and the id is never issued again. */
+ * its client so (the store_failed hook: the HTTP layer answers 503), and
+ * keep only the id reservation in the op. The retried commit then cannot
+ * create the job behind the client's back, and the id is never issued
+ * again. */
 static void give_up_insert(struct jobs *t, struct job *j, struct store_op *op)
 {
     LCN_ASSERT(!j->durable && j->op == op);

@@ -56,9 +56,9 @@
 struct lcnd_engine {
     worker_engine_fn run;
     void *ctx;
-    int n_gpu;         /* GPU workers to start (workspace slots of the GPU context) */
-    int gpu_device;    /* CUDA device ordinal of those workers */
-    char gpu_why[256]; /* why no GPU worker runs, "" when some do */
+    int n_gpu;           /* GPU workers to start (workspace slots of the GPU context) */
+    int gpu_device;      /* CUDA device ordinal of those workers */
+    char gpu_why[256];   /* why no GPU worker runs, "" when some do */
     int64_t fake_gpu_ns; /* > 0: the test_fake_gpu hook (docs/DAEMON.md) runs this long */
     /* device memory lcnd holds (workspaces), 0 without a GPU; ctx unused */
     api_gpu_memory_fn gpu_memory_bytes;

@@ -85,8 +85,7 @@ static void status_changed(struct lcnd *d)
 
 static int health_ok(struct lcnd *d)
 {
-    return storeq_healthy(&d->sq) && store_ping(d->store) == 0 &&
-           !worker_pool_gpu_failed(&d->pool);
+    return storeq_healthy(&d->sq) && store_ping(d->store) == 0 && !worker_pool_gpu_failed(&d->pool);
 }
 
 static void on_watchdog(uv_timer_t *t)
