@@ -88,6 +88,12 @@ const struct config_option config_options[] = {
      "log file, reopened on SIGHUP (empty: standard error)"},
     {"log_level", CONFIG_ENUM, 0, 0, "info", OFF(log_level), "error|warn|info|debug",
      "least severe log level written"},
+    /* fault injection (docs/DAEMON.md, "Test hooks") */
+    {"test_fake_gpu", CONFIG_ENUM, 0, 0, "off", OFF(test_fake_gpu), "off|sticky",
+     "test only: sticky starts one fake GPU worker that runs the CPU engine for "
+     "test_fake_gpu_ms and then fails its job with a sticky GPU error (never in production)"},
+    {"test_fake_gpu_ms", CONFIG_INT, 1, 600000, "300", OFF(test_fake_gpu_ms), NULL,
+     "test only: milliseconds the fake GPU worker runs before its sticky error"},
 };
 /* clang-format on */
 const size_t config_option_count = LCN_ARRAY_LEN(config_options);

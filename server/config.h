@@ -21,6 +21,7 @@
 enum config_backend { CONFIG_BACKEND_AUTO = 0, CONFIG_BACKEND_GPU, CONFIG_BACKEND_CPU };
 enum config_log_level { LOG_LEVEL_ERROR = 0, LOG_LEVEL_WARN, LOG_LEVEL_INFO, LOG_LEVEL_DEBUG };
 enum config_sync { CONFIG_SYNC_NORMAL = 0, CONFIG_SYNC_FULL };
+enum config_fake_gpu { CONFIG_FAKE_GPU_OFF = 0, CONFIG_FAKE_GPU_STICKY };
 
 struct lcnd_config {
     /* network and access */
@@ -60,6 +61,9 @@ struct lcnd_config {
     double shutdown_timeout_s;
     char *log_file; /* "" = stderr */
     int log_level;  /* enum config_log_level */
+    /* fault injection, for the integration tests only */
+    int test_fake_gpu; /* enum config_fake_gpu */
+    int64_t test_fake_gpu_ms;
 };
 
 enum config_type { CONFIG_STRING, CONFIG_INT, CONFIG_DOUBLE, CONFIG_BOOL, CONFIG_ENUM };

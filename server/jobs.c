@@ -1,7 +1,9 @@
 /*
  * jobs.c - the job table, the queue, the scheduler, and the translation of
  * worker reports into durable state changes. Loop thread only; see jobs.h
- * for the pub/cur scheme and lcnd.h for the threads around it.
+ * for the pub/cur scheme and the hooks through which the table reports to
+ * the module that wired it (it calls nothing above itself), and lcnd.h for
+ * the threads around it.
  */
 #include "jobs.h"
 
@@ -12,7 +14,6 @@
 #include <unistd.h>
 
 #include "err.h"
-#include "lcnd.h"
 #include "log.h"
 #include "util.h"
 
@@ -23,6 +24,59 @@ struct jobop {
     struct job_status snap;
     int cancel; /* a DELETE's cancel_requested: acted on once it commits (jobs_cancel) */
 };
+
+/* ------------------------------------------------------------ hooks */
+
+static void hook_changed(struct jobs *t, struct job *j)
+{
+    if (t->hooks.changed)
+        t->hooks.changed(t->hooks.ctx, j);
+}
+
+static void hook_removed(struct jobs *t, struct job *j)
+{
+    if (t->hooks.removed)
+        t->hooks.removed(t->hooks.ctx, j);
+}
+
+static void hook_store_failed(struct jobs *t, struct job *j)
+{
+    if (t->hooks.store_failed)
+        t->hooks.store_failed(t->hooks.ctx, j);
+}
+
+static void hook_counts(struct jobs *t)
+{
+    if (t->hooks.counts)
+        t->hooks.counts(t->hooks.ctx);
+}
+
+static void hook_idle(struct jobs *t)
+{
+    if (t->hooks.idle)
+        t->hooks.idle(t->hooks.ctx);
+}
+
+static void hook_fatal(struct jobs *t, int exit_code, const char *why)
+{
+    if (t->hooks.fatal)
+        t->hooks.fatal(t->hooks.ctx, exit_code, why);
+}
+
+void jobs_init(struct jobs *t, const struct lcnd_config *cfg, struct store *store,
+               struct storeq *sq, struct worker_pool *pool, jobs_gpu_fits_fn gpu_fits,
+               void *gpu_ctx, const struct jobs_hooks *hooks)
+{
+    memset(t, 0, sizeof *t);
+    t->cfg = cfg;
+    t->store = store;
+    t->sq = sq;
+    t->pool = pool;
+    t->gpu_fits = gpu_fits;
+    t->gpu_ctx = gpu_ctx;
+    if (hooks)
+        t->hooks = *hooks;
+}
 
 /* ------------------------------------------------------------ the table */
 
@@ -57,13 +111,32 @@ static void table_del(struct jobs *t, struct job *j)
     }
 }
 
-struct job *jobs_find(struct lcnd *d, int64_t id)
+struct job *jobs_find(struct jobs *t, int64_t id)
 {
-    struct jobs *t = &d->jobs;
     size_t at = lower_bound(t, id);
     if (at < t->n && t->v[at]->id == id && t->v[at]->durable)
         return t->v[at];
     return NULL;
+}
+
+struct job *jobs_before(struct jobs *t, int64_t before)
+{
+    for (size_t at = lower_bound(t, before); at-- > 0;)
+        if (t->v[at]->durable)
+            return t->v[at];
+    return NULL;
+}
+
+void jobs_stats(const struct jobs *t, struct jobs_stats *out)
+{
+    memset(out, 0, sizeof *out);
+    for (const struct job *j = t->qhead; j; j = j->qnext)
+        out->queued++;
+    out->waiting = t->waiting;
+    out->running = t->running;
+    memcpy(out->by_state, t->by_state, sizeof out->by_state);
+    out->submitted = t->submitted;
+    out->evaluations = t->evaluations;
 }
 
 static void queue_push(struct jobs *t, struct job *j, int front)
@@ -136,6 +209,13 @@ void jobs_req_put(struct job_request *req)
     }
 }
 
+struct job_request *jobs_req_hold(struct job *j)
+{
+    if (j->req)
+        j->req->refs++;
+    return j->req;
+}
+
 /* Frees a run and the request reference that kept its graph alive. */
 static void run_release(struct run *run)
 {
@@ -197,11 +277,11 @@ static void op_discard(struct store_op *op)
     store_op_free(op);
 }
 
-static void op_put(struct lcnd *d, struct job *j, struct store_op *op, int fresh)
+static void op_put(struct jobs *t, struct job *j, struct store_op *op, int fresh)
 {
     if (fresh) {
         j->op = op;
-        storeq_submit(&d->sq, op);
+        storeq_submit(t->sq, op);
     }
 }
 
@@ -212,6 +292,25 @@ static char *status_text(const struct job_status *s)
     json_decref(st);
     LCN_ASSERT(text);
     return text;
+}
+
+const char *jobs_status_text(struct job *j, size_t *len)
+{
+    if (!j->pub_text) {
+        json_t *st = job_status_json(&j->pub, 1);
+        char *s = json_dumps(st, JSON_COMPACT | JSON_REAL_PRECISION(12));
+        json_decref(st);
+        if (!s)
+            return NULL;
+        j->pub_len = strlen(s);
+        j->pub_text = xmalloc(j->pub_len + 2);
+        memcpy(j->pub_text, s, j->pub_len);
+        j->pub_text[j->pub_len++] = '\n';
+        j->pub_text[j->pub_len] = 0;
+        free(s);
+    }
+    *len = j->pub_len;
+    return j->pub_text;
 }
 
 /* Puts a snapshot of cur into op (the row update and the visible status). */
@@ -267,12 +366,12 @@ static void ev_checkpoint(struct job *j, struct store_op *op, struct lcn_pt *lay
     op->final = final;
 }
 
-static void set_state(struct lcnd *d, struct job *j, int state)
+static void set_state(struct jobs *t, struct job *j, int state)
 {
     if (j->cur.state == JOB_QUEUED && state != JOB_QUEUED)
-        d->jobs.waiting--;
+        t->waiting--;
     if (j->cur.state != JOB_QUEUED && state == JOB_QUEUED)
-        d->jobs.waiting++;
+        t->waiting++;
     j->cur.state = state;
     if (job_state_terminal(state) && !j->cur.finished_ms)
         j->cur.finished_ms = lcn_wall_ms();
@@ -280,26 +379,25 @@ static void set_state(struct lcnd *d, struct job *j, int state)
 
 /* ------------------------------------------------------------ submit, cancel */
 
-static int gpu_fits(struct lcnd *d, const struct job_request *req)
+static int gpu_fits(struct jobs *t, const struct job_request *req)
 {
     char why[200];
-    return d->engine.gpu_fits && d->engine.gpu_fits(d, &req->doc.g, why, (int)sizeof why) == 0;
+    return t->gpu_fits && t->gpu_fits(t->gpu_ctx, &req->doc.g, why, sizeof why) == 0;
 }
 
-struct job *jobs_submit(struct lcnd *d, struct job_request *req, char *body, size_t len,
+struct job *jobs_submit(struct jobs *t, struct job_request *req, char *body, size_t len,
                         int64_t received_ns)
 {
-    struct jobs *t = &d->jobs;
     struct job *j = xcalloc(1, sizeof *j);
     j->id = t->next_id++;
     j->req = req;
     j->received_ns = received_ns;
     int64_t now = lcn_wall_ms();
     job_status_from_request(&j->cur, j->id, now, req);
-    j->gpu_fits = gpu_fits(d, req);
+    j->gpu_fits = gpu_fits(t, req);
     table_add(t, j);
     t->waiting++;
-    d->jobs_submitted++;
+    t->submitted++;
 
     int fresh;
     struct store_op *op = op_get(j, &fresh);
@@ -309,18 +407,18 @@ struct job *jobs_submit(struct lcnd *d, struct job_request *req, char *body, siz
     op->request_len = len;
     ev_state(j, op);
     op_status(j, op);
-    op_put(d, j, op, fresh);
-    lcnd_status_changed(d);
+    op_put(t, j, op, fresh);
+    hook_counts(t);
     return j;
 }
 
-static void finish_state_op(struct lcnd *d, struct job *j)
+static void finish_state_op(struct jobs *t, struct job *j)
 {
     int fresh;
     struct store_op *op = op_get(j, &fresh);
     ev_state(j, op);
     op_status(j, op);
-    op_put(d, j, op, fresh);
+    op_put(t, j, op, fresh);
 }
 
 /*
@@ -332,7 +430,7 @@ static void finish_state_op(struct lcnd *d, struct job *j)
  * stopped that a restart would resume, and none resumes that a client was
  * told is being cancelled (recovery honours a durable request).
  */
-void jobs_cancel(struct lcnd *d, struct job *j)
+void jobs_cancel(struct jobs *t, struct job *j)
 {
     if (job_state_terminal(j->cur.state) || j->cur.cancel_requested)
         return;
@@ -341,11 +439,11 @@ void jobs_cancel(struct lcnd *d, struct job *j)
     struct store_op *op = op_get(j, &fresh);
     ((struct jobop *)op->owner)->cancel = 1;
     op_status(j, op);
-    op_put(d, j, op, fresh);
+    op_put(t, j, op, fresh);
 }
 
 /* The request to cancel j has committed: stop it. */
-static void cancel_apply(struct lcnd *d, struct job *j)
+static void cancel_apply(struct jobs *t, struct job *j)
 {
     if (job_state_terminal(j->cur.state))
         return;
@@ -357,22 +455,22 @@ static void cancel_apply(struct lcnd *d, struct job *j)
         }
         return;
     }
-    queue_del(&d->jobs, j);
-    set_state(d, j, JOB_CANCELLED);
+    queue_del(t, j);
+    set_state(t, j, JOB_CANCELLED);
     snprintf(j->cur.stop_reason, sizeof j->cur.stop_reason, "cancelled");
     drop_request(j);
-    finish_state_op(d, j);
-    lcnd_status_changed(d);
+    finish_state_op(t, j);
+    hook_counts(t);
 }
 
 static void fail_job(struct job *j, const char *code, const char *msg);
 
 /* ------------------------------------------------------------ scheduling */
 
-int jobs_admit_solver(struct lcnd *d, const struct job_request *req, char *why, size_t len)
+int jobs_admit_solver(struct jobs *t, const struct job_request *req, char *why, size_t len)
 {
     if (req->replicas <= 0 || (req->backend == JOB_BACKEND_GPU) ||
-        (req->backend == JOB_BACKEND_AUTO && jobs_backend_available(d, JOB_BACKEND_GPU)))
+        (req->backend == JOB_BACKEND_AUTO && jobs_backend_available(t, JOB_BACKEND_GPU)))
         return 0; /* the engine's default, or device replicas (gpu_fits judges those) */
     const struct lcn_graph *g = &req->doc.g;
     int64_t bytes = req->replicas * LCN_REPLICA_BYTES(g->n, g->m);
@@ -395,47 +493,63 @@ int jobs_admit_solver(struct lcnd *d, const struct job_request *req, char *why, 
     return 0;
 }
 
-int jobs_backend_available(struct lcnd *d, int backend)
+int jobs_admit(struct jobs *t, const struct job_request *req, struct job_error *e)
 {
-    for (int i = 0; i < d->pool.n; i++) {
-        struct worker *w = &d->pool.w[i];
-        if (!w->healthy)
-            continue;
-        if (backend == JOB_BACKEND_AUTO || (backend == JOB_BACKEND_GPU && w->kind == WORKER_GPU) ||
-            (backend == JOB_BACKEND_CPU && w->kind == WORKER_CPU))
-            return 1;
+    char why[200];
+    memset(e, 0, sizeof *e);
+    e->status = 422;
+    if (!jobs_backend_available(t, req->backend)) {
+        snprintf(e->code, sizeof e->code, "backend_unavailable");
+        snprintf(e->field, sizeof e->field, "backend");
+        snprintf(e->msg, sizeof e->msg, "no usable %s worker", job_backend_name(req->backend));
+        return LCN_ENOGPU;
     }
+    if (req->backend == JOB_BACKEND_GPU && t->gpu_fits &&
+        t->gpu_fits(t->gpu_ctx, &req->doc.g, why, sizeof why)) {
+        snprintf(e->code, sizeof e->code, "backend_unavailable");
+        snprintf(e->field, sizeof e->field, "backend");
+        snprintf(e->msg, sizeof e->msg, "the GPU cannot hold this graph: %s", why);
+        return LCN_ETOOBIG;
+    }
+    if (jobs_admit_solver(t, req, why, sizeof why)) {
+        snprintf(e->code, sizeof e->code, "too_large");
+        snprintf(e->field, sizeof e->field, "solver.replicas");
+        snprintf(e->msg, sizeof e->msg, "%s", why);
+        return LCN_ETOOBIG;
+    }
+    e->status = 0;
     return 0;
 }
 
-static int has_healthy_gpu(struct lcnd *d)
+int jobs_backend_available(struct jobs *t, int backend)
 {
-    for (int i = 0; i < d->pool.n; i++)
-        if (d->pool.w[i].kind == WORKER_GPU && d->pool.w[i].healthy)
-            return 1;
-    return 0;
+    struct worker_counts cpu, gpu;
+    worker_pool_counts(t->pool, WORKER_CPU, &cpu);
+    worker_pool_counts(t->pool, WORKER_GPU, &gpu);
+    if (backend == JOB_BACKEND_GPU)
+        return gpu.healthy > 0;
+    if (backend == JOB_BACKEND_CPU)
+        return cpu.healthy > 0;
+    return backend == JOB_BACKEND_AUTO && cpu.healthy + gpu.healthy > 0;
 }
 
-static struct worker *free_worker(struct lcnd *d, int kind)
+static int has_healthy_gpu(struct jobs *t)
 {
-    for (int i = 0; i < d->pool.n; i++) {
-        struct worker *w = &d->pool.w[i];
-        if (w->kind == kind && w->healthy && !w->busy)
-            return w;
-    }
-    return NULL;
+    struct worker_counts gpu;
+    worker_pool_counts(t->pool, WORKER_GPU, &gpu);
+    return gpu.healthy > 0;
 }
 
-static int32_t default_threads(struct lcnd *d)
+static int32_t default_threads(struct jobs *t)
 {
-    if (d->cfg.cpu_threads > 0)
-        return (int32_t)d->cfg.cpu_threads;
+    if (t->cfg->cpu_threads > 0)
+        return (int32_t)t->cfg->cpu_threads;
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
-    int64_t per = (cores > 0 ? cores : 1) / (d->cfg.cpu_workers > 0 ? d->cfg.cpu_workers : 1);
+    int64_t per = (cores > 0 ? cores : 1) / (t->cfg->cpu_workers > 0 ? t->cfg->cpu_workers : 1);
     return (int32_t)(per > 0 ? per : 1);
 }
 
-static void start_job(struct lcnd *d, struct job *j, struct worker *w)
+static void start_job(struct jobs *t, struct job *j, struct worker *w)
 {
     struct job_request *req = j->req;
     int32_t n = req->doc.g.n;
@@ -447,13 +561,13 @@ static void start_job(struct lcnd *d, struct job *j, struct worker *w)
     struct engine_params *p = &run->params;
     p->seed = req->seed;
     p->threads =
-        w->kind == WORKER_CPU ? (req->threads ? req->threads : default_threads(d)) : req->threads;
+        w->kind == WORKER_CPU ? (req->threads ? req->threads : default_threads(t)) : req->threads;
     p->replicas = req->replicas;
     p->proposal_workers = req->proposal_workers;
     p->target_k = req->target_k;
     p->stop_at_target = req->stop_at_target;
-    p->telemetry_interval_ns = (int64_t)(d->cfg.telemetry_interval_s * 1e9);
-    p->checkpoint_interval_ns = (int64_t)(d->cfg.checkpoint_interval_s * 1e9);
+    p->telemetry_interval_ns = (int64_t)(t->cfg->telemetry_interval_s * 1e9);
+    p->checkpoint_interval_ns = (int64_t)(t->cfg->checkpoint_interval_s * 1e9);
     int64_t now = lcn_now_ns();
     double remaining = j->cur.budget_s - j->elapsed_base;
     if (remaining < 0)
@@ -476,50 +590,50 @@ static void start_job(struct lcnd *d, struct job *j, struct worker *w)
 
     j->run = run;
     j->worker = w;
-    d->jobs.running++;
-    queue_del(&d->jobs, j);
-    set_state(d, j, JOB_RUNNING);
+    t->running++;
+    queue_del(t, j);
+    set_state(t, j, JOB_RUNNING);
     if (!j->cur.started_ms)
         j->cur.started_ms = lcn_wall_ms();
     snprintf(j->cur.backend, sizeof j->cur.backend, "%s", w->kind == WORKER_GPU ? "gpu" : "cpu");
-    finish_state_op(d, j);
+    finish_state_op(t, j);
     worker_start(w, run);
     log_debug("job %lld: started on %s worker %d (%.3f s of budget left)", (long long)j->id,
               j->cur.backend, w->index, remaining);
-    lcnd_status_changed(d);
+    hook_counts(t);
 }
 
-void jobs_schedule(struct lcnd *d)
+void jobs_schedule(struct jobs *t)
 {
-    if (d->stopping)
+    if (t->stopping)
         return;
-    int gpu = has_healthy_gpu(d);
-    struct job *j = d->jobs.qhead;
+    int gpu = has_healthy_gpu(t);
+    struct job *j = t->qhead;
     while (j) {
         struct job *next = j->qnext;
         int kind = j->cur.backend_requested == JOB_BACKEND_CPU   ? WORKER_CPU
                    : j->cur.backend_requested == JOB_BACKEND_GPU ? WORKER_GPU
                    : gpu && j->gpu_fits                          ? WORKER_GPU
                                                                  : WORKER_CPU;
-        struct worker *w = free_worker(d, kind);
+        struct worker *w = worker_pool_idle(t->pool, kind);
         if (w)
-            start_job(d, j, w);
+            start_job(t, j, w);
         j = next;
     }
 }
 
-void jobs_fail_unrunnable(struct lcnd *d)
+void jobs_fail_unrunnable(struct jobs *t)
 {
-    struct job *j = d->jobs.qhead;
+    struct job *j = t->qhead;
     while (j) {
         struct job *next = j->qnext;
-        if (!jobs_backend_available(d, j->cur.backend_requested)) {
-            queue_del(&d->jobs, j);
-            set_state(d, j, JOB_FAILED);
+        if (!jobs_backend_available(t, j->cur.backend_requested)) {
+            queue_del(t, j);
+            set_state(t, j, JOB_FAILED);
             fail_job(j, lcn_errcode(LCN_ENOGPU),
                      "no usable GPU worker after a restart for this backend=gpu job");
             drop_request(j);
-            finish_state_op(d, j);
+            finish_state_op(t, j);
             log_warn("job %lld: failed: its backend has no worker", (long long)j->id);
         }
         j = next;
@@ -569,7 +683,7 @@ static int result_from_checkpoint(struct job *j, struct run *run)
     return 1;
 }
 
-static void finished(struct lcnd *d, struct worker *w, struct job *j, struct run *run)
+static void finished(struct jobs *t, struct worker *w, struct job *j, struct run *run)
 {
     int fresh;
     result_from_checkpoint(j, run);
@@ -578,7 +692,7 @@ static void finished(struct lcnd *d, struct worker *w, struct job *j, struct run
     if (run->rc == LCN_ECANCELLED && run->cancel_reason == CANCEL_SHUTDOWN) {
         terminal = 0; /* nothing validated yet: the next start runs it again */
     } else if (run->rc == LCN_ECANCELLED && run->cancel_reason == CANCEL_USER) {
-        set_state(d, j, JOB_CANCELLED);
+        set_state(t, j, JOB_CANCELLED);
         snprintf(j->cur.stop_reason, sizeof j->cur.stop_reason, "cancelled");
     } else if (run->rc == 0) {
         struct engine_result *res = &run->res;
@@ -598,7 +712,7 @@ static void finished(struct lcnd *d, struct worker *w, struct job *j, struct run
         j->cur.has_telemetry = 1;
         j->cur.tel = res->tel;
         if (res->tel.evaluated > j->tel_evaluated) {
-            d->evaluations_total += res->tel.evaluated - j->tel_evaluated;
+            t->evaluations += res->tel.evaluated - j->tel_evaluated;
             j->tel_evaluated = res->tel.evaluated;
         }
         int shutdown = res->stop == ENGINE_STOP_CANCELLED && run->cancel_reason == CANCEL_SHUTDOWN;
@@ -609,18 +723,17 @@ static void finished(struct lcnd *d, struct worker *w, struct job *j, struct run
             /* stays "running" in the store: the next start resumes it */
             terminal = 0;
         } else if (res->stop == ENGINE_STOP_CANCELLED && run->cancel_reason == CANCEL_USER) {
-            set_state(d, j, JOB_CANCELLED);
+            set_state(t, j, JOB_CANCELLED);
             snprintf(j->cur.stop_reason, sizeof j->cur.stop_reason, "cancelled");
         } else {
-            set_state(d, j, JOB_SUCCEEDED);
+            set_state(t, j, JOB_SUCCEEDED);
             snprintf(j->cur.stop_reason, sizeof j->cur.stop_reason, "%s",
                      run->cancel_reason == CANCEL_DEADLINE ? "deadline"
                                                            : engine_stop_name(res->stop));
         }
     } else if (run->rc == LCN_EGPU_STICKY) {
-        w->healthy = 0;
-        d->gpu_unhealthy = 1;
-        set_state(d, j, JOB_FAILED);
+        worker_fail(w);
+        set_state(t, j, JOB_FAILED);
         char msg[400];
         snprintf(msg, sizeof msg, "gpu %d: unrecoverable error, the daemon restarts: %s", w->device,
                  run->diag);
@@ -629,13 +742,13 @@ static void finished(struct lcnd *d, struct worker *w, struct job *j, struct run
         int rc = run->rc == LCN_ECANCELLED && run->cancel_reason == CANCEL_DEADLINE
                      ? LCN_EDEADLINE
                      : run->rc;
-        set_state(d, j, JOB_FAILED);
+        set_state(t, j, JOB_FAILED);
         fail_job(j, lcn_errcode(rc), run->diag[0] ? run->diag : lcn_strerror(rc));
     }
     if (terminal)
         ev_state(j, op);
     op_status(j, op);
-    op_put(d, j, op, fresh);
+    op_put(t, j, op, fresh);
 
     if (!terminal)
         log_info("job %lld: stopped for shutdown after %.3f s", (long long)j->id,
@@ -651,23 +764,23 @@ static void finished(struct lcnd *d, struct worker *w, struct job *j, struct run
     int sticky = run->rc == LCN_EGPU_STICKY;
     j->run = NULL;
     j->worker = NULL;
-    d->jobs.running--;
+    t->running--;
     run_release(run);
     if (terminal)
         drop_request(j);
-    lcnd_status_changed(d);
+    hook_counts(t);
     if (sticky)
-        lcnd_stop(d, 3, "sticky GPU error");
+        hook_fatal(t, 3, "sticky GPU error");
 }
 
 void jobs_on_report(void *ctx, struct worker *w, struct worker_report *rep)
 {
-    struct lcnd *d = ctx;
+    struct jobs *t = ctx;
     struct run *run = rep->run;
     struct job *j = NULL;
-    size_t at = lower_bound(&d->jobs, run->job_id);
-    if (at < d->jobs.n && d->jobs.v[at]->id == run->job_id)
-        j = d->jobs.v[at];
+    size_t at = lower_bound(t, run->job_id);
+    if (at < t->n && t->v[at]->id == run->job_id)
+        j = t->v[at];
     LCN_ASSERT(j && j->run == run);
 
     int fresh, touched = 0;
@@ -692,7 +805,7 @@ void jobs_on_report(void *ctx, struct worker *w, struct worker_report *rep)
         if (rep->tel.elapsed_s > j->cur.elapsed_s)
             j->cur.elapsed_s = rep->tel.elapsed_s;
         if (rep->tel.evaluated > j->tel_evaluated) {
-            d->evaluations_total += rep->tel.evaluated - j->tel_evaluated;
+            t->evaluations += rep->tel.evaluated - j->tel_evaluated;
             j->tel_evaluated = rep->tel.evaluated;
         }
         touched = 1;
@@ -717,16 +830,15 @@ void jobs_on_report(void *ctx, struct worker *w, struct worker_report *rep)
     if (touched)
         op_status(j, op);
     if (touched || !fresh)
-        op_put(d, j, op, fresh);
+        op_put(t, j, op, fresh);
     else
         op_discard(op);
 
     if (rep->finished) {
-        finished(d, w, j, run);
-        jobs_schedule(d);
-        jobs_retention(d);
-        if (d->stopping)
-            lcnd_shutdown_step(d);
+        finished(t, w, j, run);
+        jobs_schedule(t);
+        jobs_retention(t);
+        hook_idle(t);
     }
 }
 
@@ -734,7 +846,7 @@ void jobs_on_report(void *ctx, struct worker *w, struct worker_report *rep)
 
 void jobs_on_store_done(void *ctx, struct store_op *op)
 {
-    struct lcnd *d = ctx;
+    struct jobs *t = ctx;
     struct jobop *jo = op->owner;
     if (!jo)
         return;
@@ -746,9 +858,9 @@ void jobs_on_store_done(void *ctx, struct store_op *op)
         j->durable = 1;
     if (jo->has_snap) {
         if (was_durable)
-            d->jobs.by_state[j->pub.state]--;
+            t->by_state[j->pub.state]--;
         j->pub = jo->snap;
-        d->jobs.by_state[j->pub.state]++;
+        t->by_state[j->pub.state]++;
         free(j->pub_text);
         j->pub_text = NULL;
     }
@@ -770,43 +882,43 @@ void jobs_on_store_done(void *ctx, struct store_op *op)
     free(jo);
     op->owner = NULL;
     if (op->remove) {
-        d->jobs.by_state[j->pub.state]--;
-        api_job_removed(d, j);
-        table_del(&d->jobs, j);
+        t->by_state[j->pub.state]--;
+        hook_removed(t, j);
+        table_del(t, j);
         job_free(j);
         return;
     }
     if (op->create && !was_durable && j->cur.state == JOB_QUEUED && j->req && !j->in_queue) {
-        queue_push(&d->jobs, j, 0);
-        jobs_schedule(d);
+        queue_push(t, j, 0);
+        jobs_schedule(t);
     }
     if (cancel)
-        cancel_apply(d, j);
-    api_job_changed(d, j);
-    if (d->stopping)
-        lcnd_shutdown_step(d);
+        cancel_apply(t, j);
+    hook_changed(t, j);
+    hook_idle(t);
 }
 
 /* ------------------------------------------------------------ failed commits */
 
 /* The insert of a job no client has heard of failed: forget the job, tell
- * its client so (api.c: 503), and keep only the id reservation in the op.
- * The retried commit then cannot create the job behind the client's back,
- * and the id is never issued again. */
-static void give_up_insert(struct lcnd *d, struct job *j, struct store_op *op)
+ * its client so (the store_failed hook: the HTTP layer answers 503), and
+ * keep only the id reservation in the op. The retried commit then cannot
+ * create the job behind the client's back, and the id is never issued
+ * again. */
+static void give_up_insert(struct jobs *t, struct job *j, struct store_op *op)
 {
     LCN_ASSERT(!j->durable && j->op == op);
     log_warn("job %lld: not created: the job store cannot commit", (long long)j->id);
-    api_job_store_failed(d, j);
+    hook_store_failed(t, j);
     store_op_make_reserve(op);
     free(op->owner);
     op->owner = NULL;
     if (j->cur.state == JOB_QUEUED)
-        d->jobs.waiting--;
-    d->jobs_submitted--;
-    table_del(&d->jobs, j);
+        t->waiting--;
+    t->submitted--;
+    table_del(t, j);
     job_free(j);
-    lcnd_status_changed(d);
+    hook_counts(t);
 }
 
 /*
@@ -822,13 +934,13 @@ static void give_up_insert(struct lcnd *d, struct job *j, struct store_op *op)
  */
 void jobs_on_store_failed(void *ctx, struct store_op *op)
 {
-    struct lcnd *d = ctx;
+    struct jobs *t = ctx;
     struct jobop *jo = op->owner;
     if (!jo)
         return;
     struct job *j = jo->job;
     if (op->create) {
-        give_up_insert(d, j, op);
+        give_up_insert(t, j, op);
         return;
     }
     if (jo->cancel && !j->pub.cancel_requested) {
@@ -840,15 +952,16 @@ void jobs_on_store_failed(void *ctx, struct store_op *op)
         free(op->status);
         op->status = status_text(&jo->snap);
     }
-    api_job_store_failed(d, j);
+    hook_store_failed(t, j);
 }
 
 /* ------------------------------------------------------------ shutdown */
 
-void jobs_stop_all(struct lcnd *d)
+void jobs_stop_all(struct jobs *t)
 {
-    for (size_t i = 0; i < d->jobs.n; i++) {
-        struct job *j = d->jobs.v[i];
+    t->stopping = 1;
+    for (size_t i = 0; i < t->n; i++) {
+        struct job *j = t->v[i];
         if (j->run && !atomic_load(&j->run->cancel)) {
             j->run->cancel_reason = CANCEL_SHUTDOWN;
             j->run->cancel_ns = lcn_now_ns();
@@ -864,7 +977,7 @@ void jobs_stop_all(struct lcnd *d)
  * the job ends now. A user's cancel ends it cancelled, anything else
  * failed; its last checkpoint stays its solution.
  */
-static void abandon(struct lcnd *d, struct job *j)
+static void abandon(struct jobs *t, struct job *j)
 {
     struct run *run = j->run;
     double late = (double)(lcn_now_ns() - run->cancel_ns) / 1e9;
@@ -875,10 +988,10 @@ static void abandon(struct lcnd *d, struct job *j)
         log_error("worker %d: no thread could replace it", j->worker->index);
     j->run = NULL;
     j->worker = NULL;
-    d->jobs.running--;
+    t->running--;
     j->cur.engine_overran = 1;
     if (run->cancel_reason == CANCEL_USER) {
-        set_state(d, j, JOB_CANCELLED);
+        set_state(t, j, JOB_CANCELLED);
         snprintf(j->cur.stop_reason, sizeof j->cur.stop_reason, "cancelled");
     } else {
         char msg[200];
@@ -886,20 +999,20 @@ static void abandon(struct lcnd *d, struct job *j)
                  "the engine did not stop %.1f s after it was asked to (budget overrun) and was "
                  "abandoned; the last checkpoint (if any) is the solution",
                  late);
-        set_state(d, j, JOB_FAILED);
+        set_state(t, j, JOB_FAILED);
         fail_job(j, lcn_errcode(LCN_EDEADLINE), msg);
     }
     drop_request(j);
-    finish_state_op(d, j);
-    lcnd_status_changed(d);
+    finish_state_op(t, j);
+    hook_counts(t);
 }
 
-void jobs_enforce_deadlines(struct lcnd *d)
+void jobs_enforce_deadlines(struct jobs *t)
 {
     int64_t now = lcn_now_ns();
     int gave_up = 0;
-    for (size_t i = 0; i < d->jobs.n; i++) {
-        struct job *j = d->jobs.v[i];
+    for (size_t i = 0; i < t->n; i++) {
+        struct job *j = t->v[i];
         struct run *run = j->run;
         if (!run)
             continue;
@@ -914,29 +1027,28 @@ void jobs_enforce_deadlines(struct lcnd *d)
             int fresh;
             struct store_op *op = op_get(j, &fresh);
             op_status(j, op);
-            op_put(d, j, op, fresh);
+            op_put(t, j, op, fresh);
         } else if (run->cancel_ns && now - run->cancel_ns > ENGINE_ABANDON_NS &&
                    run->cancel_reason != CANCEL_SHUTDOWN) {
-            abandon(d, j);
+            abandon(t, j);
             gave_up = 1;
         }
     }
     if (gave_up)
-        jobs_schedule(d);
+        jobs_schedule(t);
 }
 
 /* ------------------------------------------------------------ retention */
 
-void jobs_retention(struct lcnd *d)
+void jobs_retention(struct jobs *t)
 {
-    struct jobs *t = &d->jobs;
     int64_t terminal = 0;
     for (size_t i = 0; i < t->n; i++)
         terminal +=
             t->v[i]->durable && !t->v[i]->removing && job_state_terminal(t->v[i]->cur.state);
-    int64_t excess = terminal - d->cfg.retain_jobs;
-    int64_t cutoff = d->cfg.retain_days > 0
-                         ? lcn_wall_ms() - (int64_t)(d->cfg.retain_days * 86400.0 * 1000.0)
+    int64_t excess = terminal - t->cfg->retain_jobs;
+    int64_t cutoff = t->cfg->retain_days > 0
+                         ? lcn_wall_ms() - (int64_t)(t->cfg->retain_days * 86400.0 * 1000.0)
                          : INT64_MIN;
     for (size_t i = 0; i < t->n; i++) {
         struct job *j = t->v[i];
@@ -950,7 +1062,7 @@ void jobs_retention(struct lcnd *d)
         int fresh;
         struct store_op *op = op_get(j, &fresh);
         op->remove = 1;
-        op_put(d, j, op, fresh);
+        op_put(t, j, op, fresh);
         log_debug("job %lld: deleted by retention", (long long)j->id);
     }
 }
@@ -958,7 +1070,7 @@ void jobs_retention(struct lcnd *d)
 /* ------------------------------------------------------------ recovery */
 
 struct recover_ctx {
-    struct lcnd *d;
+    struct jobs *t;
     int rc;
     char *err;
     size_t errlen;
@@ -967,7 +1079,7 @@ struct recover_ctx {
 static int recover_row(void *ctx, int64_t id, const char *state, const char *status)
 {
     struct recover_ctx *rc = ctx;
-    struct lcnd *d = rc->d;
+    struct jobs *t = rc->t;
     json_error_t je;
     json_t *js = json_loads(status, 0, &je);
     struct job *j = xcalloc(1, sizeof *j);
@@ -986,27 +1098,27 @@ static int recover_row(void *ctx, int64_t id, const char *state, const char *sta
     json_decref(js);
     j->durable = 1;
     j->pub = j->cur;
-    int64_t last = store_last_seq(d->store, id);
+    int64_t last = store_last_seq(t->store, id);
     j->last_seq = LCN_MAX(j->cur.progress_seq, last > 0 ? last : 0);
-    d->jobs.by_state[j->pub.state]++;
-    table_add(&d->jobs, j);
-    if (id >= d->jobs.next_id)
-        d->jobs.next_id = id + 1;
+    t->by_state[j->pub.state]++;
+    table_add(t, j);
+    if (id >= t->next_id)
+        t->next_id = id + 1;
     return 0;
 }
 
-static int load_request(struct lcnd *d, struct job *j, char *why, size_t len)
+static int load_request(struct jobs *t, struct job *j, char *why, size_t len)
 {
     char *body = NULL;
     size_t blen = 0;
-    int rc = store_load_request(d->store, j->id, &body, &blen);
+    int rc = store_load_request(t->store, j->id, &body, &blen);
     if (rc) {
         snprintf(why, len, "request not found in the store");
         return rc;
     }
     struct job_request *req = xcalloc(1, sizeof *req);
     struct job_error e;
-    rc = job_request_parse(req, body, blen, &d->jobs.recover_limits, &e);
+    rc = job_request_parse(req, body, blen, &t->recover_limits, &e);
     free(body);
     if (rc) {
         snprintf(why, len, "stored request does not parse: %.100s: %.150s", e.field, e.msg);
@@ -1017,12 +1129,11 @@ static int load_request(struct lcnd *d, struct job *j, char *why, size_t len)
     return 0;
 }
 
-int jobs_recover(struct lcnd *d, char *err, size_t errlen)
+int jobs_recover(struct jobs *t, char *err, size_t errlen)
 {
-    struct jobs *t = &d->jobs;
     /* the stored next id, not the largest id left: retention may have
      * deleted the newest jobs, and ids are never reused */
-    t->next_id = store_next_id(d->store);
+    t->next_id = store_next_id(t->store);
     if (t->next_id < 1) {
         snprintf(err, errlen, "cannot read next_id from the job store");
         return LCN_ESTORE;
@@ -1030,9 +1141,9 @@ int jobs_recover(struct lcnd *d, char *err, size_t errlen)
     t->recover_limits.max_nodes = LCN_MAX_NODES;
     t->recover_limits.max_edges = LCN_MAX_EDGES;
     t->recover_limits.max_budget_s = 1e12;
-    t->recover_limits.default_budget_s = d->cfg.default_budget_s;
-    struct recover_ctx rc = {d, 0, err, errlen};
-    if (store_load_jobs(d->store, recover_row, &rc)) {
+    t->recover_limits.default_budget_s = t->cfg->default_budget_s;
+    struct recover_ctx rc = {t, 0, err, errlen};
+    if (store_load_jobs(t->store, recover_row, &rc)) {
         snprintf(err, errlen, "cannot read the jobs table");
         return LCN_ESTORE;
     }
@@ -1048,16 +1159,16 @@ int jobs_recover(struct lcnd *d, char *err, size_t errlen)
             j->cur.state = JOB_CANCELLED;
             j->cur.finished_ms = lcn_wall_ms();
             snprintf(j->cur.stop_reason, sizeof j->cur.stop_reason, "cancelled");
-            finish_state_op(d, j);
+            finish_state_op(t, j);
             continue;
         }
-        if (load_request(d, j, why, sizeof why)) {
-            set_state(d, j, JOB_FAILED);
+        if (load_request(t, j, why, sizeof why)) {
+            set_state(t, j, JOB_FAILED);
             fail_job(j, "corrupt_state", why);
-            finish_state_op(d, j);
+            finish_state_op(t, j);
             continue;
         }
-        j->gpu_fits = gpu_fits(d, j->req);
+        j->gpu_fits = gpu_fits(t, j->req);
         if (!was_running) {
             t->waiting++;
             queued++;
@@ -1065,7 +1176,7 @@ int jobs_recover(struct lcnd *d, char *err, size_t errlen)
         }
         /* found running: the daemon stopped (or died) under it */
         struct store_checkpoint ck;
-        int have = store_load_checkpoint(d->store, j->id, &ck) == 0;
+        int have = store_load_checkpoint(t->store, j->id, &ck) == 0;
         double done = j->cur.elapsed_s;
         if (have && ck.elapsed_s > done)
             done = ck.elapsed_s;
@@ -1078,7 +1189,7 @@ int jobs_recover(struct lcnd *d, char *err, size_t errlen)
         if (j->pub.engine_overran)
             log_warn("job %lld: its engine overran the budget before the restart; not resumed",
                      (long long)j->id);
-        if (d->cfg.resume_interrupted && !j->pub.cancel_requested && !j->pub.engine_overran) {
+        if (t->cfg->resume_interrupted && !j->pub.cancel_requested && !j->pub.engine_overran) {
             j->cur.resumes++;
             j->cur.state = JOB_QUEUED;
             t->waiting++;
@@ -1110,7 +1221,7 @@ int jobs_recover(struct lcnd *d, char *err, size_t errlen)
         if (have)
             store_checkpoint_release(&ck);
         op_status(j, op);
-        op_put(d, j, op, fresh);
+        op_put(t, j, op, fresh);
     }
     /* resumed jobs go first, in id order, then the jobs that never ran */
     for (int pass = 0; pass < 2; pass++)
@@ -1125,9 +1236,8 @@ int jobs_recover(struct lcnd *d, char *err, size_t errlen)
     return 0;
 }
 
-void jobs_release(struct lcnd *d)
+void jobs_release(struct jobs *t)
 {
-    struct jobs *t = &d->jobs;
     for (size_t i = 0; i < t->n; i++)
         job_free(t->v[i]);
     free(t->v);

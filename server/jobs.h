@@ -32,13 +32,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "config.h"
 #include "job.h"
 #include "store.h"
+#include "storeq.h"
 #include "worker.h"
 
-struct lcnd;
-struct sse;
-struct waiter;
+struct job_watch;
 
 /* Why a run's cancel flag was set. CANCEL_DEADLINE: the engine overran its
  * budget by more than DEADLINE_GRACE_NS and the daemon stopped it. */
@@ -57,7 +57,7 @@ struct job {
     int64_t id;
     struct job_status pub; /* durable, visible */
     struct job_status cur; /* newest intended */
-    char *pub_text;        /* pub as GET /jobs/<id> sends it, built on demand (api.c) */
+    char *pub_text;        /* pub as JSON text, built on demand (jobs_status_text) */
     size_t pub_len;
     int durable;  /* the insert has committed */
     int removing; /* a delete op is on its way */
@@ -94,12 +94,54 @@ struct job {
     struct job *qprev, *qnext;
     int in_queue;
 
-    /* api.c */
-    struct waiter *waiters;
-    struct sse *streams;
+    /* Owned by the layer that wired the hooks (the HTTP layer: its parked
+     * requests and streams on this job), NULL when it keeps nothing. jobs.c
+     * never reads it; the owner empties it in the removed and store_failed
+     * hooks, before the job is freed. */
+    struct job_watch *watch;
 };
 
+/*
+ * What the table reports to the module that wired it. Every hook runs on
+ * the loop thread, from inside a jobs_* call or a store / worker callback;
+ * a NULL hook is skipped. ctx is passed to each.
+ *   changed       a commit made a change of j visible (j->pub): answer
+ *                 what waits for it, wake its streams;
+ *   removed       j is about to be freed (retention deleted it);
+ *   store_failed  a commit carrying j's changes failed: answer the clients
+ *                 parked on j (jobs_on_store_failed says how); when j's
+ *                 insert failed, j is freed right after the hook;
+ *   counts        the number of queued or running jobs may have changed;
+ *   idle          a run ended or a commit landed: a shutdown waiting for
+ *                 jobs_running() == 0 and an idle store queue may advance;
+ *                 called last, when the table is consistent again;
+ *   fatal         the process must stop with exit_code (a GPU context is
+ *                 broken); the table has already failed the job.
+ */
+struct jobs_hooks {
+    void (*changed)(void *ctx, struct job *j);
+    void (*removed)(void *ctx, struct job *j);
+    void (*store_failed)(void *ctx, struct job *j);
+    void (*counts)(void *ctx);
+    void (*idle)(void *ctx);
+    void (*fatal)(void *ctx, int exit_code, const char *why);
+    void *ctx;
+};
+
+/* 0 when a GPU workspace slot can hold g, else a negative LCN_E* code with
+ * the reason in why. */
+typedef int (*jobs_gpu_fits_fn)(void *ctx, const struct lcn_graph *g, char *why, size_t len);
+
 struct jobs {
+    /* wiring (jobs_init): borrowed, outlive the table */
+    const struct lcnd_config *cfg;
+    struct store *store;
+    struct storeq *sq;
+    struct worker_pool *pool;
+    jobs_gpu_fits_fn gpu_fits; /* NULL: no GPU can hold anything */
+    void *gpu_ctx;
+    struct jobs_hooks hooks;
+
     struct job **v; /* by ascending id */
     size_t n, cap;
     struct job *qhead, *qtail;
@@ -107,70 +149,110 @@ struct jobs {
     int64_t waiting;                   /* cur.state == queued, durable or not (admission) */
     int64_t running;                   /* runs with a worker */
     int64_t by_state[JOB_STATE_COUNT]; /* pub.state of durable jobs */
+    uint64_t submitted;                /* jobs accepted since start */
+    uint64_t evaluations;              /* engine evaluations reported since start */
+    int stopping;                      /* jobs_stop_all ran: start nothing more */
     struct job_limits recover_limits;
 };
 
+/* What the table holds, for the service endpoints. */
+struct jobs_stats {
+    int64_t queued;  /* in the queue, waiting for a worker */
+    int64_t waiting; /* queued, durable or not (what admission counts) */
+    int64_t running;
+    int64_t by_state[JOB_STATE_COUNT]; /* durable jobs by visible state */
+    uint64_t submitted;
+    uint64_t evaluations;
+};
+
+/* Wires an empty table to its collaborators (all borrowed: they must
+ * outlive it; the pool may still be empty and be started later). */
+void jobs_init(struct jobs *t, const struct lcnd_config *cfg, struct store *store,
+               struct storeq *sq, struct worker_pool *pool, jobs_gpu_fits_fn gpu_fits,
+               void *gpu_ctx, const struct jobs_hooks *hooks);
+
 /* Loads every job from the store and resumes or marks the interrupted
  * ones. Returns 0 or LCN_ESTORE with err filled. */
-int jobs_recover(struct lcnd *d, char *err, size_t errlen);
+int jobs_recover(struct jobs *t, char *err, size_t errlen);
 
 /* The durable job with this id, or NULL. */
-struct job *jobs_find(struct lcnd *d, int64_t id);
+struct job *jobs_find(struct jobs *t, int64_t id);
+
+/* The durable job with the largest id below `before`, or NULL: walks the
+ * table from the newest job down. */
+struct job *jobs_before(struct jobs *t, int64_t before);
+
+/* Fills *out (loop thread). */
+void jobs_stats(const struct jobs *t, struct jobs_stats *out);
+
+/* Admission of a parsed request against the workers this process has:
+ * its backend has a healthy worker, a backend=gpu graph fits a GPU slot,
+ * and the replicas asked for can be held and set up within the budget.
+ * Returns 0, or LCN_ENOGPU / LCN_ETOOBIG with *e filled (422, code and
+ * field path). */
+int jobs_admit(struct jobs *t, const struct job_request *req, struct job_error *e);
 
 /* Accepts a parsed request (req and body are taken over): the job exists
- * once the returned job's insert commits (api_job_changed). */
-struct job *jobs_submit(struct lcnd *d, struct job_request *req, char *body, size_t len,
+ * once the returned job's insert commits (the changed hook). */
+struct job *jobs_submit(struct jobs *t, struct job_request *req, char *body, size_t len,
                         int64_t received_ns);
 
 /* Cancels a queued or running job (no-op for a terminal one, or one whose
  * cancel is on its way): the request to cancel is committed first and
  * acted on then; a failed commit withdraws it (jobs.c explains why). */
-void jobs_cancel(struct lcnd *d, struct job *j);
+void jobs_cancel(struct jobs *t, struct job *j);
 
 /* Fails the queued jobs whose backend has no worker in this process (a
  * backend=gpu job recovered by a daemon that found no usable GPU), so they
  * do not wait forever. */
-void jobs_fail_unrunnable(struct lcnd *d);
+void jobs_fail_unrunnable(struct jobs *t);
 
 /* Starts queued jobs on free workers. */
-void jobs_schedule(struct lcnd *d);
+void jobs_schedule(struct jobs *t);
 
-/* storeq callbacks: a commit landed; a commit failed (op was in it or
- * waits behind it). */
+/* storeq callbacks (ctx: the struct jobs): a commit landed; a commit
+ * failed (op was in it or waits behind it). */
 void jobs_on_store_done(void *ctx, struct store_op *op);
 void jobs_on_store_failed(void *ctx, struct store_op *op);
 
-/* api.c: a commit carrying j's changes failed: answers the clients parked
- * on j (a POST: 503, not created; a DELETE: 503, not cancelled, or 202
- * when the request to cancel has committed). */
-void api_job_store_failed(struct lcnd *d, struct job *j);
-/* worker pool callbacks. */
+/* worker pool callbacks (ctx: the struct jobs). */
 void jobs_on_report(void *ctx, struct worker *w, struct worker_report *rep);
 void jobs_on_reaped(void *ctx, struct run *run);
 
-/* Asks every running engine to stop and checkpoint (shutdown). */
-void jobs_stop_all(struct lcnd *d);
+/* Asks every running engine to stop and checkpoint, and starts no run from
+ * now on (shutdown). */
+void jobs_stop_all(struct jobs *t);
 
 /* Stops runs whose engine overran its deadline by DEADLINE_GRACE_NS and
  * abandons those that ignore the cancel for ENGINE_ABANDON_NS (the engines
  * enforce the budget themselves; this is the daemon's backstop). */
-void jobs_enforce_deadlines(struct lcnd *d);
+void jobs_enforce_deadlines(struct jobs *t);
 
 /* Deletes finished jobs beyond retain_jobs / older than retain_days. */
-void jobs_retention(struct lcnd *d);
+void jobs_retention(struct jobs *t);
 
 /* Admission of the solver fields against the engine's limits: 0, or
  * LCN_ETOOBIG with the reason in why when the replicas asked for cannot
  * be held (memory) or set up within the budget (common/engine.h). */
-int jobs_admit_solver(struct lcnd *d, const struct job_request *req, char *why, size_t len);
+int jobs_admit_solver(struct jobs *t, const struct job_request *req, char *why, size_t len);
 
 /* 1 when a worker of the backend a job asked for exists (and is healthy). */
-int jobs_backend_available(struct lcnd *d, int backend);
+int jobs_backend_available(struct jobs *t, int backend);
+
+/* j->pub as JSON text with a trailing newline (*len bytes, owned by j and
+ * valid until the next commit changes pub), or NULL when it cannot be
+ * built. Pollers ask far more often than a status changes, so the text is
+ * kept until then. */
+const char *jobs_status_text(struct job *j, size_t *len);
+
+/* A new reference to j's parsed request (released with jobs_req_put), or
+ * NULL when the job holds none. */
+struct job_request *jobs_req_hold(struct job *j);
 
 /* Drops a reference to a request (frees it at zero). */
 void jobs_req_put(struct job_request *req);
 
 /* Frees every job (at exit). */
-void jobs_release(struct lcnd *d);
+void jobs_release(struct jobs *t);
 
 #endif

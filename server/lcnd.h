@@ -1,6 +1,18 @@
 /*
- * lcnd.h - the state of one `lcnd serve` process and the entry points its
- * modules share.
+ * lcnd.h - the state of one `lcnd serve` process: the modules serve.c
+ * wires together, and the process lifecycle around them.
+ *
+ * Layers (each calls only down; a lower one reports up through callbacks
+ * it was given, never by name):
+ *   serve.c                      start-up, signals, timers, the shutdown
+ *                                state machine; wires everything below
+ *   api.c api_jobs.c sse.c       the HTTP API (api.h): handlers, parked
+ *   metrics.c                    requests, streams, metrics
+ *   jobs.c                       the job table, queue, scheduler, recovery
+ *   worker.c storeq.c http.c     engine threads, group commit, HTTP server
+ *   store.c engines.c config.c   SQLite, the engine dispatcher, options
+ *   log.c notify.c sbuf.c
+ * tools/server_calls.py checks that no call goes up (a test does).
  *
  * Concurrency design (docs/DAEMON.md tells the whole story):
  *   - One libuv loop thread owns everything in struct lcnd: the job table,
@@ -13,9 +25,9 @@
  *       the worker threads (worker.h): their struct run and report slot
  *         (under the worker's mutex); report back through a uv_async;
  *       the libuv thread pool: request parsing and solution rendering
- *         (api.c), on private copies or read-only shared data (the parsed
- *         graph document of an active job, whose jansson refcounts are
- *         atomic), plus blob reads on the store's blob connection;
+ *         (api_jobs.c), on private copies or read-only shared data (the
+ *         parsed graph document of an active job, whose jansson refcounts
+ *         are atomic), plus blob reads on the store's blob connection;
  *         results come back in uv after-work callbacks on the loop.
  *   - A change becomes visible to clients only in a store commit callback
  *     (jobs_on_store_done): "durable before reported".
@@ -27,6 +39,7 @@
 
 #include <uv.h>
 
+#include "api.h"
 #include "config.h"
 #include "http.h"
 #include "jobs.h"
@@ -39,9 +52,6 @@
 #endif
 #define LCND_VERSION LCN_VERSION
 
-struct sse;
-struct lcnd;
-
 /* The engines the workers call and what the device probe found (serve.c). */
 struct lcnd_engine {
     worker_engine_fn run;
@@ -49,12 +59,19 @@ struct lcnd_engine {
     int n_gpu;           /* GPU workers to start (workspace slots of the GPU context) */
     int gpu_device;      /* CUDA device ordinal of those workers */
     char gpu_why[256];   /* why no GPU worker runs, "" when some do */
-    int fake_gpu;        /* test hook LCND_TEST_FAKE_GPU (docs/DAEMON.md) */
-    int64_t fake_gpu_ns; /* how long the fake GPU runs the CPU engine */
-    /* device memory lcnd holds (workspaces), 0 without a GPU */
-    uint64_t (*gpu_memory_bytes)(struct lcnd *d);
-    /* 0 when a GPU slot can hold g, else LCN_ETOOBIG with the reason in why */
-    int (*gpu_fits)(struct lcnd *d, const struct lcn_graph *g, char *why, int len);
+    int64_t fake_gpu_ns; /* > 0: the test_fake_gpu hook (docs/DAEMON.md) runs this long */
+    /* device memory lcnd holds (workspaces), 0 without a GPU; ctx unused */
+    api_gpu_memory_fn gpu_memory_bytes;
+    /* 0 when a GPU slot can hold g, else LCN_ETOOBIG with the reason */
+    jobs_gpu_fits_fn gpu_fits;
+};
+
+/* The shutdown state machine (serve.c). */
+enum lcnd_stop_phase {
+    STOP_NONE = 0, /* serving */
+    STOP_JOBS,     /* engines asked to stop; waiting for runs and commits */
+    STOP_HTTP,     /* parked requests answered, streams ended; HTTP closing */
+    STOP_CLOSE,    /* HTTP closed: workers joined, handles closing */
 };
 
 struct lcnd {
@@ -70,54 +87,21 @@ struct lcnd {
     struct worker_pool pool;
     struct lcnd_engine engine;
     struct jobs jobs;
+    struct api api;
 
     /* lifecycle */
-    int ready;    /* READY=1 sent */
-    int stopping; /* SIGTERM seen (or a fatal error): no new work */
-    int stop_phase;
+    int ready; /* READY=1 sent */
+    enum lcnd_stop_phase stop_phase;
+    int stop_forced; /* the shutdown timeout fired, or a second signal came */
     int exit_code;
     int64_t stop_deadline_ns;
-    int gpu_unhealthy;
     int workers_started;
-
-    /* streams (api.c) */
-    struct sse *streams;
-    int64_t n_streams;
-
-    /* metrics */
-    uint64_t evaluations_total;
-    uint64_t jobs_submitted, jobs_rejected;
 
     /* loop handles */
     uv_signal_t sig_term, sig_int, sig_hup;
     uv_timer_t t_watchdog, t_status, t_retention, t_heartbeat, t_deadlines, t_shutdown;
     int handles_open;
 };
-
-/* api.c: the route table. */
-extern const struct http_route api_routes[];
-extern const size_t api_route_count;
-
-/* api.c: a committed change of job j became visible (wake waiters and
- * streams). */
-void api_job_changed(struct lcnd *d, struct job *j);
-/* api.c: job j is about to be freed (retention): end its streams and
- * answer its waiters. */
-void api_job_removed(struct lcnd *d, struct job *j);
-/* api.c: wakes streams due a heartbeat. */
-void api_heartbeat(struct lcnd *d);
-/* api.c: ends every stream and answers every waiter (shutdown). */
-void api_shutdown(struct lcnd *d);
-
-/* serve.c: the shutdown state machine advances (a run ended, a commit
- * landed). */
-void lcnd_shutdown_step(struct lcnd *d);
-/* serve.c: starts a shutdown; exit_code is the process's exit status. */
-void lcnd_stop(struct lcnd *d, int exit_code, const char *why);
-/* serve.c: 1 while the store commits and answers. */
-int lcnd_store_healthy(struct lcnd *d);
-/* serve.c: schedules a STATUS= notification (queue depth changed). */
-void lcnd_status_changed(struct lcnd *d);
 
 /* `lcnd serve` (serve.c): returns the process exit status. */
 int lcnd_serve_main(int argc, char **argv);

@@ -8,22 +8,33 @@
  *   non-loopback address without a token) -> store -> engine probe ->
  *   recovery of stored jobs -> workers -> HTTP -> port file -> READY.
  *
- * Shutdown (SIGTERM/SIGINT, or a fatal GPU error) is a small state machine
- * on the loop, advanced by lcnd_shutdown_step whenever a run ends or a
- * commit lands:
- *   0 stopping: the listening socket is closed, new work is refused (503),
+ * Wiring: serve.c owns struct lcnd and is the only module that knows
+ * every other one. It gives the job table its hooks (jobs.h: changed,
+ * removed and store_failed go to the HTTP layer, counts to the STATUS=
+ * notification, idle to the shutdown, fatal to stop_begin), the store
+ * queue and the worker pool their callbacks into the job table, and the
+ * HTTP server the route table of the API layer.
+ *
+ * Shutdown (SIGTERM/SIGINT, or a fatal GPU error) is one state machine on
+ * the loop, in this file only (enum lcnd_stop_phase; stop_begin,
+ * stop_advance, stop_force, on_http_closed), advanced whenever a run ends
+ * or a commit lands (the job table's idle hook), by the shutdown timer and
+ * by a second signal:
+ *   STOP_JOBS: the listening socket is closed, new work is refused (503),
  *     every running engine is asked to stop; each reports its final best
  *     layout, which is stored as a checkpoint while the job stays
  *     "running" in the store (the next start resumes it);
- *   1 once no run is left and the store queue is empty (or the shutdown
- *     timeout fired): streams end, parked requests get 503, MHD stops as
- *     soon as no request is in progress, after at most HTTP_DRAIN_NS and
- *     never past the shutdown deadline, closing every connection left
- *     (idle keep-alive ones included: no client can hold the stop);
- *   2 when the HTTP handles are closed: workers are joined, the store
- *     thread is stopped, the remaining handles are closed and the loop
- *     ends. The exit status is 0 for a signal, non-zero for a fatal error.
- * A second SIGTERM/SIGINT skips the wait of phase 0.
+ *   STOP_HTTP, once no run is left and the store queue is empty (or the
+ *     shutdown was forced): streams end, parked requests get 503, MHD
+ *     stops as soon as no request is in progress, after at most
+ *     HTTP_DRAIN_NS and never past the shutdown deadline, closing every
+ *     connection left (idle keep-alive ones included: no client can hold
+ *     the stop);
+ *   STOP_CLOSE, when the HTTP handles are closed: workers are joined, the
+ *     store thread is stopped, the remaining handles are closed and the
+ *     loop ends. The exit status is 0 for a signal, non-zero for a fatal
+ *     error.
+ * The shutdown timeout and a second SIGTERM/SIGINT force STOP_JOBS on.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -45,13 +56,10 @@
 #include "gpu.h"
 #endif
 
-#define STORE_STUCK_NS (30LL * 1000000000LL)
-#define HTTP_DRAIN_NS  (1000000000LL) /* phase 1: the longest wait for answers in progress */
+#define HTTP_DRAIN_NS (1000000000LL) /* STOP_HTTP: the longest wait for answers in progress */
 
-int lcnd_store_healthy(struct lcnd *d)
-{
-    return d->store && d->sq.healthy && storeq_inflight_age_ns(&d->sq) < STORE_STUCK_NS;
-}
+static void stop_begin(struct lcnd *d, int exit_code, const char *why);
+static void stop_advance(struct lcnd *d);
 
 /* ------------------------------------------------------------ notifications */
 
@@ -59,15 +67,16 @@ static void on_status_timer(uv_timer_t *t)
 {
     struct lcnd *d = t->data;
     char msg[160];
-    int64_t depth = 0;
-    for (struct job *j = d->jobs.qhead; j; j = j->qnext)
-        depth++;
+    struct jobs_stats st;
+    jobs_stats(&d->jobs, &st);
     snprintf(msg, sizeof msg, "STATUS=%s: %lld queued, %lld running",
-             d->stopping ? "stopping" : "serving", (long long)depth, (long long)d->jobs.running);
+             d->stop_phase != STOP_NONE ? "stopping" : "serving", (long long)st.queued,
+             (long long)st.running);
     notify_send(msg);
 }
 
-void lcnd_status_changed(struct lcnd *d)
+/* Schedules a STATUS= notification (the queue depth changed). */
+static void status_changed(struct lcnd *d)
 {
     if (!d->ready || uv_is_active((uv_handle_t *)&d->t_status))
         return;
@@ -76,7 +85,7 @@ void lcnd_status_changed(struct lcnd *d)
 
 static int health_ok(struct lcnd *d)
 {
-    return lcnd_store_healthy(d) && store_ping(d->store) == 0 && !d->gpu_unhealthy;
+    return storeq_healthy(&d->sq) && store_ping(d->store) == 0 && !worker_pool_gpu_failed(&d->pool);
 }
 
 static void on_watchdog(uv_timer_t *t)
@@ -90,17 +99,55 @@ static void on_watchdog(uv_timer_t *t)
 
 static void on_heartbeat(uv_timer_t *t)
 {
-    api_heartbeat(t->data);
+    struct lcnd *d = t->data;
+    api_heartbeat(&d->api);
 }
 
 static void on_deadlines(uv_timer_t *t)
 {
-    jobs_enforce_deadlines(t->data);
+    struct lcnd *d = t->data;
+    jobs_enforce_deadlines(&d->jobs);
 }
 
 static void on_retention(uv_timer_t *t)
 {
-    jobs_retention(t->data);
+    struct lcnd *d = t->data;
+    jobs_retention(&d->jobs);
+}
+
+/* ------------------------------------------------------------ the job table's hooks */
+
+static void on_job_changed(void *ctx, struct job *j)
+{
+    struct lcnd *d = ctx;
+    api_jobs_changed(&d->api, j);
+}
+
+static void on_job_removed(void *ctx, struct job *j)
+{
+    struct lcnd *d = ctx;
+    api_jobs_removed(&d->api, j);
+}
+
+static void on_job_store_failed(void *ctx, struct job *j)
+{
+    struct lcnd *d = ctx;
+    api_jobs_store_failed(&d->api, j);
+}
+
+static void on_jobs_counts(void *ctx)
+{
+    status_changed(ctx);
+}
+
+static void on_jobs_idle(void *ctx)
+{
+    stop_advance(ctx);
+}
+
+static void on_jobs_fatal(void *ctx, int exit_code, const char *why)
+{
+    stop_begin(ctx, exit_code, why);
 }
 
 /* ------------------------------------------------------------ shutdown */
@@ -124,7 +171,7 @@ static void on_http_closed(void *arg)
 {
     struct lcnd *d = arg;
     d->http = NULL;
-    d->stop_phase = 2;
+    d->stop_phase = STOP_CLOSE;
     int detached = worker_pool_release(&d->pool, d->stop_deadline_ns);
     d->workers_started = 0;
     storeq_close(&d->sq);
@@ -149,19 +196,21 @@ static void on_http_closed(void *arg)
     close_handle(d, (uv_handle_t *)&d->t_shutdown);
 }
 
-static int forced;
-
-void lcnd_shutdown_step(struct lcnd *d)
+/* STOP_JOBS -> STOP_HTTP once no run is left and every commit landed, or
+ * at once when forced. */
+static void stop_advance(struct lcnd *d)
 {
-    if (!d->stopping || d->stop_phase != 0)
+    if (d->stop_phase != STOP_JOBS)
         return;
-    if (!forced && (d->jobs.running > 0 || !storeq_idle(&d->sq)))
+    struct jobs_stats st;
+    jobs_stats(&d->jobs, &st);
+    if (!d->stop_forced && (st.running > 0 || !storeq_idle(&d->sq)))
         return;
-    if (d->jobs.running > 0)
-        log_warn("shutdown timeout: %lld job(s) still running", (long long)d->jobs.running);
-    d->stop_phase = 1;
+    if (st.running > 0)
+        log_warn("shutdown timeout: %lld job(s) still running", (long long)st.running);
+    d->stop_phase = STOP_HTTP;
     uv_timer_stop(&d->t_shutdown);
-    api_shutdown(d);
+    api_shutdown(&d->api);
     /* answers in progress get a moment to leave, never past the shutdown
      * deadline; idle connections do not hold the stop (http_stop) */
     int64_t drain = lcn_now_ns() + HTTP_DRAIN_NS;
@@ -169,30 +218,39 @@ void lcnd_shutdown_step(struct lcnd *d)
               d);
 }
 
-static void on_shutdown_timer(uv_timer_t *t)
+/* Stops waiting for runs and commits (the shutdown timeout, a second
+ * signal). */
+static void stop_force(struct lcnd *d)
 {
-    struct lcnd *d = t->data;
-    forced = 1;
-    lcnd_shutdown_step(d);
+    d->stop_forced = 1;
+    stop_advance(d);
 }
 
-void lcnd_stop(struct lcnd *d, int exit_code, const char *why)
+static void on_shutdown_timer(uv_timer_t *t)
+{
+    stop_force(t->data);
+}
+
+/* STOP_NONE -> STOP_JOBS; exit_code is the process's exit status (the
+ * highest asked for wins). */
+static void stop_begin(struct lcnd *d, int exit_code, const char *why)
 {
     if (exit_code > d->exit_code)
         d->exit_code = exit_code;
-    if (d->stopping)
+    if (d->stop_phase != STOP_NONE)
         return;
     log_info("stopping: %s", why);
-    d->stopping = 1;
+    d->stop_phase = STOP_JOBS;
+    api_stopping(&d->api);
     notify_send("STOPPING=1");
     d->stop_deadline_ns = lcn_now_ns() + (int64_t)(d->cfg.shutdown_timeout_s * 1e9);
     uv_timer_stop(&d->t_retention);
     uv_timer_stop(&d->t_watchdog);
     http_quiesce(d->http);
-    jobs_stop_all(d);
+    jobs_stop_all(&d->jobs);
     uv_timer_start(&d->t_shutdown, on_shutdown_timer,
                    (uint64_t)(d->cfg.shutdown_timeout_s * 1000.0), 0);
-    lcnd_shutdown_step(d);
+    stop_advance(d);
 }
 
 static void on_signal(uv_signal_t *s, int signum)
@@ -203,14 +261,13 @@ static void on_signal(uv_signal_t *s, int signum)
             log_info("log reopened");
         return;
     }
-    if (d->stopping) {
+    if (d->stop_phase != STOP_NONE) {
         log_info("second %s: not waiting for running jobs",
                  signum == SIGINT ? "SIGINT" : "SIGTERM");
-        forced = 1;
-        lcnd_shutdown_step(d);
+        stop_force(d);
         return;
     }
-    lcnd_stop(d, 0, signum == SIGINT ? "SIGINT" : "SIGTERM");
+    stop_begin(d, 0, signum == SIGINT ? "SIGINT" : "SIGTERM");
 }
 
 /* ------------------------------------------------------------ start-up */
@@ -315,7 +372,7 @@ static int dispatch(void *ctx, const struct worker *w, const struct lcn_graph *g
                     const struct engine_params *p, struct engine_result *out)
 {
     struct lcnd *d = ctx;
-    if (w->kind == WORKER_GPU && d->engine.fake_gpu) {
+    if (w->kind == WORKER_GPU && d->engine.fake_gpu_ns) {
         /* test hook: a "GPU" that runs the CPU engine briefly, then reports
          * a sticky device error */
         struct engine_params q = *p;
@@ -331,9 +388,9 @@ static int dispatch(void *ctx, const struct worker *w, const struct lcn_graph *g
 }
 
 #ifdef LCN_HAVE_CUDA
-static uint64_t gpu_memory(struct lcnd *d)
+static uint64_t gpu_memory(void *ctx)
 {
-    (void)d;
+    (void)ctx;
     struct gpu_ctx *c = engines_gpu_ctx();
     if (!c)
         return 0;
@@ -342,17 +399,17 @@ static uint64_t gpu_memory(struct lcnd *d)
     return k.reserved_bytes;
 }
 
-static int gpu_fits_real(struct lcnd *d, const struct lcn_graph *g, char *why, int len)
+static int gpu_fits_real(void *ctx, const struct lcn_graph *g, char *why, size_t len)
 {
-    (void)d;
+    (void)ctx;
     struct gpu_ctx *c = engines_gpu_ctx();
-    return c ? gpu_fits(c, g, why, len) : LCN_ENOGPU;
+    return c ? gpu_fits(c, g, why, (int)len) : LCN_ENOGPU;
 }
 #endif
 
-static int gpu_fits_any(struct lcnd *d, const struct lcn_graph *g, char *why, int len)
+static int gpu_fits_any(void *ctx, const struct lcn_graph *g, char *why, size_t len)
 {
-    (void)d;
+    (void)ctx;
     (void)g;
     (void)why;
     (void)len;
@@ -366,15 +423,13 @@ static int engine_setup(struct lcnd *d, char *err, size_t errlen)
     d->engine.ctx = d;
     d->engine.n_gpu = 0;
     snprintf(d->engine.gpu_why, sizeof d->engine.gpu_why, "this build has no GPU engine");
-    const char *fake = getenv("LCND_TEST_FAKE_GPU");
-    if (fake && !strncmp(fake, "sticky", 6) && (!fake[6] || fake[6] == ':')) {
-        d->engine.fake_gpu = 1;
-        d->engine.fake_gpu_ns = (fake[6] ? atoll(fake + 7) : 300) * 1000000LL;
+    if (d->cfg.test_fake_gpu == CONFIG_FAKE_GPU_STICKY) {
+        d->engine.fake_gpu_ns = d->cfg.test_fake_gpu_ms * 1000000LL;
         d->engine.n_gpu = 1;
         d->engine.gpu_device = 0;
         d->engine.gpu_why[0] = 0;
         d->engine.gpu_fits = gpu_fits_any;
-        log_warn("test hook LCND_TEST_FAKE_GPU=sticky: one fake GPU worker that fails every job");
+        log_warn("test hook test_fake_gpu = sticky: one fake GPU worker that fails every job");
         return 0;
     }
     if (d->cfg.backend == CONFIG_BACKEND_CPU || d->cfg.gpu_slots == 0) {
@@ -438,12 +493,25 @@ static int start(struct lcnd *d, char *err, size_t errlen)
         return rc;
     if ((rc = engine_setup(d, err, errlen)))
         return rc;
-    if ((rc =
-             storeq_init(&d->sq, d->loop, d->store, jobs_on_store_done, jobs_on_store_failed, d))) {
+    static const struct jobs_hooks hooks = {
+        .changed = on_job_changed,
+        .removed = on_job_removed,
+        .store_failed = on_job_store_failed,
+        .counts = on_jobs_counts,
+        .idle = on_jobs_idle,
+        .fatal = on_jobs_fatal,
+    };
+    struct jobs_hooks h = hooks;
+    h.ctx = d;
+    jobs_init(&d->jobs, &d->cfg, d->store, &d->sq, &d->pool, d->engine.gpu_fits, d, &h);
+    api_init(&d->api, d->loop, &d->cfg, &d->jobs, d->store, &d->sq, &d->pool,
+             d->engine.gpu_memory_bytes, d);
+    if ((rc = storeq_init(&d->sq, d->loop, d->store, jobs_on_store_done, jobs_on_store_failed,
+                          &d->jobs))) {
         snprintf(err, errlen, "cannot start the store thread");
         return rc;
     }
-    if ((rc = jobs_recover(d, err, errlen)))
+    if ((rc = jobs_recover(&d->jobs, err, errlen)))
         return rc;
     /* what recovery changed (resumed, interrupted) is durable before anyone
      * can ask */
@@ -465,14 +533,14 @@ static int start(struct lcnd *d, char *err, size_t errlen)
         return LCN_EINVAL;
     }
     if ((rc = worker_pool_init(&d->pool, d->loop, devices, n_gpu, n_cpu, d->engine.run,
-                               d->engine.ctx, jobs_on_report, jobs_on_reaped, d))) {
+                               d->engine.ctx, jobs_on_report, jobs_on_reaped, &d->jobs))) {
         snprintf(err, errlen, "cannot start the worker threads");
         return rc;
     }
     d->workers_started = 1;
     /* recovered jobs no worker here can run fail now, durably, before
      * anyone can ask */
-    jobs_fail_unrunnable(d);
+    jobs_fail_unrunnable(&d->jobs);
     while (!storeq_idle(&d->sq) && d->sq.healthy)
         uv_run(d->loop, UV_RUN_ONCE);
     struct http_config hc = {
@@ -486,7 +554,7 @@ static int start(struct lcnd *d, char *err, size_t errlen)
         .token = d->token,
         .routes = api_routes,
         .n_routes = api_route_count,
-        .ctx = d,
+        .ctx = &d->api,
     };
     if ((rc = http_start(&d->http, d->loop, &hc, err, errlen)))
         return rc;
@@ -547,7 +615,6 @@ int lcnd_serve_main(int argc, char **argv)
         log_error("cannot start: %s", err);
         fprintf(stderr, "lcnd serve: %s\n", err);
         /* tear down what was started */
-        d->stopping = 1;
         if (d->http) {
             http_stop(d->http, lcn_now_ns(), NULL, NULL);
             d->http = NULL;
@@ -570,7 +637,7 @@ int lcnd_serve_main(int argc, char **argv)
         uv_run(d->loop, UV_RUN_DEFAULT);
         uv_loop_close(d->loop);
         free(d->loop);
-        jobs_release(d);
+        jobs_release(&d->jobs);
         store_close(d->store);
         free(d->token);
         config_release(&d->cfg);
@@ -592,16 +659,15 @@ int lcnd_serve_main(int argc, char **argv)
         uint64_t ms = wd / 2000 ? wd / 2000 : 1;
         uv_timer_start(&d->t_watchdog, on_watchdog, ms, ms);
     }
-    jobs_retention(d);
-    jobs_schedule(d);
+    jobs_retention(&d->jobs);
+    jobs_schedule(&d->jobs);
     d->ready = 1;
-    int ncpu = 0, ngpu = 0;
-    for (int i = 0; i < d->pool.n; i++) {
-        ncpu += d->pool.w[i].kind == WORKER_CPU;
-        ngpu += d->pool.w[i].kind == WORKER_GPU;
-    }
+    api_serving(&d->api, d->http);
+    struct worker_counts cpu, gpu;
+    worker_pool_counts(&d->pool, WORKER_CPU, &cpu);
+    worker_pool_counts(&d->pool, WORKER_GPU, &gpu);
     log_info("lcnd %s listening on %s (state %s, %d cpu + %d gpu workers)", LCND_VERSION, d->bound,
-             d->cfg.state_dir, ncpu, ngpu);
+             d->cfg.state_dir, cpu.all, gpu.all);
     notify_send("READY=1");
     on_status_timer(&d->t_status);
 
@@ -614,7 +680,7 @@ int lcnd_serve_main(int argc, char **argv)
     log_info("stopped (exit status %d)", rc);
     uv_loop_close(d->loop);
     free(d->loop);
-    jobs_release(d);
+    jobs_release(&d->jobs);
     store_close(d->store);
     free(d->token);
     config_release(&d->cfg);

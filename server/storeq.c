@@ -155,6 +155,16 @@ void storeq_submit(struct storeq *q, struct store_op *op)
     kick(q);
 }
 
+int storeq_healthy(struct storeq *q)
+{
+    return q->st && q->healthy && storeq_inflight_age_ns(q) < STOREQ_STUCK_NS;
+}
+
+uint64_t storeq_commits(const struct storeq *q)
+{
+    return q->batches;
+}
+
 int storeq_idle(const struct storeq *q)
 {
     return !q->busy && !q->pend_head;

@@ -83,6 +83,17 @@ int storeq_init(struct storeq *q, uv_loop_t *loop, struct store *st, storeq_done
 /* Queues op (ownership passes to the queue) and starts a batch when idle. */
 void storeq_submit(struct storeq *q, struct store_op *op);
 
+/* A batch with the store thread this long means a disk that hangs rather
+ * than fails: the store counts as unhealthy from then on. */
+#define STOREQ_STUCK_NS (30LL * 1000000000LL)
+
+/* 1 while the store commits: no failed batch waits for a retry and none
+ * has been in flight for STOREQ_STUCK_NS (loop thread). */
+int storeq_healthy(struct storeq *q);
+
+/* Batches committed since storeq_init. */
+uint64_t storeq_commits(const struct storeq *q);
+
 /* 1 when nothing is pending or in flight. */
 int storeq_idle(const struct storeq *q);
 

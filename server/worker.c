@@ -389,6 +389,41 @@ int worker_abandon(struct worker *w)
     return rc;
 }
 
+void worker_fail(struct worker *w)
+{
+    w->healthy = 0;
+    if (w->kind == WORKER_GPU)
+        w->pool->gpu_failed = 1;
+}
+
+int worker_pool_gpu_failed(const struct worker_pool *p)
+{
+    return p->gpu_failed;
+}
+
+void worker_pool_counts(const struct worker_pool *p, int kind, struct worker_counts *out)
+{
+    memset(out, 0, sizeof *out);
+    for (int i = 0; i < p->n; i++) {
+        const struct worker *w = &p->w[i];
+        if (w->kind != kind)
+            continue;
+        out->all++;
+        out->healthy += w->healthy;
+        out->busy += w->busy;
+    }
+}
+
+struct worker *worker_pool_idle(struct worker_pool *p, int kind)
+{
+    for (int i = 0; i < p->n; i++) {
+        struct worker *w = &p->w[i];
+        if (w->kind == kind && w->healthy && !w->busy)
+            return w;
+    }
+    return NULL;
+}
+
 int worker_pool_in_engine(struct worker_pool *p)
 {
     int n = 0;

@@ -155,6 +155,7 @@ struct worker_pool {
     struct worker_thread *zombies; /* abandoned threads still inside an engine */
     int n_zombies;
     int abandoned_total; /* workers abandoned during the process's life */
+    int gpu_failed;      /* a GPU worker failed for good (worker_fail) */
 };
 
 /* Starts n_gpu GPU workers (devices gpu_devices[0..n_gpu)) and n_cpu CPU
@@ -174,6 +175,26 @@ void worker_start(struct worker *w, struct run *run);
  * unhealthy).
  */
 int worker_abandon(struct worker *w);
+
+/* Marks w unusable for the life of the process after an unrecoverable
+ * device error (loop thread): it gets no run again, and when it is a GPU
+ * worker worker_pool_gpu_failed reports it. */
+void worker_fail(struct worker *w);
+
+/* 1 once a GPU worker has failed (worker_fail). */
+int worker_pool_gpu_failed(const struct worker_pool *p);
+
+/* How many workers of one kind exist, are healthy, and are busy. */
+struct worker_counts {
+    int all, healthy, busy;
+};
+
+/* Counts the workers of kind (enum worker_kind) into *out (loop thread). */
+void worker_pool_counts(const struct worker_pool *p, int kind, struct worker_counts *out);
+
+/* An idle healthy worker of kind (enum worker_kind), the lowest index
+ * first, or NULL (loop thread). */
+struct worker *worker_pool_idle(struct worker_pool *p, int kind);
 
 /* Number of workers currently inside an engine call (any thread). */
 int worker_pool_in_engine(struct worker_pool *p);

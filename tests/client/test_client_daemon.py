@@ -323,9 +323,9 @@ class Lifecycle(unittest.TestCase):
             g = os.path.join(tmp, "g.json")
             subprocess.run([LCNCTL, "gen", "random", "--nodes", "20", "-o", g], check=True)
             # the daemon's test hook: a fake GPU worker whose jobs hit a sticky error
-            d = Daemon("--cpu-workers", "1", env={"LCND_TEST_FAKE_GPU": "sticky"})
+            d = Daemon("--cpu-workers", "1")
             try:
-                d.start(extra=["--backend", "auto"])
+                d.start(extra=["--backend", "auto", "--test-fake-gpu", "sticky"])
                 url = "http://" + d.addr
                 r = self.run_lcnctl(url, "submit", g, "--budget-s", "30", "--backend", "gpu")
                 self.assertEqual(r.returncode, 0, r.stderr)
@@ -334,7 +334,6 @@ class Lifecycle(unittest.TestCase):
                 r = self.run_lcnctl(url, "get", job)
                 self.assertEqual(r.returncode, 4, r.stderr)
                 self.assertIn("cannot reach " + url, r.stderr)
-                d.env.pop("LCND_TEST_FAKE_GPU")
                 d.start()
                 url = "http://" + d.addr
                 r = self.run_lcnctl(url, "wait", job)

@@ -195,10 +195,11 @@ class Lifecycle(unittest.TestCase):
             d.cleanup()
 
     def test_sticky_gpu_error(self):
-        d = Daemon("--cpu-workers", "1", "--checkpoint-interval-s", "0.2",
-                   env={"LCND_TEST_FAKE_GPU": "sticky:2000"})
+        d = Daemon("--cpu-workers", "1", "--checkpoint-interval-s", "0.2")
         try:
-            d.start(extra=["--backend", "auto"])
+            # the test-only fault hook: a fake GPU worker whose jobs hit a sticky error
+            d.start(extra=["--backend", "auto", "--test-fake-gpu", "sticky",
+                           "--test-fake-gpu-ms", "2000"])
             self.assertEqual(d.get("/readyz").json()["gpu"], "ok")
             cpu_job = d.submit(self.g, budget_s=30, backend="cpu")
             d.wait(cpu_job, ("running",))
@@ -209,7 +210,6 @@ class Lifecycle(unittest.TestCase):
             self.assertIn("sticky GPU error", d.log())
             # restart without the fault: the GPU job stays failed with a clear
             # error, the CPU job that was running resumes
-            d.env.pop("LCND_TEST_FAKE_GPU")
             d.start()
             s = d.status(gpu_job)
             self.assertEqual(s["state"], "failed")

@@ -1,0 +1,639 @@
+/*
+ * api_jobs.c - the job resources of docs/API.md: POST, GET and DELETE
+ * /jobs, progress pages, solutions, and the requests parked on a job until
+ * a change is durable (api.h has the design).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "api.h"
+#include "err.h"
+#include "graphio.h"
+#include "sbuf.h"
+#include "util.h"
+#include "watch.h"
+
+/* ------------------------------------------------------------ helpers */
+
+static struct job *job_of(struct http_req *r, struct api *a)
+{
+    int64_t id;
+    const char *s = http_param(r, 0);
+    if (!s || job_id_parse(s, &id))
+        return NULL;
+    return jobs_find(a->jobs, id);
+}
+
+/* The job store cannot commit now: 503 not_ready with Retry-After. */
+static void store_unavailable(struct http_req *r, const char *msg)
+{
+    http_add_header(r, "Retry-After", "5");
+    http_respond_error(r, 503, "not_ready", NULL, "%s", msg);
+}
+
+static void not_found(struct http_req *r)
+{
+    http_respond_error(r, 404, "not_found", NULL, "no job '%.40s'", http_param(r, 0));
+}
+
+static void shutting_down(struct http_req *r)
+{
+    http_respond_error(r, 503, "shutting_down", NULL, "the daemon is stopping");
+}
+
+/* Parses an optional integer query argument in [lo, hi]. Returns 0, or
+ * answers 400 and returns -1. */
+static int query_int(struct http_req *r, const char *key, int64_t lo, int64_t hi, int64_t def,
+                     int64_t *out)
+{
+    const char *v = http_query(r, key);
+    *out = def;
+    if (!v)
+        return 0;
+    char *end;
+    long long x = strtoll(v, &end, 10);
+    if (!*v || *end || x < lo || x > hi) {
+        http_respond_error(r, 400, "invalid_field", key,
+                           "'%.40s' is not an integer in [%lld, %lld]", v, (long long)lo,
+                           (long long)hi);
+        return -1;
+    }
+    *out = x;
+    return 0;
+}
+
+/* The status as GET /jobs/<id> sends it. */
+static void respond_status(struct http_req *r, int code, struct job *j)
+{
+    size_t len;
+    const char *text = jobs_status_text(j, &len);
+    if (!text) {
+        http_respond_error(r, 500, "internal", NULL, "cannot serialise the status");
+        return;
+    }
+    char *body = xmalloc(len + 1);
+    memcpy(body, text, len + 1);
+    http_respond(r, code, "application/json", body, len);
+}
+
+/* ------------------------------------------------------------ waiters */
+
+enum waiter_kind { WAIT_CREATED, WAIT_TERMINAL };
+
+/* A request parked on a job: on the job's watch (next) and on the layer's
+ * list (gprev, gnext) that the shutdown answers. */
+struct waiter {
+    struct api *a;
+    struct waiter *next;
+    struct waiter *gprev, *gnext;
+    struct http_req *r;
+    struct job *job;
+    enum waiter_kind kind;
+};
+
+/* Takes w off its job and the layer's list and frees it; the request is
+ * answered or gone. */
+static void waiter_free(struct waiter *w)
+{
+    struct job *j = w->job;
+    struct waiter **pp = &j->watch->waiters;
+    while (*pp && *pp != w)
+        pp = &(*pp)->next;
+    if (*pp)
+        *pp = w->next;
+    LCN_DLIST_UNLINK(w->a->waiters, w, gprev, gnext);
+    free(w);
+    job_watch_put(j);
+}
+
+static void waiter_cancel(void *arg, struct http_req *r)
+{
+    (void)r;
+    waiter_free(arg);
+}
+
+static void wait_for(struct api *a, struct http_req *r, struct job *j, enum waiter_kind kind)
+{
+    struct job_watch *jw = job_watch_get(j);
+    struct waiter *w = xcalloc(1, sizeof *w);
+    w->a = a;
+    w->r = r;
+    w->job = j;
+    w->kind = kind;
+    w->next = jw->waiters;
+    jw->waiters = w;
+    w->gnext = a->waiters;
+    if (a->waiters)
+        a->waiters->gprev = w;
+    a->waiters = w;
+    http_set_cancel(r, waiter_cancel, w);
+    http_suspend(r);
+}
+
+/* The request parked as w is being answered: it is no longer cancellable
+ * and w goes. Returns the request. */
+static struct http_req *waiter_take(struct waiter *w)
+{
+    struct http_req *r = w->r;
+    http_set_cancel(r, NULL, NULL);
+    waiter_free(w);
+    return r;
+}
+
+static void answer_created(struct http_req *r, const struct job *j)
+{
+    char id[24], loc[64];
+    job_id_format(j->id, id, sizeof id);
+    snprintf(loc, sizeof loc, "/jobs/%s", id);
+    http_add_header(r, "Location", loc);
+    json_t *links = json_object();
+    json_object_set_new(links, "self", json_string(loc));
+    char buf[96];
+    snprintf(buf, sizeof buf, "%s/progress", loc);
+    json_object_set_new(links, "progress", json_string(buf));
+    snprintf(buf, sizeof buf, "%s/solution", loc);
+    json_object_set_new(links, "solution", json_string(buf));
+    http_respond_json(r, 201,
+                      json_pack("{s:s, s:s, s:o}", "id", id, "state", job_state_name(j->pub.state),
+                                "links", links));
+}
+
+void api_jobs_changed(struct api *a, struct job *j)
+{
+    (void)a;
+    struct waiter *w = j->watch ? j->watch->waiters : NULL;
+    while (w) {
+        struct waiter *next = w->next;
+        enum waiter_kind kind = w->kind;
+        int done = (kind == WAIT_CREATED && j->durable) ||
+                   (kind == WAIT_TERMINAL && job_state_terminal(j->pub.state));
+        if (done) {
+            struct http_req *r = waiter_take(w);
+            if (kind == WAIT_CREATED)
+                answer_created(r, j);
+            else
+                respond_status(r, 200, j);
+        }
+        w = next;
+    }
+    sse_job_wake(j);
+}
+
+void api_jobs_removed(struct api *a, struct job *j)
+{
+    (void)a;
+    while (j->watch && j->watch->waiters)
+        http_respond_error(waiter_take(j->watch->waiters), 404, "not_found", NULL,
+                           "the job was deleted by retention");
+    sse_job_end(j);
+}
+
+/* A commit that carried j's changes failed: no parked client waits for the
+ * store to come back. */
+void api_jobs_store_failed(struct api *a, struct job *j)
+{
+    (void)a;
+    while (j->watch && j->watch->waiters) {
+        enum waiter_kind kind = j->watch->waiters->kind;
+        struct http_req *r = waiter_take(j->watch->waiters);
+        if (kind == WAIT_CREATED)
+            store_unavailable(r, "the job store cannot commit: the job was not created");
+        else if (j->pub.cancel_requested)
+            respond_status(r, 202, j); /* durable: the cancel completes later */
+        else
+            store_unavailable(r, "the job store cannot commit: the job was not cancelled");
+    }
+}
+
+void api_jobs_shutdown(struct api *a)
+{
+    while (a->waiters)
+        shutting_down(waiter_take(a->waiters));
+}
+
+/* ------------------------------------------------------------ POST /jobs */
+
+struct parse_work {
+    uv_work_t w;
+    struct api *a;
+    struct http_req *r;
+    char *body;
+    size_t len;
+    struct job_limits lim;
+    struct job_request *req;
+    struct job_error err;
+    int rc;
+    int64_t received_ns;
+};
+
+static void parse_cancel(void *arg, struct http_req *r)
+{
+    (void)r;
+    struct parse_work *pw = arg;
+    pw->r = NULL;
+}
+
+static void parse_run(uv_work_t *w)
+{
+    struct parse_work *pw = w->data;
+    pw->req = xcalloc(1, sizeof *pw->req);
+    pw->rc = job_request_parse(pw->req, pw->body, pw->len, &pw->lim, &pw->err);
+}
+
+static int admission(struct http_req *r, struct api *a)
+{
+    if (a->stopping) {
+        shutting_down(r);
+        return -1;
+    }
+    if (!storeq_healthy(a->sq)) {
+        store_unavailable(r, "the job store is unhealthy");
+        return -1;
+    }
+    struct jobs_stats st;
+    jobs_stats(a->jobs, &st);
+    if (st.waiting >= a->cfg->max_queued) {
+        char ra[24];
+        snprintf(ra, sizeof ra, "%lld", (long long)a->cfg->retry_after_s);
+        http_add_header(r, "Retry-After", ra);
+        http_respond_error(r, 429, "queue_full", NULL, "the queue holds %lld jobs, the limit",
+                           (long long)st.waiting);
+        return -1;
+    }
+    return 0;
+}
+
+static void parse_free(struct parse_work *pw)
+{
+    free(pw->body);
+    free(pw);
+}
+
+static void parse_done(uv_work_t *w, int status)
+{
+    (void)status;
+    struct parse_work *pw = w->data;
+    struct api *a = pw->a;
+    struct http_req *r = pw->r;
+    if (r)
+        http_set_cancel(r, NULL, NULL);
+    if (pw->rc) {
+        a->jobs_rejected++;
+        if (r)
+            http_respond_error(r, pw->err.status, pw->err.code, pw->err.field, "%s", pw->err.msg);
+        free(pw->req); /* zeroed by the failed parse */
+        parse_free(pw);
+        return;
+    }
+    struct job_error e;
+    if (!r || admission(r, a)) {
+        jobs_req_put(pw->req);
+        parse_free(pw);
+        return;
+    }
+    if (jobs_admit(a->jobs, pw->req, &e)) {
+        http_respond_error(r, e.status, e.code, e.field, "%s", e.msg);
+        jobs_req_put(pw->req);
+        parse_free(pw);
+        return;
+    }
+    struct job *j = jobs_submit(a->jobs, pw->req, pw->body, pw->len, pw->received_ns);
+    wait_for(a, r, j, WAIT_CREATED);
+    free(pw);
+}
+
+static int is_json_type(const char *ct)
+{
+    if (!ct)
+        return 0;
+    while (*ct == ' ')
+        ct++;
+    if (strncasecmp(ct, "application/json", 16))
+        return 0;
+    ct += 16;
+    while (*ct == ' ')
+        ct++;
+    return *ct == 0 || *ct == ';';
+}
+
+void api_jobs_post(struct http_req *r, void *ctx)
+{
+    struct api *a = ctx;
+    if (!is_json_type(http_header(r, "Content-Type"))) {
+        http_respond_error(r, 415, "unsupported_media_type", NULL,
+                           "POST /jobs takes application/json");
+        return;
+    }
+    if (admission(r, a))
+        return;
+    struct parse_work *pw = xcalloc(1, sizeof *pw);
+    pw->w.data = pw;
+    pw->a = a;
+    pw->r = r;
+    pw->body = http_take_body(r, &pw->len);
+    pw->received_ns = http_received_ns(r);
+    pw->lim.max_nodes = (int32_t)a->cfg->max_nodes;
+    pw->lim.max_edges = (int32_t)a->cfg->max_edges;
+    pw->lim.max_budget_s = a->cfg->max_budget_s;
+    pw->lim.default_budget_s = a->cfg->default_budget_s;
+    http_set_cancel(r, parse_cancel, pw);
+    http_suspend(r);
+    uv_queue_work(a->loop, &pw->w, parse_run, parse_done);
+}
+
+/* ------------------------------------------------------------ GET /jobs */
+
+void api_jobs_list(struct http_req *r, void *ctx)
+{
+    struct api *a = ctx;
+    int state = -1;
+    const char *sv = http_query(r, "state");
+    if (sv && (state = job_state_parse(sv)) < 0) {
+        http_respond_error(r, 400, "invalid_field", "state", "'%.40s' is not a job state", sv);
+        return;
+    }
+    int64_t limit, before = INT64_MAX;
+    if (query_int(r, "limit", 1, 500, 50, &limit))
+        return;
+    const char *bv = http_query(r, "before");
+    if (bv && job_id_parse(bv, &before)) {
+        http_respond_error(r, 400, "invalid_field", "before", "'%.40s' is not a job id", bv);
+        return;
+    }
+    json_t *list = json_array();
+    int64_t last = -1;
+    int more = 0;
+    for (struct job *j = jobs_before(a->jobs, before); j; j = jobs_before(a->jobs, j->id)) {
+        if (state >= 0 && j->pub.state != state)
+            continue;
+        if ((int64_t)json_array_size(list) == limit) {
+            more = 1;
+            break;
+        }
+        json_array_append_new(list, job_status_json(&j->pub, 0));
+        last = j->id;
+    }
+    json_t *next = json_null();
+    if (more) {
+        char id[24];
+        job_id_format(last, id, sizeof id);
+        next = json_string(id);
+    }
+    http_respond_json(r, 200, json_pack("{s:o, s:o}", "jobs", list, "next_before", next));
+}
+
+void api_jobs_get(struct http_req *r, void *ctx)
+{
+    struct job *j = job_of(r, ctx);
+    if (!j)
+        return not_found(r);
+    respond_status(r, 200, j);
+}
+
+/* ------------------------------------------------------------ progress */
+
+struct page {
+    struct sbuf b;
+    int64_t upto, last;
+    int n;
+};
+
+static void page_event(void *ctx, int64_t seq, const char *body)
+{
+    struct page *p = ctx;
+    if (seq > p->upto)
+        return;
+    if (p->n++)
+        sbuf_puts(&p->b, ",");
+    sbuf_puts(&p->b, body);
+    p->last = seq;
+}
+
+static int wants_sse(struct http_req *r)
+{
+    const char *a = http_header(r, "Accept");
+    return a && strstr(a, "text/event-stream") != NULL;
+}
+
+static void progress_stream(struct http_req *r, struct api *a, struct job *j, int64_t after)
+{
+    const char *lei = http_header(r, "Last-Event-ID");
+    if (lei) {
+        char *end;
+        long long v = strtoll(lei, &end, 10);
+        if (*lei && !*end && v >= 0)
+            after = v;
+    }
+    if (a->stopping)
+        return shutting_down(r);
+    if (sse_count(&a->sse) >= a->cfg->max_streams) {
+        http_add_header(r, "Retry-After", "5");
+        http_respond_error(r, 503, "too_many_streams", NULL,
+                           "%lld progress streams are open, the limit",
+                           (long long)sse_count(&a->sse));
+        return;
+    }
+    sse_start(&a->sse, r, j, after);
+}
+
+void api_jobs_progress(struct http_req *r, void *ctx)
+{
+    struct api *a = ctx;
+    struct job *j = job_of(r, a);
+    if (!j)
+        return not_found(r);
+    int64_t after, limit;
+    if (query_int(r, "after", 0, INT64_MAX / 2, 0, &after) ||
+        query_int(r, "limit", 1, 1000, 1000, &limit))
+        return;
+    if (wants_sse(r))
+        return progress_stream(r, a, j, after);
+    struct page p = {{0}, j->pub.progress_seq, after, 0};
+    sbuf_puts(&p.b, "{\"events\":[");
+    if (after < p.upto &&
+        store_load_events(a->store, j->id, after, (int)limit, page_event, &p) < 0) {
+        free(p.b.p);
+        http_respond_error(r, 503, "not_ready", NULL, "the job store cannot be read");
+        return;
+    }
+    int done = job_state_terminal(j->pub.state) && p.last >= j->pub.progress_seq;
+    sbuf_printf(&p.b, "],\"next\":%lld,\"state\":\"%s\",\"done\":%s}\n", (long long)p.last,
+                job_state_name(j->pub.state), done ? "true" : "false");
+    http_respond(r, 200, "application/json", p.b.p, p.b.len);
+}
+
+/* ------------------------------------------------------------ solution */
+
+struct render_work {
+    uv_work_t w;
+    struct store *store;
+    struct http_req *r;
+    int64_t id;
+    struct job_request *req; /* shared (refs held on the loop) or NULL: load it */
+    struct lcn_pt *layout;   /* copy, or NULL: load the checkpoint */
+    struct lcn_obj obj;
+    double elapsed_s;
+    int final;
+    char *text;
+    size_t len;
+    int status;
+    char msg[256];
+};
+
+static void render_cancel(void *arg, struct http_req *r)
+{
+    (void)r;
+    ((struct render_work *)arg)->r = NULL;
+}
+
+/* Thread pool: the finished job's final layout from the store. Returns 0,
+ * or -1 with status and msg set. */
+static int render_load_layout(struct render_work *rw)
+{
+    struct store_checkpoint ck;
+    int rc = store_load_checkpoint(rw->store, rw->id, &ck);
+    if (rc) {
+        rw->status = rc == LCN_ENOTFOUND ? 409 : 503;
+        snprintf(rw->msg, sizeof rw->msg, "%s",
+                 rc == LCN_ENOTFOUND ? "no validated layout exists for this job"
+                                     : "the job store cannot be read");
+        return -1;
+    }
+    rw->layout = ck.layout;
+    rw->obj = ck.obj;
+    rw->elapsed_s = ck.elapsed_s;
+    rw->final = ck.final || rw->final; /* a finished job's layout never changes */
+    return 0;
+}
+
+/* Thread pool: the finished job's request from the store, parsed into
+ * *own. Returns 0, or -1 with status and msg set. */
+static int render_load_request(struct render_work *rw, struct job_request *own)
+{
+    char *body = NULL;
+    size_t blen = 0;
+    if (store_load_request(rw->store, rw->id, &body, &blen)) {
+        rw->status = 503;
+        snprintf(rw->msg, sizeof rw->msg, "the job's request cannot be read from the store");
+        return -1;
+    }
+    struct job_limits lim = {LCN_MAX_NODES, LCN_MAX_EDGES, 1e12, 1};
+    struct job_error e;
+    int rc = job_request_parse(own, body, blen, &lim, &e);
+    free(body);
+    if (rc) {
+        rw->status = 500;
+        snprintf(rw->msg, sizeof rw->msg, "stored request does not parse: %.200s", e.msg);
+        return -1;
+    }
+    return 0;
+}
+
+static void render_run(uv_work_t *w)
+{
+    struct render_work *rw = w->data;
+    struct job_request own;
+    const struct job_request *req = rw->req;
+    if (!rw->layout && render_load_layout(rw))
+        return;
+    if (!req) {
+        if (render_load_request(rw, &own))
+            return;
+        req = &own;
+    }
+    char id[24];
+    job_id_format(rw->id, id, sizeof id);
+    json_t *lcn =
+        json_pack("{s:s, s:b, s:i, s:i, s:I, s:I, s:f, s:b}", "job", id, "final", rw->final, "K",
+                  rw->obj.K, "nK", rw->obj.nK, "Phi", (json_int_t)rw->obj.Phi, "C",
+                  (json_int_t)rw->obj.C, "elapsed_s", rw->elapsed_s, "validated", 1);
+    json_t *doc = graphio_layout_json(&req->doc, rw->layout, lcn);
+    rw->text = graphio_dumps(doc, 0);
+    json_decref(doc);
+    rw->len = rw->text ? strlen(rw->text) : 0;
+    rw->status = rw->text ? 200 : 500;
+    if (!rw->text)
+        snprintf(rw->msg, sizeof rw->msg, "cannot serialise the solution");
+    if (req == &own)
+        job_request_release(&own);
+}
+
+static void render_done(uv_work_t *w, int status)
+{
+    (void)status;
+    struct render_work *rw = w->data;
+    if (rw->req)
+        jobs_req_put(rw->req);
+    if (rw->r) {
+        http_set_cancel(rw->r, NULL, NULL);
+        if (rw->status == 200) {
+            http_respond(rw->r, 200, "application/json", rw->text, rw->len);
+            rw->text = NULL;
+        } else {
+            http_respond_error(rw->r, rw->status,
+                               rw->status == 409   ? "no_solution"
+                               : rw->status == 503 ? "not_ready"
+                                                   : "internal",
+                               NULL, "%s", rw->msg);
+        }
+    }
+    free(rw->text);
+    free(rw->layout);
+    free(rw);
+}
+
+void api_jobs_solution(struct http_req *r, void *ctx)
+{
+    struct api *a = ctx;
+    struct job *j = job_of(r, a);
+    if (!j)
+        return not_found(r);
+    int terminal = job_state_terminal(j->pub.state);
+    if (!terminal && !j->ckpt) {
+        http_respond_error(r, 409, "no_solution", NULL, "no validated layout exists yet (state %s)",
+                           job_state_name(j->pub.state));
+        return;
+    }
+    struct render_work *rw = xcalloc(1, sizeof *rw);
+    rw->w.data = rw;
+    rw->store = a->store;
+    rw->r = r;
+    rw->id = j->id;
+    rw->final = terminal;
+    if (!terminal && (rw->req = jobs_req_hold(j))) {
+        size_t bytes = sizeof *j->ckpt * (size_t)j->pub.n;
+        rw->layout = xmalloc(bytes + 1);
+        memcpy(rw->layout, j->ckpt, bytes);
+        rw->obj = j->ckpt_obj;
+        rw->elapsed_s = j->ckpt_elapsed_s;
+        rw->final = 0;
+    }
+    http_set_cancel(r, render_cancel, rw);
+    http_suspend(r);
+    uv_queue_work(a->loop, &rw->w, render_run, render_done);
+}
+
+/* ------------------------------------------------------------ DELETE */
+
+void api_jobs_delete(struct http_req *r, void *ctx)
+{
+    struct api *a = ctx;
+    struct job *j = job_of(r, a);
+    if (!j)
+        return not_found(r);
+    if (job_state_terminal(j->pub.state))
+        return respond_status(r, 200, j);
+    if (a->stopping && j->run)
+        return shutting_down(r);
+    if (!storeq_healthy(a->sq)) {
+        /* nothing can be made durable now; an earlier request to cancel
+         * that already is will complete */
+        if (j->pub.cancel_requested)
+            return respond_status(r, 202, j);
+        return store_unavailable(r, "the job store is unhealthy: the job was not cancelled");
+    }
+    jobs_cancel(a->jobs, j);
+    wait_for(a, r, j, WAIT_TERMINAL);
+}
