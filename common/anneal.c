@@ -33,12 +33,13 @@ void anneal_params_default(struct anneal_params *ap)
     ap->a_nK = 0;
     ap->lin = 0.02;
     ap->quad = 0;
-    ap->exp_w = 0.1;
+    ap->exp_w = 1;
     ap->base = 4;
-    ap->hinge_w = 1;
+    ap->hinge_w = 0;
     ap->hinge_off = 1;
     ap->pnorm_w = 0;
     ap->pnorm_rho = 0.5;
+    ap->beta_k = 3.5;
 }
 
 /* ---- energy ------------------------------------------------------------ */
@@ -51,9 +52,8 @@ void anneal_params_default(struct anneal_params *ap)
 #define ENERGY_ONE 65536.0
 #define ENERGY_CAP 1125899906842624.0 /* 2^50 */
 
-static double exp_term(const struct anneal_params *ap, int32_t x)
+static double exp_term(double b, int32_t x)
 {
-    double b = ap->base;
     double capped = x > 20 ? 20 : (double)x;
     double v = pow(b, capped) / (1.0 - 1.0 / b);
     if (x > 20)
@@ -91,10 +91,16 @@ void anneal_energy_set_kref(struct anneal_energy *en, int32_t Kref)
         return;
     en->Kref = Kref;
     const struct anneal_params *ap = &en->ap;
+    double b = ap->base;
+    if (ap->beta_k > 0) {
+        /* the steepness follows K: the GPU engine's rule (docs/GPU.md) */
+        double beta = ap->beta_k / sqrt((double)(Kref > 1 ? Kref : 1));
+        b = exp(beta < 0.05 ? 0.05 : (beta > 2 ? 2 : beta));
+    }
     for (int32_t c = 0; c <= en->m; c++) {
         double v = ap->lin * c + ap->quad * (double)c * c;
         if (ap->exp_w != 0)
-            v += ap->exp_w * exp_term(ap, c - Kref);
+            v += ap->exp_w * exp_term(b, c - Kref);
         if (ap->hinge_w != 0 && c - Kref + ap->hinge_off > 0) {
             double h = (double)(c - Kref + ap->hinge_off);
             v += ap->hinge_w * h * h;

@@ -74,6 +74,9 @@ struct anneal_params {
     /* balance-aware p-norm term (issue 15): pnorm_w * (c / Kref)^p with
      * p = pnorm_rho * Kref, so p follows the best K; 0 = off */
     double pnorm_w, pnorm_rho;
+    /* > 0: the exponential term's base is e^beta, beta = clamp(beta_k /
+     * sqrt(Kref), 0.05, 2), following the best K (issue 15); 0: base */
+    double beta_k;
 };
 
 /* The defaults the engine starts from. */

@@ -197,6 +197,7 @@ static const struct knob knob_table[] = {
     {"quad", KNOB_DOUBLE, AP(quad), 0, 1e9, NULL},
     {"exp_w", KNOB_DOUBLE, AP(exp_w), 0, 1e9, NULL},
     {"base", KNOB_DOUBLE, AP(base), 1.01, 1e3, NULL},
+    {"beta_k", KNOB_DOUBLE, AP(beta_k), 0, 100, NULL},
     {"hinge_w", KNOB_DOUBLE, AP(hinge_w), 0, 1e9, NULL},
     {"hinge_off", KNOB_INT, AP(hinge_off), -1000, 1000, NULL},
     {"pnorm_w", KNOB_DOUBLE, AP(pnorm_w), 0, 1e9, NULL},

@@ -10,6 +10,7 @@
  * The bandit's trajectory (layout and probabilities) is a function of the
  * seed.
  */
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -263,6 +264,34 @@ static void test_bandit(void **s)
 
 /* The fixed mix with the new operators at 0 (the mix before them) draws
  * only local, bary and global; the default mix draws every operator. */
+/* beta_k: the exponential term's steepness follows Kref (beta_k / sqrt(K),
+ * clamped to [0.05, 2]), the table rebuilt when Kref changes */
+static void test_energy_beta_k(void **s)
+{
+    (void)s;
+    struct anneal_params ap;
+    anneal_params_default(&ap);
+    ap.lin = 0;
+    ap.hinge_w = 0;
+    ap.exp_w = 1;
+    ap.beta_k = 3.5;
+    struct anneal_energy en;
+    anneal_energy_init(&en, &ap, 400, 196); /* beta 3.5 / 14 = 0.25 */
+    for (int c = 190; c < 210; c++)
+        assert_true(fabs((double)en.f[c + 1] / (double)en.f[c] - exp(0.25)) < 1e-4);
+    anneal_energy_set_kref(&en, 4); /* beta 1.75 */
+    for (int c = 4; c < 12; c++) /* below the table's cap */
+        assert_true(fabs((double)en.f[c + 1] / (double)en.f[c] - exp(1.75)) < 1e-4);
+    anneal_energy_set_kref(&en, 1); /* clamped at 2 */
+    assert_true(fabs((double)en.f[3] / (double)en.f[2] - exp(2.0)) < 1e-4);
+    anneal_energy_release(&en);
+    /* off: the fixed base */
+    ap.beta_k = 0;
+    anneal_energy_init(&en, &ap, 400, 196);
+    assert_true(fabs((double)en.f[201] / (double)en.f[200] - 4.0) < 1e-4);
+    anneal_energy_release(&en);
+}
+
 static void test_fixed_default(void **s)
 {
     (void)s;
@@ -295,6 +324,7 @@ int main(void)
         cmocka_unit_test(test_all_operators_mixed),
         cmocka_unit_test(test_bandit),
         cmocka_unit_test(test_fixed_default),
+        cmocka_unit_test(test_energy_beta_k),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
