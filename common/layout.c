@@ -428,26 +428,43 @@ int layout_snap(const struct lcn_graph *g, const double *xy, struct lcn_pt *out)
     return layout_snap_stop(g, xy, NULL, out);
 }
 
+/*
+ * Where point i of a real-valued drawing (n points, x y interleaved) lies
+ * within the drawing's bounding box, per axis in [0, 1] (0.5 on an axis the
+ * drawing does not span, or for a value that is not finite): the stretch
+ * onto the canvas that snapping and the descent start share.
+ */
+struct xy_box {
+    double x0, x1, y0, y1;
+};
+
+static struct xy_box xy_box_of(const double *xy, int32_t n)
+{
+    struct xy_box b = {xy[0], xy[0], xy[1], xy[1]};
+    for (int32_t i = 1; i < n; i++) {
+        b.x0 = fmin(b.x0, xy[2 * i]);
+        b.x1 = fmax(b.x1, xy[2 * i]);
+        b.y0 = fmin(b.y0, xy[2 * i + 1]);
+        b.y1 = fmax(b.y1, xy[2 * i + 1]);
+    }
+    return b;
+}
+
+static double frac_in(double v, double lo, double hi)
+{
+    double f = hi > lo ? (v - lo) / (hi - lo) : 0.5;
+    return isfinite(f) ? f : 0.5;
+}
+
 int layout_snap_stop(const struct lcn_graph *g, const double *xy, const struct lcn_stop *stop,
                      struct lcn_pt *out)
 {
     int32_t n = g->n;
     if (n == 0)
         return 0;
-    double x0 = xy[0], x1 = xy[0], y0 = xy[1], y1 = xy[1];
-    for (int32_t i = 1; i < n; i++) {
-        x0 = fmin(x0, xy[2 * i]);
-        x1 = fmax(x1, xy[2 * i]);
-        y0 = fmin(y0, xy[2 * i + 1]);
-        y1 = fmax(y1, xy[2 * i + 1]);
-    }
+    const struct xy_box b = xy_box_of(xy, n);
     for (int32_t i = 0; i < n; i++) {
-        double fx = x1 > x0 ? (xy[2 * i] - x0) / (x1 - x0) : 0.5;
-        double fy = y1 > y0 ? (xy[2 * i + 1] - y0) / (y1 - y0) : 0.5;
-        if (!isfinite(fx))
-            fx = 0.5;
-        if (!isfinite(fy))
-            fy = 0.5;
+        double fx = frac_in(xy[2 * i], b.x0, b.x1), fy = frac_in(xy[2 * i + 1], b.y0, b.y1);
         out[i].x = (int32_t)LCN_MIN((double)g->width, LCN_MAX(0.0, floor(fx * g->width + 0.5)));
         out[i].y = (int32_t)LCN_MIN((double)g->height, LCN_MAX(0.0, floor(fy * g->height + 0.5)));
     }
@@ -515,18 +532,10 @@ static int descend(const struct lcn_graph *g, const struct lcn_stop *iter,
                    const struct lcn_stop *stop, double *xy)
 {
     int32_t n = g->n;
-    double x0 = xy[0], x1 = xy[0], y0 = xy[1], y1 = xy[1];
-    for (int32_t i = 1; i < n; i++) {
-        x0 = fmin(x0, xy[2 * i]);
-        x1 = fmax(x1, xy[2 * i]);
-        y0 = fmin(y0, xy[2 * i + 1]);
-        y1 = fmax(y1, xy[2 * i + 1]);
-    }
+    const struct xy_box b = xy_box_of(xy, n);
     for (int32_t i = 0; i < n; i++) {
-        double fx = x1 > x0 ? (xy[2 * i] - x0) / (x1 - x0) : 0.5;
-        double fy = y1 > y0 ? (xy[2 * i + 1] - y0) / (y1 - y0) : 0.5;
-        xy[2 * i] = (isfinite(fx) ? fx : 0.5) * g->width;
-        xy[2 * i + 1] = (isfinite(fy) ? fy : 0.5) * g->height;
+        xy[2 * i] = frac_in(xy[2 * i], b.x0, b.x1) * g->width;
+        xy[2 * i + 1] = frac_in(xy[2 * i + 1], b.y0, b.y1) * g->height;
     }
     struct lcn_stop half = *iter;
     if (half.deadline_ns) {
