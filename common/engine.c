@@ -512,20 +512,6 @@ static void *worker_main(void *arg)
 
 /* ---- publishing ----------------------------------------------------------- */
 
-/* Revalidates a layout with the oracle; returns 0 when valid with the
- * claimed tuple, LCN_ECORRUPT when not, or the stop's code when stop fired
- * first (no verdict). */
-static int oracle_check(const struct lcn_graph *g, const struct lcn_pt *pts,
-                        const struct lcn_obj *claimed, const struct lcn_stop *stop)
-{
-    struct lcn_report rep;
-    int rc = validate_layout_stop(g, pts, 4, stop, &rep);
-    if (rc == 0 && (!rep.valid || obj_cmp(&rep.obj, claimed) != 0))
-        rc = LCN_ECORRUPT;
-    report_release(&rep);
-    return rc;
-}
-
 /* The hard limit of every phase (stop.h: the deadline, the cancel flag
  * from LCN_CANCEL_GRACE_NS into the run). */
 static struct lcn_stop hard_stop(const struct run *run)
@@ -865,7 +851,7 @@ static int checkpoint(struct run *run, struct lcn_pt *snap, uint64_t *published,
     if (ver == *published)
         return 0;
     /* version 0 is the start, which the oracle passed before the search */
-    int rc = ver == 0 ? 0 : oracle_check(g, snap, &eo, &hard);
+    int rc = ver == 0 ? 0 : validate_claim(g, snap, &eo, &hard, NULL, NULL, 0);
     if (rc == LCN_ECORRUPT)
         return rc;
     if (rc)
@@ -906,7 +892,7 @@ static int final_layout(struct run *run, int32_t ready, int64_t t_val, const str
     int rc = same ? 0 : LCN_ECANCELLED;
     if (!same && (!cancelled || lcn_final_cheap(p, t_val))) {
         struct lcn_stop dl = lcn_final_stop(p, t_val);
-        rc = oracle_check(g, fin, &fin_obj, &dl);
+        rc = validate_claim(g, fin, &fin_obj, &dl, NULL, NULL, 0);
         if (rc == LCN_ECORRUPT)
             return rc;
     }
@@ -970,7 +956,7 @@ int engine_cpu_run(const struct lcn_graph *g, const struct engine_params *p,
      * tells how early the search must stop to validate its result */
     int64_t t0 = lcn_now_ns(), t_val = 0;
     if (!rc)
-        rc = oracle_check(g, starts[ebest].pts, &starts[ebest].obj, &hard);
+        rc = validate_claim(g, starts[ebest].pts, &starts[ebest].obj, &hard, NULL, NULL, 0);
     t_val = lcn_now_ns() - t0;
     if (rc) {
         starts_free(starts, keep);

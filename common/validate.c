@@ -1,5 +1,6 @@
 #include "validate.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -337,4 +338,36 @@ void report_release(struct lcn_report *r)
     free(r->list);
     free(r->c);
     memset(r, 0, sizeof(*r));
+}
+
+int validate_claim(const struct lcn_graph *g, const struct lcn_pt *pts, const struct lcn_obj *claim,
+                   const struct lcn_stop *stop, struct lcn_obj *obj, char *diag, size_t len)
+{
+    struct lcn_report rep;
+    char tmp[8];
+    if (!diag || len == 0) {
+        diag = tmp;
+        len = sizeof(tmp);
+    }
+    diag[0] = 0;
+    int rc = validate_layout_stop(g, pts, 1, stop, &rep);
+    if (rc == 0 && obj)
+        *obj = rep.obj;
+    if (rc == 0 && !rep.valid) {
+        const struct lcn_violation *v = rep.listed ? &rep.list[0] : NULL;
+        snprintf(diag, len, "engine published an invalid layout (%lld violations, first %s %d %d)",
+                 (long long)rep.total, v ? validate_kind_name(v->kind) : "?", v ? v->a : -1,
+                 v ? v->b : -1);
+        rc = LCN_ECORRUPT;
+    } else if (rc == 0 && obj_cmp(&rep.obj, claim) != 0) {
+        char a[96], b[96];
+        obj_format(claim, a, sizeof a);
+        obj_format(&rep.obj, b, sizeof b);
+        snprintf(diag, len, "engine claimed %s but the oracle counts %s", a, b);
+        rc = LCN_ECORRUPT;
+    } else if (rc && rc != LCN_EDEADLINE && rc != LCN_ECANCELLED) {
+        snprintf(diag, len, "oracle recount failed: %s", lcn_strerror(rc));
+    }
+    report_release(&rep);
+    return rc;
 }

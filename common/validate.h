@@ -61,6 +61,19 @@ int validate_layout_stop(const struct lcn_graph *g, const struct lcn_pt *pts, in
 
 void report_release(struct lcn_report *r);
 
+/*
+ * The oracle against an engine's claim, the one rule every publisher
+ * applies (engines, worker, lcnd solve): validates pts (validate_layout_stop)
+ * and compares the recount's tuple with *claim. Returns 0 when the layout
+ * is valid with exactly that tuple; LCN_ECORRUPT when it is invalid or the
+ * tuple differs; the stop's code (LCN_EDEADLINE, LCN_ECANCELLED) or another
+ * error when no verdict was reached. obj (NULL: not wanted) receives the
+ * oracle's tuple whenever there was a verdict; diag (NULL or len 0: not
+ * wanted) says what was wrong, for every nonzero return but the stop's.
+ */
+int validate_claim(const struct lcn_graph *g, const struct lcn_pt *pts, const struct lcn_obj *claim,
+                   const struct lcn_stop *stop, struct lcn_obj *obj, char *diag, size_t len);
+
 /* Name of a violation kind: "V1", ... */
 const char *validate_kind_name(enum lcn_vkind k);
 

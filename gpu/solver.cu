@@ -1241,23 +1241,11 @@ static int publish(struct sjob *j, struct lcn_pt *out, struct lcn_obj *obj,
     if (rc)
         return rc;
     GPU_CHECK(j->ctx, cudaStreamSynchronize(j->s->stream));
-    struct lcn_report r;
-    rc = validate_layout_stop(j->g, out, 8, stop, &r);
-    if (rc) {
-        report_release(&r);
-        return rc;
-    }
-    int ok = r.valid && obj_cmp(&r.obj, &rec->best) == 0;
-    if (!ok) {
-        char a[96], b[96];
-        obj_format(&rec->best, a, sizeof(a));
-        obj_format(&r.obj, b, sizeof(b));
-        fprintf(stderr, "lcn gpu: oracle rejected the device's best layout (valid %d, claimed %s, oracle %s)\n",
-                r.valid, a, b);
-    }
-    *obj = r.obj;
-    report_release(&r);
-    return ok ? 0 : LCN_ECORRUPT;
+    char diag[256];
+    rc = validate_claim(j->g, out, &rec->best, stop, obj, diag, sizeof(diag));
+    if (rc == LCN_ECORRUPT)
+        fprintf(stderr, "lcn gpu: oracle rejected the device's best layout: %s\n", diag);
+    return rc;
 }
 
 static void fill_tel(const struct gpu_record *rec, struct engine_telemetry *t, double elapsed)

@@ -386,13 +386,10 @@ int solve_main(int argc, char **argv)
         print_ops(&res.tel);
 
     /* the oracle, once more, on exactly what is about to be written */
-    struct lcn_report rep;
-    int vrc = validate_layout(&doc.g, res.layout, 4, &rep);
-    int ok = vrc == 0 && rep.valid && obj_cmp(&rep.obj, &res.best) == 0;
-    report_release(&rep);
-    if (!ok) {
-        fprintf(stderr, "lcnd solve: internal error: the oracle rejected the engine's layout; "
-                        "nothing written\n");
+    char diag[256];
+    if (validate_claim(&doc.g, res.layout, &res.best, NULL, NULL, diag, sizeof(diag)) != 0) {
+        fprintf(stderr, "lcnd solve: internal error: the oracle rejected the engine's layout (%s); "
+                        "nothing written\n", diag);
         engine_result_release(&res);
         graphio_release(&doc);
         return EXIT_RUN;

@@ -29,34 +29,6 @@ void worker_report_release(struct worker_report *rep)
     rep->ckpt = NULL;
 }
 
-/* Revalidates a layout with the oracle; returns 0 when it is valid and its
- * tuple equals the claim, LCN_ECORRUPT with diag filled when not, or the
- * stop's code when stop fired before a verdict. */
-static int revalidate(const struct lcn_graph *g, const struct lcn_pt *pts,
-                      const struct lcn_obj *claim, const struct lcn_stop *stop, char *diag,
-                      size_t len)
-{
-    struct lcn_report rep;
-    int rc = validate_layout_stop(g, pts, 1, stop, &rep);
-    if (rc == 0 && !rep.valid) {
-        const struct lcn_violation *v = rep.listed ? &rep.list[0] : NULL;
-        snprintf(diag, len, "engine published an invalid layout (%lld violations, first %s %d %d)",
-                 (long long)rep.total, v ? validate_kind_name(v->kind) : "?", v ? v->a : -1,
-                 v ? v->b : -1);
-        rc = LCN_ECORRUPT;
-    } else if (rc == 0 && obj_cmp(&rep.obj, claim) != 0) {
-        char a[96], b[96];
-        obj_format(claim, a, sizeof a);
-        obj_format(&rep.obj, b, sizeof b);
-        snprintf(diag, len, "engine claimed %s but the oracle counts %s", a, b);
-        rc = LCN_ECORRUPT;
-    } else if (rc && rc != LCN_EDEADLINE && rc != LCN_ECANCELLED) {
-        snprintf(diag, len, "oracle recount failed: %s", lcn_strerror(rc));
-    }
-    report_release(&rep);
-    return rc;
-}
-
 /* How long past the deadline (or past the engine's return, for a cancelled
  * run) the worker's own oracle may run before the last checkpoint is taken
  * instead: the engine keeps time for this pass before the deadline. One
@@ -113,7 +85,7 @@ static void on_layout(void *ctx, const struct lcn_pt *layout, const struct lcn_o
     char diag[256];
     /* a checkpoint that cannot be checked before the stop is dropped */
     struct lcn_stop stop = {run->params.deadline_ns + REVALIDATE_GRACE_NS, &run->cancel, 0};
-    int rc = same_as_valid(run, layout, obj) ? 0 : revalidate(run->g, layout, obj, &stop, diag,
+    int rc = same_as_valid(run, layout, obj) ? 0 : validate_claim(run->g, layout, obj, &stop, NULL, diag,
                                                               sizeof diag);
     if (rc == LCN_EDEADLINE || rc == LCN_ECANCELLED)
         return;
@@ -154,7 +126,7 @@ static int finish_result(struct run *run, struct engine_result *res)
      * that overran) gets the grace from the engine's return */
     int64_t base = atomic_load(&run->cancel) ? lcn_now_ns() : run->params.deadline_ns;
     struct lcn_stop stop = {base + REVALIDATE_GRACE_NS, NULL, 0};
-    int rc = revalidate(run->g, res->layout, &res->best, &stop, diag, sizeof diag);
+    int rc = validate_claim(run->g, res->layout, &res->best, &stop, NULL, diag, sizeof diag);
     if (rc == LCN_EDEADLINE && run->valid) {
         size_t bytes = sizeof(struct lcn_pt) * (size_t)run->g->n;
         memcpy(res->layout, run->valid, bytes);

@@ -7,9 +7,11 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include <cmocka.h>
 
+#include "err.h"
 #include "testkit.h"
 
 struct vio {
@@ -222,6 +224,30 @@ static void test_valid_layout(void **s)
     assert_string_equal(validate_kind_name(LCN_V4_EDGE_OVERLAP), "V4");
 }
 
+/* validate_claim: the oracle's verdict on an engine's claim, with its
+ * diagnosis, for a valid layout claimed right and wrong and an invalid one */
+static void test_validate_claim(void **s)
+{
+    struct lcn_graph g;
+    int32_t src[] = {0, 1, 2, 3, 0, 1}, dst[] = {1, 2, 3, 0, 2, 3};
+    tk_graph(&g, 5, 6, src, dst, 4, 4);
+    struct lcn_pt pts[] = {PT(0, 0), PT(4, 0), PT(4, 4), PT(0, 4), PT(1, 2)};
+    struct lcn_obj right = {1, 2, 2, 1}, wrong = {1, 2, 2, 2}, got;
+    char diag[200];
+    assert_int_equal(validate_claim(&g, pts, &right, NULL, &got, diag, sizeof(diag)), 0);
+    assert_int_equal(obj_cmp(&got, &right), 0);
+    assert_string_equal(diag, "");
+    assert_int_equal(validate_claim(&g, pts, &wrong, NULL, &got, diag, sizeof(diag)), LCN_ECORRUPT);
+    assert_int_equal(obj_cmp(&got, &right), 0); /* the oracle's tuple, not the claim */
+    assert_non_null(strstr(diag, "engine claimed (1, 2, 2, 2) but the oracle counts (1, 2, 2, 1)"));
+    assert_int_equal(validate_claim(&g, pts, &wrong, NULL, NULL, NULL, 0), LCN_ECORRUPT);
+    /* node 4 where the diagonals cross: on both (V3 twice) */
+    pts[4] = PT(2, 2);
+    assert_int_equal(validate_claim(&g, pts, &right, NULL, NULL, diag, sizeof(diag)), LCN_ECORRUPT);
+    assert_non_null(strstr(diag, "engine published an invalid layout (2 violations, first V3"));
+    graph_release(&g);
+}
+
 /* The checker's own predicates hold at the ends of the int32 range (beyond
  * the parser's limit: it must not overflow even there). */
 static void test_int32_extremes(void **s)
@@ -311,7 +337,7 @@ int main(void)
         cmocka_unit_test(test_v1_out_of_bounds), cmocka_unit_test(test_v2_shared_point),
         cmocka_unit_test(test_v3_node_on_edge),  cmocka_unit_test(test_v4_overlap),
         cmocka_unit_test(test_listing_cap),      cmocka_unit_test(test_valid_layout),
-        cmocka_unit_test(test_int32_extremes),
+        cmocka_unit_test(test_int32_extremes),     cmocka_unit_test(test_validate_claim),
         cmocka_unit_test(test_sweep_vs_brute_force),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
