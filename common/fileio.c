@@ -113,7 +113,7 @@ int lcn_write_atomic(const char *path, const void *data, size_t len, char *err, 
     }
     const char *what = NULL;
     struct stat st;
-    if (stat(path, &st) == 0 && S_ISREG(st.st_mode) && fchmod(fd, st.st_mode & 07777) != 0)
+    if (stat(path, &st) == 0 && S_ISREG(st.st_mode) && fchmod(fd, st.st_mode & 0777) != 0)
         what = "set the mode of";
     else if (write_all(fd, data, len) != 0)
         what = "write";

@@ -19,8 +19,9 @@
  * and then the directory itself is fsync'ed so that the rename is durable.
  *
  * A new file gets the mode fopen would give it (0666 less the umask); an
- * existing regular file keeps its permission bits (not its owner). A
- * symbolic link at path is replaced by the file, not followed.
+ * existing regular file keeps its rwx permission bits (not its owner, nor
+ * setuid, setgid or sticky). A symbolic link at path is replaced by the
+ * file, not followed.
  *
  * Returns 0 on success. On failure (an empty path included) returns LCN_EIO,
  * writes a lower-case message naming the path and the system's
