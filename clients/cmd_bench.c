@@ -29,6 +29,7 @@
 #include "check.h"
 #include "client.h"
 #include "err.h"
+#include "fileio.h"
 #include "graphio.h"
 #include "lcnctl.h"
 #include "sha256.h"
@@ -142,29 +143,13 @@ static int read_all(const char *path, char **buf, size_t *len)
     return 0;
 }
 
-static int write_file(const char *path, const char *buf, size_t len)
-{
-    size_t n = strlen(path) + 32;
-    char *tmp = xmalloc(n);
-    snprintf(tmp, n, "%s.tmp.%ld", path, (long)getpid());
-    FILE *f = fopen(tmp, "wb");
-    int ok = f && fwrite(buf, 1, len, f) == len;
-    if (f)
-        ok = (fclose(f) == 0) && ok;
-    ok = ok && rename(tmp, path) == 0;
-    if (!ok)
-        unlink(tmp);
-    free(tmp);
-    return ok ? 0 : LCN_EIO;
-}
-
 static int write_json(const char *path, const json_t *j)
 {
     char *s = json_dumps(j, JSON_INDENT(1) | JSON_ENCODE_ANY);
     size_t n = strlen(s);
     s = xrealloc(s, n + 2);
     s[n] = '\n';
-    int rc = write_file(path, s, n + 1);
+    int rc = lcn_write_atomic(path, s, n + 1, NULL, 0);
     free(s);
     return rc;
 }
@@ -432,8 +417,9 @@ static void save_raw(struct bench *b, struct run *r, const char *suffix, const c
     char name[320];
     snprintf(name, sizeof name, "%s.%s", r->base, suffix);
     char *p = path_join(b->out, name);
-    if (write_file(p, buf, len) != 0)
-        lcnctl_errorf(b->cmd, "cannot write '%s': %s", p, strerror(errno));
+    char err[600];
+    if (lcn_write_atomic(p, buf, len, err, sizeof err) != 0)
+        lcnctl_errorf(b->cmd, "%s", err);
     free(p);
 }
 
@@ -999,7 +985,7 @@ static int cmd_bench(const struct lcnctl_cmd *cmd, int argc, char **argv)
     write_json(p, summary);
     free(p);
     p = path_join(out, "summary.txt");
-    write_file(p, txt_buf, txt_len);
+    lcn_write_atomic(p, txt_buf, txt_len, NULL, 0);
     free(p);
     write_json(manifest_path, manifest);
     if (lcnctl_json) {

@@ -7,12 +7,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <unistd.h>
 
 #include <jansson.h>
 
 #include "client.h"
 #include "err.h"
+#include "fileio.h"
 #include "graphio.h"
 #include "lcnctl.h"
 #include "util.h"
@@ -422,27 +422,17 @@ static const char solution_usage[] =
     "4 server unreachable; 5 refused (e.g. 409 no_solution: no validated\n"
     "layout yet).\n";
 
-static int write_atomic(const char *path, const char *buf, size_t len, char *err, size_t errlen)
+/* Writes the fetched document to path, ending it with a newline as on stdout. */
+static int save_solution(const char *path, const char *buf, size_t len, char *err, size_t errlen)
 {
-    size_t n = strlen(path) + 32;
-    char *tmp = xmalloc(n);
-    snprintf(tmp, n, "%s.tmp.%ld", path, (long)getpid());
-    FILE *f = fopen(tmp, "wb");
-    int ok = f != NULL;
-    if (ok) {
-        ok = fwrite(buf, 1, len, f) == len;
-        if (len && buf[len - 1] != '\n')
-            ok = ok && fputc('\n', f) != EOF;
-        ok = (fclose(f) == 0) && ok;
-    }
-    if (ok && rename(tmp, path) != 0)
-        ok = 0;
-    if (!ok) {
-        snprintf(err, errlen, "cannot write '%s': %s", path, strerror(errno));
-        unlink(tmp);
-    }
-    free(tmp);
-    return ok ? 0 : LCN_EIO;
+    if (len == 0 || buf[len - 1] == '\n')
+        return lcn_write_atomic(path, buf, len, err, errlen);
+    char *line = xmalloc(len + 1);
+    memcpy(line, buf, len);
+    line[len] = '\n';
+    int rc = lcn_write_atomic(path, line, len + 1, err, errlen);
+    free(line);
+    return rc;
 }
 
 static int cmd_solution(const struct lcnctl_cmd *cmd, int argc, char **argv)
@@ -492,7 +482,7 @@ static int cmd_solution(const struct lcnctl_cmd *cmd, int argc, char **argv)
         rc = fflush(stdout) == 0 ? LCNCTL_EXIT_OK : LCNCTL_EXIT_USAGE;
     } else {
         char err[600];
-        if (write_atomic(out, r.body, r.len, err, sizeof err) != 0) {
+        if (save_solution(out, r.body, r.len, err, sizeof err) != 0) {
             lcnctl_errorf(cmd, "%s", err);
             rc = LCNCTL_EXIT_USAGE;
         } else if (lcnctl_json) {

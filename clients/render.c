@@ -5,9 +5,9 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "err.h"
+#include "fileio.h"
 #include "graphio.h"
 #include "util.h"
 
@@ -297,29 +297,24 @@ int render_svg_file(const char *path, const struct lcn_graph *g, const struct lc
         }
         return 0;
     }
-    size_t n = strlen(path) + 32;
-    char *tmp = xmalloc(n);
-    snprintf(tmp, n, "%s.tmp.%ld", path, (long)getpid());
-    FILE *f = fopen(tmp, "w");
+    /* rendered in memory first: the file is then replaced in one step */
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
     if (!f) {
-        snprintf(err, errlen, "cannot write '%s': %s", tmp, strerror(errno));
-        free(tmp);
+        snprintf(err, errlen, "cannot write '%s': %s", path, strerror(errno));
         return LCN_EIO;
     }
     int rc = render_svg(f, g, pts, rep, info);
-    if (fclose(f) != 0)
+    if (fclose(f) != 0 && rc == 0) {
+        snprintf(err, errlen, "cannot write '%s': %s", path, strerror(errno));
         rc = LCN_EIO;
-    if (rc == 0 && rename(tmp, path) != 0) {
-        snprintf(err, errlen, "cannot rename '%s' to '%s': %s", tmp, path, strerror(errno));
-        unlink(tmp);
-        free(tmp);
-        return LCN_EIO;
+    } else if (rc) {
+        snprintf(err, errlen, "cannot write '%s'", path);
+    } else {
+        rc = lcn_write_atomic(path, buf, len, err, errlen);
     }
-    if (rc) {
-        snprintf(err, errlen, "cannot write '%s'", tmp);
-        unlink(tmp);
-    }
-    free(tmp);
+    free(buf);
     return rc;
 }
 

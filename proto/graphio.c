@@ -5,9 +5,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "err.h"
+#include "fileio.h"
 #include "geom.h"
 #include "util.h"
 
@@ -549,27 +549,8 @@ int graphio_write_file(const json_t *doc, const char *path, unsigned flags,
         free(s);
         return bad ? io_fail(e, "write", "-", saved) : 0;
     }
-    size_t tlen = strlen(path) + 32;
-    char *tmp = xmalloc(tlen);
-    snprintf(tmp, tlen, "%s.tmp.%ld", path, (long)getpid());
-    FILE *f = fopen(tmp, "wb");
-    int rc = 0;
-    if (!f) {
-        rc = io_fail(e, "create", tmp, errno);
-    } else {
-        int bad = fwrite(s, 1, len, f) != len;
-        bad |= fflush(f) != 0;
-        int saved = errno;
-        bad |= fclose(f) != 0;
-        if (bad) {
-            rc = io_fail(e, "write", tmp, saved ? saved : errno);
-            unlink(tmp);
-        } else if (rename(tmp, path) != 0) {
-            rc = io_fail(e, "rename to", path, errno);
-            unlink(tmp);
-        }
-    }
-    free(tmp);
+    int rc = lcn_write_atomic(path, s, len, e->msg, sizeof(e->msg));
+    e->err = rc;
     free(s);
     return rc;
 }

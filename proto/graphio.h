@@ -127,9 +127,10 @@ enum graphio_write_flags {
 
 /*
  * Writes doc to path ("-" = stdout) followed by a newline. A regular file
- * is written to a temporary name in the same directory and renamed into
- * place, so readers never see a partial file. Returns 0 or LCN_EIO with
- * *err filled (err may be NULL).
+ * is replaced through lcn_write_atomic (common/fileio.h: temporary file in
+ * the same directory, fsync, rename, fsync of the directory), so readers
+ * never see a partial file. Returns 0 or LCN_EIO with *err filled (err may
+ * be NULL).
  */
 int graphio_write_file(const json_t *doc, const char *path, unsigned flags,
                        struct graphio_error *err);

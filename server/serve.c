@@ -48,6 +48,7 @@
 
 #include "engines.h"
 #include "err.h"
+#include "fileio.h"
 #include "lcnd.h"
 #include "log.h"
 #include "notify.h"
@@ -354,17 +355,13 @@ static int lock_state_dir(const char *dir, char *err, size_t errlen)
     return 0;
 }
 
-static int write_port_file(const char *path, const char *bound)
+/* The port file is read by scripts waiting for the daemon: they must see the
+ * whole line or no file, never an empty one. The message names the path. */
+static int write_port_file(const char *path, const char *bound, char *err, size_t errlen)
 {
-    char tmp[4200];
-    snprintf(tmp, sizeof tmp, "%s.tmp", path);
-    FILE *f = fopen(tmp, "w");
-    if (!f)
-        return -1;
-    fprintf(f, "%s\n", bound);
-    if (fclose(f))
-        return -1;
-    return rename(tmp, path);
+    char line[160];
+    int n = snprintf(line, sizeof line, "%s\n", bound);
+    return lcn_write_atomic(path, line, (size_t)n, err, errlen);
 }
 
 /* Workers call the backend dispatcher (engines.h) with their own kind. */
@@ -558,10 +555,8 @@ static int start(struct lcnd *d, char *err, size_t errlen)
     };
     if ((rc = http_start(&d->http, d->loop, &hc, err, errlen)))
         return rc;
-    if (*d->cfg.port_file && write_port_file(d->cfg.port_file, d->bound)) {
-        snprintf(err, errlen, "port_file %s: %s", d->cfg.port_file, strerror(errno));
-        return LCN_EIO;
-    }
+    if (*d->cfg.port_file)
+        return write_port_file(d->cfg.port_file, d->bound, err, errlen);
     return 0;
 }
 
