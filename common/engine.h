@@ -67,6 +67,23 @@ enum engine_op {
     ENGINE_OPS
 };
 
+/*
+ * The backends a job or a run may ask for: the one enum of the project
+ * (the wire format, the daemon's configuration and its engine choice all
+ * use it; names on the wire and in files, never the numbers).
+ */
+enum lcn_backend {
+    LCN_BACKEND_AUTO = 0, /* the GPU engine when one is usable, else the CPU engine */
+    LCN_BACKEND_GPU,
+    LCN_BACKEND_CPU,
+};
+#define LCN_BACKENDS 3
+
+/* "auto", "gpu", "cpu"; "?" for anything else. */
+const char *lcn_backend_name(enum lcn_backend b);
+/* Parses one of those names; returns 0 or LCN_EINVAL (b untouched). */
+int lcn_backend_parse(const char *name, enum lcn_backend *b);
+
 /* "local", "bary", "median", "global", "empty", "pair", "swap", "cluster". */
 const char *engine_op_name(enum engine_op op);
 

@@ -1,12 +1,34 @@
 /*
- * engine_ops.c - the names of the move operators (engine.h), apart from
- * the CPU engine so that the wire format (proto/job.c) links without it.
+ * engine_ops.c - the names of the move operators and of the backends
+ * (engine.h), apart from the CPU engine so that the wire format
+ * (proto/job.c) links without it.
  */
 #include "engine.h"
+
+#include <string.h>
+
+#include "err.h"
 
 const char *engine_op_name(enum engine_op op)
 {
     static const char *const names[ENGINE_OPS] = {"local", "bary", "median", "global",
                                                   "empty", "pair", "swap",   "cluster"};
     return (unsigned)op < ENGINE_OPS ? names[op] : "?";
+}
+
+static const char *const backend_names[LCN_BACKENDS] = {"auto", "gpu", "cpu"};
+
+const char *lcn_backend_name(enum lcn_backend b)
+{
+    return (unsigned)b < LCN_BACKENDS ? backend_names[b] : "?";
+}
+
+int lcn_backend_parse(const char *name, enum lcn_backend *b)
+{
+    for (int i = 0; i < LCN_BACKENDS; i++)
+        if (name && strcmp(name, backend_names[i]) == 0) {
+            *b = (enum lcn_backend)i;
+            return 0;
+        }
+    return LCN_EINVAL;
 }

@@ -14,7 +14,6 @@
 static const char *const state_names[JOB_STATE_COUNT] = {
     "queued", "running", "succeeded", "failed", "cancelled", "interrupted",
 };
-static const char *const backend_names[] = {"auto", "gpu", "cpu"};
 
 const char *job_state_name(int state)
 {
@@ -33,11 +32,6 @@ int job_state_terminal(int state)
 {
     return state == JOB_SUCCEEDED || state == JOB_FAILED || state == JOB_CANCELLED ||
            state == JOB_INTERRUPTED;
-}
-
-const char *job_backend_name(int backend)
-{
-    return backend >= 0 && backend < 3 ? backend_names[backend] : "unknown";
 }
 
 void job_id_format(int64_t id, char *buf, size_t len)
@@ -157,7 +151,7 @@ int job_request_parse(struct job_request *req, const char *body, size_t len,
     req->target_k = -1;
     req->seed = 1;
     req->budget_s = lim->default_budget_s;
-    req->backend = JOB_BACKEND_AUTO;
+    req->backend = LCN_BACKEND_AUTO;
 
     /* jansson would stop at a NUL and report the text cut there */
     int line, col;
@@ -225,11 +219,8 @@ int job_request_parse(struct job_request *req, const char *body, size_t len,
                     fail(e, 400, "invalid_field", field, "expected a string, got %s", type_name(v));
                 goto out;
             }
-            int k = -1;
-            for (int i = 0; i < 3; i++)
-                if (!strcmp(b, backend_names[i]))
-                    k = i;
-            if (k < 0) {
+            enum lcn_backend k;
+            if (lcn_backend_parse(b, &k)) {
                 rc = fail(e, 400, "invalid_field", field, "'%.64s' is not auto, gpu or cpu", b);
                 goto out;
             }
@@ -359,7 +350,7 @@ json_t *job_status_json(const struct job_status *s, int with_telemetry)
     json_object_set_new(j, "target_k", s->target_k >= 0 ? json_integer(s->target_k) : json_null());
     json_object_set_new(j, "stop_at_target", json_boolean(s->stop_at_target));
     json_object_set_new(j, "backend_requested",
-                        json_string(job_backend_name(s->backend_requested)));
+                        json_string(lcn_backend_name(s->backend_requested)));
     json_object_set_new(j, "backend", str_or_null(s->backend));
     json_object_set_new(j, "evaluator", str_or_null(s->evaluator));
     json_object_set_new(j, "graph",
@@ -503,10 +494,10 @@ int job_status_parse(struct job_status *s, const json_t *j)
     s->target_k = json_is_integer(tk) ? (int32_t)json_integer_value(tk) : -1;
     s->stop_at_target = json_is_true(json_object_get(j, "stop_at_target"));
     const char *br = json_string_value(json_object_get(j, "backend_requested"));
-    s->backend_requested = JOB_BACKEND_AUTO;
-    for (int i = 0; br && i < 3; i++)
-        if (!strcmp(br, backend_names[i]))
-            s->backend_requested = i;
+    enum lcn_backend bk = LCN_BACKEND_AUTO;
+    if (br)
+        (void)lcn_backend_parse(br, &bk); /* an unknown name reads as auto, as before */
+    s->backend_requested = bk;
     rc |= copy_str(s->backend, sizeof s->backend, json_object_get(j, "backend"));
     rc |= copy_str(s->evaluator, sizeof s->evaluator, json_object_get(j, "evaluator"));
     json_int_t n = 0, m = 0, w = 0, h = 0;

@@ -18,7 +18,6 @@
 #include "graphio.h"
 #include "objective.h"
 
-enum job_backend { JOB_BACKEND_AUTO = 0, JOB_BACKEND_GPU, JOB_BACKEND_CPU };
 
 enum job_state {
     JOB_QUEUED = 0,
@@ -56,7 +55,7 @@ struct job_request {
     uint64_t seed;
     int32_t target_k; /* -1: none */
     int stop_at_target;
-    int backend;                                 /* enum job_backend */
+    enum lcn_backend backend;
     int32_t threads, replicas, proposal_workers; /* 0: engine default */
     char *tuning;                                /* NULL: none */
     char *name;                                  /* NULL: none */
@@ -86,7 +85,7 @@ struct job_status {
     uint64_t seed;
     int32_t target_k; /* -1 = null */
     int stop_at_target;
-    int backend_requested;
+    enum lcn_backend backend_requested;
     char backend[8];    /* "" = null (not started) */
     char evaluator[32]; /* "" = null */
     int32_t n, m, width, height;
@@ -137,7 +136,6 @@ const char *job_state_name(int state);
 int job_state_parse(const char *name);
 /* 1 for succeeded, failed, cancelled and interrupted. */
 int job_state_terminal(int state);
-const char *job_backend_name(int backend);
 
 /* ISO 8601 UTC with milliseconds ("2026-11-29T16:00:00.123Z"). */
 void job_iso_time(int64_t wall_ms, char *buf, size_t len);

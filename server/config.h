@@ -18,7 +18,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
-enum config_backend { CONFIG_BACKEND_AUTO = 0, CONFIG_BACKEND_GPU, CONFIG_BACKEND_CPU };
+#include "engine.h"
+
 enum config_log_level { LOG_LEVEL_ERROR = 0, LOG_LEVEL_WARN, LOG_LEVEL_INFO, LOG_LEVEL_DEBUG };
 enum config_sync { CONFIG_SYNC_NORMAL = 0, CONFIG_SYNC_FULL };
 enum config_fake_gpu { CONFIG_FAKE_GPU_OFF = 0, CONFIG_FAKE_GPU_STICKY };
@@ -45,7 +46,7 @@ struct lcnd_config {
     int64_t max_queued;
     int64_t retry_after_s;
     /* execution */
-    int backend; /* enum config_backend */
+    int backend; /* enum lcn_backend (CONFIG_ENUM stores the index in "auto|gpu|cpu") */
     int64_t cpu_workers;
     int64_t cpu_threads;
     int64_t gpu_slots;

@@ -9,23 +9,6 @@
 #include "gpu.h"
 #endif
 
-static const char *const names[] = {"auto", "cpu", "gpu"};
-
-int engines_backend_parse(const char *name, enum engine_backend *b)
-{
-    for (int i = 0; i < 3; i++) {
-        if (strcmp(name, names[i]) == 0) {
-            *b = (enum engine_backend)i;
-            return 0;
-        }
-    }
-    return LCN_EINVAL;
-}
-
-const char *engines_backend_name(enum engine_backend b)
-{
-    return (unsigned)b < 3 ? names[b] : "?";
-}
 
 #ifdef LCN_HAVE_CUDA
 /*
@@ -83,40 +66,40 @@ int engines_gpu_available(void)
 }
 #endif
 
-int engines_resolve(enum engine_backend b, enum engine_backend *resolved)
+int engines_resolve(enum lcn_backend b, enum lcn_backend *resolved)
 {
     switch (b) {
-    case ENGINE_BACKEND_AUTO:
-        *resolved = engines_gpu_available() ? ENGINE_BACKEND_GPU : ENGINE_BACKEND_CPU;
+    case LCN_BACKEND_AUTO:
+        *resolved = engines_gpu_available() ? LCN_BACKEND_GPU : LCN_BACKEND_CPU;
         return 0;
-    case ENGINE_BACKEND_CPU:
-        *resolved = ENGINE_BACKEND_CPU;
+    case LCN_BACKEND_CPU:
+        *resolved = LCN_BACKEND_CPU;
         return 0;
-    case ENGINE_BACKEND_GPU:
+    case LCN_BACKEND_GPU:
         if (!engines_gpu_available())
             return LCN_ENOGPU;
-        *resolved = ENGINE_BACKEND_GPU;
+        *resolved = LCN_BACKEND_GPU;
         return 0;
     }
     return LCN_EINVAL;
 }
 
-int engines_run(enum engine_backend b, const struct lcn_graph *g, const struct engine_params *p,
+int engines_run(enum lcn_backend b, const struct lcn_graph *g, const struct engine_params *p,
                 struct engine_result *out)
 {
-    enum engine_backend r;
+    enum lcn_backend r;
     int rc = engines_resolve(b, &r);
     if (rc)
         return rc;
     switch (r) {
-    case ENGINE_BACKEND_CPU:
+    case LCN_BACKEND_CPU:
         return engine_cpu_run(g, p, out);
-    case ENGINE_BACKEND_GPU:
+    case LCN_BACKEND_GPU:
 #ifdef LCN_HAVE_CUDA
     {
         char why[200];
         if (gpu_fits(engines_gpu_ctx(), g, why, sizeof(why)) != 0) {
-            if (b == ENGINE_BACKEND_AUTO)
+            if (b == LCN_BACKEND_AUTO)
                 return engine_cpu_run(g, p, out); /* auto: the CPU takes what the GPU cannot */
             fprintf(stderr, "lcn: %s\n", why);
             return LCN_ETOOBIG;

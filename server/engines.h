@@ -13,15 +13,6 @@
 
 #include "engine.h"
 
-enum engine_backend {
-    ENGINE_BACKEND_AUTO = 0,
-    ENGINE_BACKEND_CPU,
-    ENGINE_BACKEND_GPU,
-};
-
-/* Parses "auto", "cpu" or "gpu"; returns 0 or LCN_EINVAL. */
-int engines_backend_parse(const char *name, enum engine_backend *b);
-const char *engines_backend_name(enum engine_backend b);
 
 #ifdef LCN_HAVE_CUDA
 struct gpu_config;
@@ -44,14 +35,14 @@ int engines_gpu_available(void);
  * The backend that `b` resolves to right now: AUTO becomes GPU or CPU.
  * Returns 0, or LCN_ENOGPU when b is GPU and no GPU engine is available.
  */
-int engines_resolve(enum engine_backend b, enum engine_backend *resolved);
+int engines_resolve(enum lcn_backend b, enum lcn_backend *resolved);
 
 /*
  * Runs the engine for backend b (resolved as above) on g with p. Returns
  * what the engine returns (see engine.h), or LCN_ENOGPU for GPU without a
  * GPU engine (no callback runs then).
  */
-int engines_run(enum engine_backend b, const struct lcn_graph *g, const struct engine_params *p,
+int engines_run(enum lcn_backend b, const struct lcn_graph *g, const struct engine_params *p,
                 struct engine_result *out);
 
 #endif

@@ -469,8 +469,8 @@ static void fail_job(struct job *j, const char *code, const char *msg);
 
 int jobs_admit_solver(struct jobs *t, const struct job_request *req, char *why, size_t len)
 {
-    if (req->replicas <= 0 || (req->backend == JOB_BACKEND_GPU) ||
-        (req->backend == JOB_BACKEND_AUTO && jobs_backend_available(t, JOB_BACKEND_GPU)))
+    if (req->replicas <= 0 || (req->backend == LCN_BACKEND_GPU) ||
+        (req->backend == LCN_BACKEND_AUTO && jobs_backend_available(t, LCN_BACKEND_GPU)))
         return 0; /* the engine's default, or device replicas (gpu_fits judges those) */
     const struct lcn_graph *g = &req->doc.g;
     int64_t bytes = req->replicas * LCN_REPLICA_BYTES(g->n, g->m);
@@ -501,10 +501,10 @@ int jobs_admit(struct jobs *t, const struct job_request *req, struct job_error *
     if (!jobs_backend_available(t, req->backend)) {
         snprintf(e->code, sizeof e->code, "backend_unavailable");
         snprintf(e->field, sizeof e->field, "backend");
-        snprintf(e->msg, sizeof e->msg, "no usable %s worker", job_backend_name(req->backend));
+        snprintf(e->msg, sizeof e->msg, "no usable %s worker", lcn_backend_name(req->backend));
         return LCN_ENOGPU;
     }
-    if (req->backend == JOB_BACKEND_GPU && t->gpu_fits &&
+    if (req->backend == LCN_BACKEND_GPU && t->gpu_fits &&
         t->gpu_fits(t->gpu_ctx, &req->doc.g, why, sizeof why)) {
         snprintf(e->code, sizeof e->code, "backend_unavailable");
         snprintf(e->field, sizeof e->field, "backend");
@@ -526,11 +526,11 @@ int jobs_backend_available(struct jobs *t, int backend)
     struct worker_counts cpu, gpu;
     worker_pool_counts(t->pool, WORKER_CPU, &cpu);
     worker_pool_counts(t->pool, WORKER_GPU, &gpu);
-    if (backend == JOB_BACKEND_GPU)
+    if (backend == LCN_BACKEND_GPU)
         return gpu.healthy > 0;
-    if (backend == JOB_BACKEND_CPU)
+    if (backend == LCN_BACKEND_CPU)
         return cpu.healthy > 0;
-    return backend == JOB_BACKEND_AUTO && cpu.healthy + gpu.healthy > 0;
+    return backend == LCN_BACKEND_AUTO && cpu.healthy + gpu.healthy > 0;
 }
 
 static int has_healthy_gpu(struct jobs *t)
@@ -611,8 +611,8 @@ void jobs_schedule(struct jobs *t)
     struct job *j = t->qhead;
     while (j) {
         struct job *next = j->qnext;
-        int kind = j->cur.backend_requested == JOB_BACKEND_CPU   ? WORKER_CPU
-                   : j->cur.backend_requested == JOB_BACKEND_GPU ? WORKER_GPU
+        int kind = j->cur.backend_requested == LCN_BACKEND_CPU   ? WORKER_CPU
+                   : j->cur.backend_requested == LCN_BACKEND_GPU ? WORKER_GPU
                    : gpu && j->gpu_fits                          ? WORKER_GPU
                                                                  : WORKER_CPU;
         struct worker *w = worker_pool_idle(t->pool, kind);

@@ -381,7 +381,7 @@ static int dispatch(void *ctx, const struct worker *w, const struct lcn_graph *g
             engine_result_release(out);
         return LCN_EGPU_STICKY;
     }
-    return engines_run(w->kind == WORKER_GPU ? ENGINE_BACKEND_GPU : ENGINE_BACKEND_CPU, g, p, out);
+    return engines_run(w->kind == WORKER_GPU ? LCN_BACKEND_GPU : LCN_BACKEND_CPU, g, p, out);
 }
 
 #ifdef LCN_HAVE_CUDA
@@ -429,7 +429,7 @@ static int engine_setup(struct lcnd *d, char *err, size_t errlen)
         log_warn("test hook test_fake_gpu = sticky: one fake GPU worker that fails every job");
         return 0;
     }
-    if (d->cfg.backend == CONFIG_BACKEND_CPU || d->cfg.gpu_slots == 0) {
+    if (d->cfg.backend == LCN_BACKEND_CPU || d->cfg.gpu_slots == 0) {
         snprintf(d->engine.gpu_why, sizeof d->engine.gpu_why, "disabled by configuration");
         return 0;
     }
@@ -454,11 +454,11 @@ static int engine_setup(struct lcnd *d, char *err, size_t errlen)
                  why[0] ? why : "no usable CUDA device");
     }
 #endif
-    if (d->cfg.backend == CONFIG_BACKEND_GPU && d->engine.n_gpu == 0) {
+    if (d->cfg.backend == LCN_BACKEND_GPU && d->engine.n_gpu == 0) {
         snprintf(err, errlen, "backend gpu: no usable GPU (%s)", d->engine.gpu_why);
         return LCN_ENOGPU;
     }
-    if (d->engine.n_gpu == 0 && d->cfg.backend == CONFIG_BACKEND_AUTO)
+    if (d->engine.n_gpu == 0 && d->cfg.backend == LCN_BACKEND_AUTO)
         log_info("no GPU worker: %s; running the CPU engine", d->engine.gpu_why);
     return 0;
 }
@@ -519,7 +519,7 @@ static int start(struct lcnd *d, char *err, size_t errlen)
         return LCN_ESTORE;
     }
     int n_gpu = d->engine.n_gpu;
-    int n_cpu = d->cfg.backend == CONFIG_BACKEND_GPU ? 0 : (int)d->cfg.cpu_workers;
+    int n_cpu = d->cfg.backend == LCN_BACKEND_GPU ? 0 : (int)d->cfg.cpu_workers;
     int devices[64];
     for (int i = 0; i < 64; i++)
         devices[i] = d->engine.gpu_device;

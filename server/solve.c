@@ -37,7 +37,7 @@ struct solve_opts {
     int stop_at_target;
     int32_t threads, replicas, workers;
     int64_t move_limit;
-    enum engine_backend backend;
+    enum lcn_backend backend;
     int quiet, budget_given;
 };
 
@@ -115,7 +115,7 @@ static int parse_opts(int argc, char **argv, struct solve_opts *o)
     o->budget_s = 10;
     o->seed = 1;
     o->target_k = -1;
-    o->backend = ENGINE_BACKEND_AUTO;
+    o->backend = LCN_BACKEND_AUTO;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (strncmp(a, "--", 2) != 0 || a[2] == 0) {
@@ -184,7 +184,7 @@ static int parse_opts(int argc, char **argv, struct solve_opts *o)
             o->workers = (int32_t)iv;
             break;
         case OPT_BACKEND:
-            if (engines_backend_parse(val, &o->backend))
+            if (lcn_backend_parse(val, &o->backend))
                 return usage_error("--backend: bad value '%s' (cpu, gpu or auto)%s", val, "");
             break;
         case OPT_OUT:
@@ -332,10 +332,10 @@ int solve_main(int argc, char **argv)
         fprintf(stderr, "lcnd solve: %s: %s\n", o.graph, msg);
         return EXIT_USAGE;
     }
-    enum engine_backend resolved;
+    enum lcn_backend resolved;
     if (engines_resolve(o.backend, &resolved) != 0) {
         fprintf(stderr, "lcnd solve: --backend %s: this build has no usable GPU engine\n",
-                engines_backend_name(o.backend));
+                lcn_backend_name(o.backend));
         graphio_release(&doc);
         return EXIT_USAGE;
     }
@@ -415,7 +415,7 @@ int solve_main(int argc, char **argv)
     json_object_set_new(sum, "n", json_integer(doc.g.n));
     json_object_set_new(sum, "m", json_integer(doc.g.m));
     json_object_set_new(sum, "backend", json_string(res.backend));
-    json_object_set_new(sum, "backend_requested", json_string(engines_backend_name(o.backend)));
+    json_object_set_new(sum, "backend_requested", json_string(lcn_backend_name(o.backend)));
     json_object_set_new(sum, "evaluator", json_string(res.evaluator));
     json_object_set_new(sum, "seed", json_integer((json_int_t)o.seed));
     json_object_set_new(sum, "threads", json_integer(res.threads));

@@ -43,7 +43,7 @@ static void test_defaults_in_range(void **state)
     config_defaults(&c);
     assert_string_equal(c.listen, "127.0.0.1:8480");
     assert_int_equal(c.max_queued, 64);
-    assert_int_equal(c.backend, CONFIG_BACKEND_AUTO);
+    assert_int_equal(c.backend, LCN_BACKEND_AUTO);
     assert_int_equal(c.resume_interrupted, 1);
     assert_true(c.default_budget_s <= c.max_budget_s);
     for (size_t i = 0; i < config_option_count; i++) {
@@ -90,7 +90,7 @@ static void test_set_errors(void **state)
     assert_int_equal(config_set(&c, config_find("resume_interrupted"), "maybe", err, sizeof err),
                      LCN_EINVAL);
     assert_int_equal(config_set(&c, config_find("backend"), "cpu", err, sizeof err), 0);
-    assert_int_equal(c.backend, CONFIG_BACKEND_CPU);
+    assert_int_equal(c.backend, LCN_BACKEND_CPU);
     assert_int_equal(config_set(&c, config_find("max_budget_s"), "2.5", err, sizeof err), 0);
     assert_true(c.max_budget_s == 2.5);
     config_release(&c);
@@ -108,7 +108,7 @@ static void test_file(void **state)
     assert_int_equal(config_load_file(&c, p, err, sizeof err), 0);
     assert_int_equal(c.max_nodes, 500);
     assert_string_equal(c.state_dir, "/var/lib/lcn#not-a-comment");
-    assert_int_equal(c.backend, CONFIG_BACKEND_CPU);
+    assert_int_equal(c.backend, LCN_BACKEND_CPU);
     assert_string_equal(c.token_file, "");
     assert_int_equal(c.resume_interrupted, 0);
     unlink(p);
@@ -166,7 +166,7 @@ static void test_args(void **state)
     assert_int_equal(config_parse_args(&c, 11, argv, &help, &print, err, sizeof err), 0);
     assert_int_equal(c.max_nodes, 7);
     assert_int_equal(c.max_edges, 900);
-    assert_int_equal(c.backend, CONFIG_BACKEND_GPU);
+    assert_int_equal(c.backend, LCN_BACKEND_GPU);
     assert_int_equal(c.allow_insecure_listen, 1);
     assert_string_equal(c.state_dir, "/tmp/x");
     assert_int_equal(c.resume_interrupted, 0);

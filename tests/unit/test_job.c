@@ -61,7 +61,7 @@ static void test_defaults_and_fields(void **state)
     assert_int_equal(r.seed, 1);
     assert_int_equal(r.target_k, -1);
     assert_int_equal(r.stop_at_target, 0);
-    assert_int_equal(r.backend, JOB_BACKEND_AUTO);
+    assert_int_equal(r.backend, LCN_BACKEND_AUTO);
     assert_null(r.name);
     assert_int_equal(r.doc.g.n, 3);
     assert_int_equal(r.doc.g.m, 2);
@@ -76,7 +76,7 @@ static void test_defaults_and_fields(void **state)
     assert_int_equal(r.seed, 9007199254740992ULL);
     assert_int_equal(r.target_k, 3);
     assert_int_equal(r.stop_at_target, 1);
-    assert_int_equal(r.backend, JOB_BACKEND_CPU);
+    assert_int_equal(r.backend, LCN_BACKEND_CPU);
     assert_string_equal(r.name, "n1");
     assert_int_equal(r.threads, 2);
     assert_int_equal(r.replicas, 8);
@@ -327,6 +327,25 @@ static void test_ids_and_events(void **state)
     assert_string_equal(t, "2026-11-30T00:53:20.123Z");
 }
 
+/* the one backend enum: names round-trip, anything else is refused */
+static void test_backend_names(void **st)
+{
+    (void)st;
+    const char *names[] = {"auto", "gpu", "cpu"};
+    for (int i = 0; i < LCN_BACKENDS; i++) {
+        enum lcn_backend b = LCN_BACKEND_CPU;
+        assert_int_equal(lcn_backend_parse(names[i], &b), 0);
+        assert_int_equal((int)b, i);
+        assert_string_equal(lcn_backend_name(b), names[i]);
+    }
+    enum lcn_backend b = LCN_BACKEND_GPU;
+    assert_int_equal(lcn_backend_parse("GPU", &b), LCN_EINVAL);
+    assert_int_equal(lcn_backend_parse("", &b), LCN_EINVAL);
+    assert_int_equal(lcn_backend_parse(NULL, &b), LCN_EINVAL);
+    assert_int_equal(b, LCN_BACKEND_GPU); /* untouched */
+    assert_string_equal(lcn_backend_name((enum lcn_backend)7), "?");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -335,6 +354,7 @@ int main(void)
         cmocka_unit_test(test_nul_byte),
         cmocka_unit_test(test_status_roundtrip),
         cmocka_unit_test(test_ids_and_events),
+        cmocka_unit_test(test_backend_names),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

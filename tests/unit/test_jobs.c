@@ -406,9 +406,9 @@ static void test_admission(void **state)
     struct job_request *gpu = request(2, "gpu", 30, NULL, NULL);
     /* 4096 replicas of this graph take about 20 ms to set up (common/engine.h) */
     struct job_request *big = request(3, "cpu", 0.01, ",\"solver\":{\"replicas\":4096}", NULL);
-    assert_true(jobs_backend_available(&f->t, JOB_BACKEND_CPU));
-    assert_true(jobs_backend_available(&f->t, JOB_BACKEND_AUTO));
-    assert_false(jobs_backend_available(&f->t, JOB_BACKEND_GPU));
+    assert_true(jobs_backend_available(&f->t, LCN_BACKEND_CPU));
+    assert_true(jobs_backend_available(&f->t, LCN_BACKEND_AUTO));
+    assert_false(jobs_backend_available(&f->t, LCN_BACKEND_GPU));
     assert_int_equal(jobs_admit(&f->t, cpu, &e), 0);
     assert_int_equal(jobs_admit(&f->t, gpu, &e), LCN_ENOGPU);
     assert_int_equal(e.status, 422);
@@ -479,7 +479,7 @@ static void test_sticky_gpu_is_fatal(void **state)
     assert_int_equal(f->seen.fatal, 1);
     assert_int_equal(f->seen.fatal_code, 3);
     assert_true(worker_pool_gpu_failed(&f->pool));
-    assert_false(jobs_backend_available(&f->t, JOB_BACKEND_GPU));
+    assert_false(jobs_backend_available(&f->t, LCN_BACKEND_GPU));
     assert_int_equal(j->pub.state, JOB_FAILED);
     assert_string_equal(j->pub.error_code, "gpu_fatal");
     fx_free(f);
