@@ -20,6 +20,8 @@
 
 #include <cmocka.h>
 
+#include "testkit.h"
+
 #include "anneal.h"
 #include "err.h"
 #include "gen.h"
@@ -81,21 +83,8 @@ static void only(struct anneal_params *ap, enum engine_op op)
 /* improved <= accepted <= valid <= tried per operator; the sums match the run counters. */
 static void check_counters(const struct anneal_counters *c)
 {
-    uint64_t tried = 0, valid = 0, accepted = 0, improved = 0;
-    for (int op = 0; op < ENGINE_OPS; op++) {
-        const struct engine_op_stats *o = &c->ops[op];
-        assert_true(o->improved <= o->accepted);
-        assert_true(o->accepted <= o->valid);
-        assert_true(o->valid <= o->tried);
-        tried += o->tried;
-        valid += o->valid;
-        accepted += o->accepted;
-        improved += o->improved;
-    }
-    assert_int_equal(tried, c->attempted);
-    assert_int_equal(valid, c->valid);
-    assert_int_equal(accepted, c->accepted);
-    assert_int_equal(improved, c->replica_best_updates);
+    assert_int_equal(tk_check_ops(c->ops, c->attempted, c->valid, c->accepted),
+                     c->replica_best_updates);
     assert_int_equal(c->accepted + c->rejected, c->selected);
     assert_int_equal(c->committed, c->accepted);
 }

@@ -10,6 +10,8 @@
 
 #include <cmocka.h>
 
+#include "testkit.h"
+
 #include "engine.h"
 #include "err.h"
 #include "gen.h"
@@ -125,19 +127,7 @@ static void check_result(const struct fixture *f, const struct engine_result *r)
  * telemetry, published once the workers are gone). */
 static void check_ops(const struct engine_telemetry *t)
 {
-    uint64_t tried = 0, valid = 0, accepted = 0;
-    for (int op = 0; op < ENGINE_OPS; op++) {
-        const struct engine_op_stats *o = &t->ops[op];
-        assert_true(o->improved <= o->accepted);
-        assert_true(o->accepted <= o->valid);
-        assert_true(o->valid <= o->tried);
-        tried += o->tried;
-        valid += o->valid;
-        accepted += o->accepted;
-    }
-    assert_int_equal(tried, t->attempted);
-    assert_int_equal(valid, t->valid);
-    assert_int_equal(accepted, t->accepted);
+    (void)tk_check_ops(t->ops, t->attempted, t->valid, t->accepted);
 }
 
 /* Same seed, same parameters: the same layout, whatever the thread count. */

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "crossings.h"
+#include "engine.h"
 #include "geom.h"
 #include "graph.h"
 #include "rng.h"
@@ -156,6 +157,31 @@ static inline void tk_layout(const struct lcn_graph *g, struct lcn_rng *r, enum 
     default:
         assert_true(0);
     }
+}
+
+/*
+ * Asserts the per-operator identities (engine_op_stats): improved <=
+ * accepted <= valid <= tried per operator, and the sums of tried, valid and
+ * accepted equal the run's attempted, valid and accepted. Returns the sum of
+ * improved (callers compare it with their own count of best updates).
+ */
+static inline uint64_t tk_check_ops(const struct engine_op_stats *ops, uint64_t attempted,
+                                    uint64_t valid, uint64_t accepted)
+{
+    uint64_t t = 0, v = 0, a = 0, imp = 0;
+    for (int op = 0; op < ENGINE_OPS; op++) {
+        assert_true(ops[op].improved <= ops[op].accepted);
+        assert_true(ops[op].accepted <= ops[op].valid);
+        assert_true(ops[op].valid <= ops[op].tried);
+        t += ops[op].tried;
+        v += ops[op].valid;
+        a += ops[op].accepted;
+        imp += ops[op].improved;
+    }
+    assert_int_equal(t, attempted);
+    assert_int_equal(v, valid);
+    assert_int_equal(a, accepted);
+    return imp;
 }
 
 /*
