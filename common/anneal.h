@@ -41,6 +41,7 @@
  * Operator selection (enum engine_op). FIXED draws from the probabilities
  * below; BANDIT adapts them per replica (struct anneal_bandit).
  */
+/* the values engine_ops_mode_parse stores */
 enum anneal_ops_mode { ANNEAL_OPS_FIXED = 0, ANNEAL_OPS_BANDIT };
 
 /* Move mix and energy weights. */

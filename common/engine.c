@@ -159,23 +159,9 @@ static int parse_evaluator(const char *val, void *field, char *err, int errlen)
     return 0;
 }
 
-/* ops: fixed (0) or bandit (1), enum anneal_ops_mode. */
-static int parse_ops(const char *val, void *field, char *err, int errlen)
-{
-    int32_t m = strcmp(val, "fixed") == 0    ? ANNEAL_OPS_FIXED
-                : strcmp(val, "bandit") == 0 ? ANNEAL_OPS_BANDIT
-                                             : -1;
-    if (m < 0) {
-        snprintf(err, (size_t)errlen, "tuning: ops: '%s' is not fixed or bandit", val);
-        return LCN_EINVAL;
-    }
-    *(int32_t *)field = m;
-    return 0;
-}
-
 static const struct knob knob_table[] = {
     {"proposal_workers", KNOB_INT, AP(proposal_workers), 1, 64, NULL},
-    {"ops", KNOB_CUSTOM, AP(ops_mode), 0, 0, parse_ops},
+    {"ops", KNOB_CUSTOM, AP(ops_mode), 0, 0, engine_ops_mode_parse}, /* enum anneal_ops_mode */
     {"p_global", KNOB_DOUBLE, AP(p_global), 0, 1, NULL},
     {"p_bary", KNOB_DOUBLE, AP(p_bary), 0, 1, NULL},
     {"p_median", KNOB_DOUBLE, AP(p_median), 0, 1, NULL},

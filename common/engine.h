@@ -84,6 +84,13 @@ const char *lcn_backend_name(enum lcn_backend b);
 /* Parses one of those names; returns 0 or LCN_EINVAL (b untouched). */
 int lcn_backend_parse(const char *name, enum lcn_backend *b);
 
+/*
+ * The `ops` knob of both engines' tuning tables (knobs.h KNOB_CUSTOM):
+ * "fixed" stores 0 (the knobs' mix), "bandit" 1 (each replica adapts its
+ * mix) in the int32_t field; anything else is LCN_EINVAL with a message.
+ */
+int engine_ops_mode_parse(const char *val, void *field, char *err, int errlen);
+
 /* "local", "bary", "median", "global", "empty", "pair", "swap", "cluster". */
 const char *engine_op_name(enum engine_op op);
 

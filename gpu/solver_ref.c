@@ -491,17 +491,6 @@ void gpu_solver_params_default(struct gpu_solver_params *sp)
     sp->reuse = 1;
 }
 
-/* ops: "fixed" (the knobs' mix) or "bandit" (each replica adapts it). */
-static int parse_ops(const char *val, void *field, char *err, int errlen)
-{
-    if (strcmp(val, "fixed") && strcmp(val, "bandit")) {
-        snprintf(err, (size_t)errlen, "tuning: ops: '%s' is not fixed or bandit", val);
-        return LCN_EINVAL;
-    }
-    *(int32_t *)field = strcmp(val, "bandit") == 0;
-    return 0;
-}
-
 /* The GPU engine's knobs: one table drives parsing and ranges (knobs.h). */
 #define GK(f) offsetof(struct gpu_solver_params, f)
 static const struct knob gknobs[] = {
@@ -524,7 +513,7 @@ static const struct knob gknobs[] = {
     {"p_local", KNOB_DOUBLE, GK(p_local), 0, 1, NULL},
     {"p_bary", KNOB_DOUBLE, GK(p_bary), 0, 1, NULL},
     {"p_median", KNOB_DOUBLE, GK(p_median), 0, 1, NULL},
-    {"ops", KNOB_CUSTOM, GK(ops_bandit), 0, 0, parse_ops},
+    {"ops", KNOB_CUSTOM, GK(ops_bandit), 0, 0, engine_ops_mode_parse},
     {"bandit_floor", KNOB_DOUBLE, GK(bandit_floor), 0, 0.25, NULL},
     {"lin", KNOB_DOUBLE, GK(lin), 0, 16, NULL},
     {"restart_steps", KNOB_INT, GK(restart_steps), 0, 1000000000, NULL},
