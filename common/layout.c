@@ -529,7 +529,7 @@ static int circle_layout(const struct lcn_graph *g, const struct lcn_stop *stop,
  * iterations). Returns 0 or the hard stop's code.
  */
 static int descend(const struct lcn_graph *g, const struct lcn_stop *iter,
-                   const struct lcn_stop *stop, double *xy)
+                   const struct lcn_stop *stop, const struct layout_descender *d, double *xy)
 {
     int32_t n = g->n;
     const struct xy_box b = xy_box_of(xy, n);
@@ -542,7 +542,17 @@ static int descend(const struct lcn_graph *g, const struct lcn_stop *iter,
         int64_t now = lcn_now_ns();
         half.deadline_ns = half.deadline_ns > now ? now + (half.deadline_ns - now) / 2 : now;
     }
-    layout_descent_stop(g, 0, &half, xy, NULL);
+    double *keep = NULL;
+    if (d) {
+        keep = xmalloc(sizeof(double) * 2 * (size_t)n);
+        memcpy(keep, xy, sizeof(double) * 2 * (size_t)n);
+    }
+    if (!d || d->run(d->ctx, g, &half, xy)) {
+        if (keep) /* the other device failed: the CPU descent from the same drawing */
+            memcpy(xy, keep, sizeof(double) * 2 * (size_t)n);
+        layout_descent_stop(g, 0, &half, xy, NULL);
+    }
+    free(keep);
     return lcn_stop_check(stop);
 }
 
@@ -563,6 +573,14 @@ static int round_repair(const struct lcn_graph *g, const double *xy, const struc
 int layout_make(const struct lcn_graph *g, enum layout_kind kind, uint64_t seed,
                 const struct lcn_pt *init, const uint8_t *has_xy, int64_t deadline_ns,
                 const struct lcn_stop *stop, struct lcn_pt *out)
+{
+    return layout_make_with(g, kind, seed, init, has_xy, deadline_ns, stop, NULL, out);
+}
+
+int layout_make_with(const struct lcn_graph *g, enum layout_kind kind, uint64_t seed,
+                     const struct lcn_pt *init, const uint8_t *has_xy, int64_t deadline_ns,
+                     const struct lcn_stop *stop, const struct layout_descender *d,
+                     struct lcn_pt *out)
 {
     if (((int64_t)g->width + 1) * ((int64_t)g->height + 1) < g->n)
         return LCN_EINVAL;
@@ -598,7 +616,7 @@ int layout_make(const struct lcn_graph *g, enum layout_kind kind, uint64_t seed,
                               &iter, xy);
         }
         if (!rc && kind == LAYOUT_DESCENT)
-            rc = descend(g, &iter, stop, xy);
+            rc = descend(g, &iter, stop, d, xy);
         if (!rc)
             rc = lcn_stop_check(stop);
         if (!rc && kind == LAYOUT_DESCENT)

@@ -93,6 +93,15 @@ int32_t layout_descent_stop(const struct lcn_graph *g, int32_t iters, const stru
                             double *xy, int64_t *crossings);
 
 /*
+ * The descent's scales for a drawing xy in the frame of the bounds: the
+ * first and last tau (half and a fiftieth of the mean edge length, at least
+ * one grid unit) and the spacing radius r0. Shared by the CPU version and
+ * the device's (gpu_layout_descent).
+ */
+void layout_descent_scales(const struct lcn_graph *g, const double *xy, double *tau0,
+                           double *tau1, double *r0);
+
+/*
  * The surrogate itself at scale tau with spacing radius r0, for tests:
  * returns its value, writes its gradient to grad (2n doubles, NULL = not
  * wanted) and the drawing's exact per-edge crossing counts to c (m ints,
@@ -124,5 +133,23 @@ int layout_snap_stop(const struct lcn_graph *g, const double *xy, const struct l
 int layout_make(const struct lcn_graph *g, enum layout_kind kind, uint64_t seed,
                 const struct lcn_pt *init, const uint8_t *has_xy, int64_t deadline_ns,
                 const struct lcn_stop *stop, struct lcn_pt *out);
+
+/*
+ * A descent run elsewhere (the GPU engine's device descent,
+ * gpu_layout_descent): it takes xy (2n doubles, in the frame of the bounds)
+ * and leaves its drawing there, as layout_descent_stop does, ending by the
+ * stop's deadline. Returns 0, or an error code: then the CPU descent runs
+ * instead (from xy as it was).
+ */
+struct layout_descender {
+    int (*run)(void *ctx, const struct lcn_graph *g, const struct lcn_stop *stop, double *xy);
+    void *ctx;
+};
+
+/* layout_make with LAYOUT_DESCENT's descent done by d (NULL: the CPU's). */
+int layout_make_with(const struct lcn_graph *g, enum layout_kind kind, uint64_t seed,
+                     const struct lcn_pt *init, const uint8_t *has_xy, int64_t deadline_ns,
+                     const struct lcn_stop *stop, const struct layout_descender *d,
+                     struct lcn_pt *out);
 
 #endif

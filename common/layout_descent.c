@@ -46,20 +46,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "descent_core.h"
 #include "geom.h"
 #include "layout.h"
 #include "stop.h"
 #include "util.h"
 
-#define DESC_ETA       0.2         /* Adam's learning rate, in units of tau */
-#define DESC_TAU0      0.5         /* the first tau, in mean edge lengths */
-#define DESC_TAU1      0.02        /* the last tau, in mean edge lengths */
-#define DESC_SPACING   0.4         /* r0 in units of sqrt(W H / n) */
 #define DESC_ITERS     120         /* default iterations */
 #define DESC_PAIRS     300000000LL /* default iterations visit at most this many pairs... */
 #define DESC_MIN_ITERS 16          /* ...but make at least this many passes */
-#define DESC_CLIP      0.5         /* the largest move of a coordinate, in units of tau */
-#define DESC_SPACING_W 1.0         /* weight of the spacing term per node pair */
 
 struct keyed {
     double key;
@@ -92,76 +87,6 @@ static void ws_release(struct desc_ws *w)
     free(w->ek);
     free(w->box);
     free(w->nk);
-}
-
-static inline double orient(const double *a, const double *b, const double *c)
-{
-    return (b[0] - a[0]) * (c[1] - a[1]) - (b[1] - a[1]) * (c[0] - a[0]);
-}
-
-/* Adds k * grad orient(a, b, c) to ga, gb, gc. */
-static inline void orient_grad(const double *a, const double *b, const double *c, double k,
-                               double *ga, double *gb, double *gc)
-{
-    /* d/dc = perp(b - a), d/da = perp(c - b), d/db = perp(a - c), perp(v) = (-vy, vx) */
-    ga[0] += -k * (c[1] - b[1]);
-    ga[1] += k * (c[0] - b[0]);
-    gb[0] += -k * (a[1] - c[1]);
-    gb[1] += k * (a[0] - c[0]);
-    gc[0] += -k * (b[1] - a[1]);
-    gc[1] += k * (b[0] - a[0]);
-}
-
-static inline struct lcn_pt rounded(const double *p)
-{
-    return (struct lcn_pt){(int32_t)floor(p[0] + 0.5), (int32_t)floor(p[1] + 0.5)};
-}
-
-/* Whether p1p2 and q1q2 meet (cross, touch or overlap) once every
- * coordinate is rounded to the nearest integer: on the grid a node on an
- * edge is a violation that repair moves away, often into many crossings, so
- * the count that picks the returned drawing charges it like a crossing.
- * The points are inside the bounds, so they fit int32. */
-static inline int meets_rounded(const double *p1, const double *p2, const double *q1,
-                                const double *q2)
-{
-    return geom_segments_meet(rounded(p1), rounded(p2), rounded(q1), rounded(q2));
-}
-
-static inline double sig(double u)
-{
-    return 1.0 / (1.0 + exp(-u));
-}
-
-/*
- * One side's factor sig(-A1 A2 / (L2 tau2)) of segment p1p2 against the
- * points q1, q2, its value in *s and the gradient of u = -A1 A2 / (L2 tau2)
- * times coef added to the four points' gradients (when coef != 0).
- */
-static inline double side_u(const double *p1, const double *p2, const double *q1, const double *q2,
-                            double tau2, double *a1, double *a2, double *l2)
-{
-    *a1 = orient(p1, p2, q1);
-    *a2 = orient(p1, p2, q2);
-    double dx = p2[0] - p1[0], dy = p2[1] - p1[1];
-    *l2 = dx * dx + dy * dy;
-    return -(*a1) * (*a2) / (*l2 * tau2);
-}
-
-static inline void side_grad(const double *p1, const double *p2, const double *q1, const double *q2,
-                             double tau2, double a1, double a2, double l2, double coef, double *gp1,
-                             double *gp2, double *gq1, double *gq2)
-{
-    /* u = -P / (l2 tau2), P = a1 a2: du = -(dP l2 - P dl2) / (l2^2 tau2) */
-    double kP = -coef / (l2 * tau2);
-    double kL = coef * a1 * a2 / (l2 * l2 * tau2);
-    orient_grad(p1, p2, q1, kP * a2, gp1, gp2, gq1);
-    orient_grad(p1, p2, q2, kP * a1, gp1, gp2, gq2);
-    double dx = p2[0] - p1[0], dy = p2[1] - p1[1];
-    gp2[0] += kL * 2 * dx;
-    gp2[1] += kL * 2 * dy;
-    gp1[0] -= kL * 2 * dx;
-    gp1[1] -= kL * 2 * dy;
 }
 
 /*
@@ -206,24 +131,12 @@ static int energy(struct desc_ws *w, const struct lcn_graph *g, const double *xy
             if (v1 == u1 || v1 == u2 || v2 == u1 || v2 == u2)
                 continue;
             const double *q1 = &xy[2 * v1], *q2 = &xy[2 * v2];
-            double a1, a2, lp, b1, b2, lq;
             (*pairs)++;
-            double ua = side_u(p1, p2, q1, q2, tau2, &a1, &a2, &lp);
-            double ub = side_u(q1, q2, p1, p2, tau2, &b1, &b2, &lq);
-            if (c && meets_rounded(p1, p2, q1, q2)) {
+            if (c && desc_meets_rounded(p1, p2, q1, q2)) {
                 c[i]++;
                 c[j]++;
             }
-            if (!(lp > 0) || !(lq > 0))
-                continue; /* a point-like edge: no direction to push along */
-            double sa = sig(ua), sb = sig(ub);
-            e += sa * sb;
-            double ca = sb * sa * (1 - sa), cb = sa * sb * (1 - sb);
-            double *gq1 = &grad[2 * v1], *gq2 = &grad[2 * v2];
-            if (ca != 0)
-                side_grad(p1, p2, q1, q2, tau2, a1, a2, lp, ca, gp1, gp2, gq1, gq2);
-            if (cb != 0)
-                side_grad(q1, q2, p1, p2, tau2, b1, b2, lq, cb, gq1, gq2, gp1, gp2);
+            e += desc_pair(p1, p2, q1, q2, tau2, gp1, gp2, &grad[2 * v1], &grad[2 * v2]);
         }
         rc = lcn_stop_tick(stop, work, 1 + (jj - ii) / 8);
     }
@@ -237,25 +150,12 @@ static int energy(struct desc_ws *w, const struct lcn_graph *g, const double *xy
         int32_t jj = ii + 1;
         for (; jj < n && w->nk[jj].key - p[0] < r0; jj++) {
             int32_t j = w->nk[jj].id;
-            const double *q = &xy[2 * j];
-            double dx = p[0] - q[0], dy = p[1] - q[1], d2 = dx * dx + dy * dy;
-            if (d2 >= r0 * r0)
-                continue;
-            double d = sqrt(d2);
-            if (d < 1e-9 * r0) {
-                /* coincident: apart along a direction fixed by the ids */
-                double a = 2.399963 * (double)(i + 7 * j);
-                dx = cos(a);
-                dy = sin(a);
-                d = 1;
-            }
-            double t = 1 - fmin(1.0, sqrt(d2) / r0);
-            e += DESC_SPACING_W * t * t;
-            double k = -2 * DESC_SPACING_W * t / (r0 * d);
-            grad[2 * i] += k * dx;
-            grad[2 * i + 1] += k * dy;
-            grad[2 * j] -= k * dx;
-            grad[2 * j + 1] -= k * dy;
+            double gp[2];
+            e += desc_spacing(p, &xy[2 * j], i, j, r0, gp);
+            grad[2 * i] += gp[0];
+            grad[2 * i + 1] += gp[1];
+            grad[2 * j] -= gp[0];
+            grad[2 * j + 1] -= gp[1];
         }
         rc = lcn_stop_tick(stop, work, 1 + (jj - ii) / 8);
     }
@@ -290,6 +190,25 @@ static void counts_key(const int32_t *c, int32_t m, int64_t *kmax, int64_t *tota
     *total = t / 2;
 }
 
+void layout_descent_scales(const struct lcn_graph *g, const double *xy, double *tau0,
+                           double *tau1, double *r0)
+{
+    int32_t n = g->n, m = g->m;
+    double lsum = 0;
+    for (int32_t e = 0; e < m; e++) {
+        double dx = xy[2 * g->eu[e]] - xy[2 * g->ev[e]],
+               dy = xy[2 * g->eu[e] + 1] - xy[2 * g->ev[e] + 1];
+        lsum += sqrt(dx * dx + dy * dy);
+    }
+    double spacing = sqrt(fmax(g->width, 1.0) * fmax(g->height, 1.0) / LCN_MAX(1, n));
+    double lmean = m > 0 && lsum / m > 0 ? lsum / m : spacing;
+    /* tau >= 1 grid unit: the boxes then come within 1 of each other, so the
+     * pair sweep sees every pair that crosses once rounded */
+    *tau0 = fmax(DESC_TAU0 * lmean, 1.0);
+    *tau1 = fmin(*tau0, fmax(DESC_TAU1 * lmean, 1.0));
+    *r0 = fmax(1.0, DESC_SPACING * spacing);
+}
+
 int32_t layout_descent_stop(const struct lcn_graph *g, int32_t iters, const struct lcn_stop *stop,
                             double *xy, int64_t *crossings)
 {
@@ -301,21 +220,8 @@ int32_t layout_descent_stop(const struct lcn_graph *g, int32_t iters, const stru
     int by_default = iters <= 0;
     if (by_default)
         iters = DESC_ITERS;
-    double W = g->width, H = g->height;
-    double lsum = 0;
-    for (int32_t e = 0; e < m; e++) {
-        double dx = xy[2 * g->eu[e]] - xy[2 * g->ev[e]],
-               dy = xy[2 * g->eu[e] + 1] - xy[2 * g->ev[e] + 1];
-        lsum += sqrt(dx * dx + dy * dy);
-    }
-    double spacing = sqrt(fmax(W, 1.0) * fmax(H, 1.0) / n);
-    double lmean = lsum / m > 0 ? lsum / m : spacing;
-    /* tau >= 1 grid unit: the boxes then come within 1 of each other, so the
-     * pair sweep sees every pair that crosses once rounded */
-    double tau0 = fmax(DESC_TAU0 * lmean, 1.0), tau1 = fmax(DESC_TAU1 * lmean, 1.0);
-    if (tau1 > tau0)
-        tau1 = tau0;
-    double r0 = fmax(1.0, DESC_SPACING * spacing);
+    double W = g->width, H = g->height, tau0, tau1, r0;
+    layout_descent_scales(g, xy, &tau0, &tau1, &r0);
 
     struct desc_ws w;
     ws_init(&w, g);
@@ -362,16 +268,8 @@ int32_t layout_descent_stop(const struct lcn_graph *g, int32_t iters, const stru
         double lr = DESC_ETA * tau, clip = DESC_CLIP * tau;
         b1t *= 0.9;
         b2t *= 0.99;
-        for (int32_t i = 0; i < 2 * n; i++) {
-            double gi = grad[i];
-            m1[i] = 0.9 * m1[i] + 0.1 * gi;
-            m2[i] = 0.99 * m2[i] + 0.01 * gi * gi;
-            double mh = m1[i] / (1 - b1t), vh = m2[i] / (1 - b2t);
-            double step = vh > 0 ? lr * mh / sqrt(vh) : 0;
-            step = fmax(-clip, fmin(clip, step));
-            double x = xy[i] - step, hi = (i & 1) ? H : W;
-            xy[i] = fmax(0.0, fmin(hi, x));
-        }
+        for (int32_t i = 0; i < 2 * n; i++)
+            xy[i] = desc_adam(xy[i], grad[i], &m1[i], &m2[i], b1t, b2t, lr, clip, (i & 1) ? H : W);
     }
     if (bk != INT64_MAX)
         memcpy(xy, best, sizeof(double) * 2 * (size_t)n);

@@ -128,6 +128,35 @@ int gpu_bench_kernel(struct gpu_ctx *ctx, int slot, const struct lcn_graph *g,
 int gpu_layout_force(struct gpu_ctx *ctx, int slot, const struct lcn_graph *g, int32_t iterations,
                      uint64_t seed, double *xy);
 
+/* ---- crossing-surrogate descent ---- */
+
+struct lcn_stop;
+
+/*
+ * The descent start on the device: layout_descent_stop's model and schedule
+ * (common/descent_core.h holds the shared arithmetic) with every edge pair
+ * of an iteration on the device, a block per edge row, the sums in a fixed
+ * order (deterministic). xy (2n doubles, in the frame of the bounds) in and
+ * out: the drawing with the fewest crossings once rounded (total, then max)
+ * among those visited. iters <= 0 asks for the device default
+ * (GPU_DESC_ITERS, fewer when the pair tests of the whole run would pass
+ * GPU_DESC_PAIRS). A stop with a deadline fits the schedule to the time left
+ * after the first iteration; the stop is also checked every few iterations
+ * (a fired stop ends the descent with its best drawing so far). Returns 0 or
+ * an error code; *done (may be NULL): the iterations run, *crossings (may
+ * be NULL): the returned drawing's total (-1 when none was counted).
+ */
+#define GPU_DESC_ITERS 1000
+#define GPU_DESC_PAIRS 20000000000LL
+int gpu_layout_descent(struct gpu_ctx *ctx, int slot, const struct lcn_graph *g, int32_t iters,
+                       const struct lcn_stop *stop, double *xy, int64_t *crossings, int32_t *done);
+
+/* The surrogate at scale tau with spacing radius r0 on the device, for
+ * tests: the value, its gradient (2n doubles) and the rounded drawing's
+ * per-edge counts (m ints), layout_descent_energy's twin. */
+int gpu_descent_energy(struct gpu_ctx *ctx, int slot, const struct lcn_graph *g, const double *xy,
+                       double tau, double r0, double *grad, int32_t *c, double *value);
+
 /* ---- the device-resident solver ---- */
 
 struct gpu_solver_params {

@@ -1164,15 +1164,30 @@ extern "C" int gpu_solver_debug_run(struct gpu_ctx *ctx, int slot, const struct 
 
 /*
  * The starting layout every replica begins from: the best (by tuple) of the
- * input layout (repaired), a stress layout, its crossing descent, a force-directed layout, a
+ * input layout (repaired), a stress layout, its crossing descent (on the
+ * device: gpu_layout_descent), a force-directed layout, a
  * circle and a random layout, built on the host within a tenth of the
  * budget (at least the first one is always built), and the device's
  * force-directed layout.
  */
+struct start_descender {
+    struct gpu_ctx *ctx;
+    int slot;
+};
+
+static int device_descent(void *arg, const struct lcn_graph *g, const struct lcn_stop *stop,
+                          double *xy)
+{
+    struct start_descender *d = (struct start_descender *)arg;
+    return gpu_layout_descent(d->ctx, d->slot, g, 0, stop, xy, NULL, NULL);
+}
+
 static int build_start(struct gpu_ctx *ctx, int slot, const struct lcn_graph *g,
                        const struct engine_params *p, const struct lcn_stop *hard,
                        struct lcn_pt *best)
 {
+    struct start_descender sd = {ctx, slot};
+    const struct layout_descender dev = {device_descent, &sd};
     static const enum layout_kind order[] = {LAYOUT_INPUT, LAYOUT_STRESS, LAYOUT_DESCENT,
                                              LAYOUT_FORCE, LAYOUT_CIRCLE, LAYOUT_RANDOM};
     int64_t share = (p->deadline_ns - p->start_ns) / 10;
@@ -1187,7 +1202,9 @@ static int build_start(struct gpu_ctx *ctx, int slot, const struct lcn_graph *g,
             continue;
         if (have && lcn_now_ns() >= dl)
             break;
-        int r = layout_make(g, k, p->seed, p->init, p->has_xy, dl, hard, pts);
+        /* the descent runs on the device when there is one (the CPU's otherwise) */
+        int r = layout_make_with(g, k, p->seed, p->init, p->has_xy, dl, hard,
+                                 ctx && slot >= 0 ? &dev : NULL, pts);
         uint64_t tests;
         if (r == 0)
             r = crossings_grid_stop(g, pts, c, 0, hard, &tests);

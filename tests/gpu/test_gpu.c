@@ -14,6 +14,8 @@
  *   - the engine publishes only layouts the oracle accepts, honours its
  *     budget within 100 ms, and allocates nothing and copies only the
  *     progress record while it runs;
+ *   - the device descent equals the CPU's surrogate (counts exactly, the
+ *     gradient to rounding) and is deterministic;
  *   - invalid configurations are refused before any launch.
  */
 #include <setjmp.h>
@@ -37,6 +39,7 @@
 #include "repair.h"
 #include "rng.h"
 #include "solver_ref.h"
+#include "stop.h"
 #include "state.h"
 #include "util.h"
 #include "validate.h"
@@ -531,6 +534,126 @@ static void test_force_layout(void **st)
     free(pts);
 }
 
+/*
+ * The device descent against the CPU's (its slow twin, layout_descent_energy):
+ * the rounded counts equal per edge, the gradient and the value equal to
+ * rounding (the sums run in other orders), on generated graphs with real
+ * coordinates, coincident nodes and point-like edges included.
+ */
+static void descent_twin_case(const struct lcn_graph *g, const double *xy, double tau, double r0)
+{
+    int32_t n = g->n, m = g->m;
+    double *g1 = xmalloc(sizeof(double) * 2 * (size_t)n), *g2 = xmalloc(sizeof(double) * 2 * (size_t)n);
+    int32_t *c1 = xmalloc(sizeof(int32_t) * (size_t)m), *c2 = xmalloc(sizeof(int32_t) * (size_t)m);
+    double v1 = layout_descent_energy(g, xy, tau, r0, g1, c1), v2 = -1;
+    assert_int_equal(gpu_descent_energy(ctx, 0, g, xy, tau, r0, g2, c2, &v2), 0);
+    assert_memory_equal(c1, c2, sizeof(int32_t) * (size_t)m);
+    double gmax = 0, dmax = 0;
+    for (int32_t i = 0; i < 2 * n; i++) {
+        gmax = fmax(gmax, fabs(g1[i]));
+        dmax = fmax(dmax, fabs(g1[i] - g2[i]));
+    }
+    assert_true(dmax <= 1e-9 * gmax + 1e-300);
+    assert_true(fabs(v1 - v2) <= 1e-9 * fmax(1.0, fabs(v1)));
+    free(g1);
+    free(g2);
+    free(c1);
+    free(c2);
+}
+
+static void test_descent_twin(void **st)
+{
+    const struct {
+        enum gen_family fam;
+        int32_t n;
+    } cases[] = {{GEN_RANDOM, 60}, {GEN_DENSE, 40}, {GEN_PLANTED, 80}, {GEN_GRID, 150}, {GEN_DENSE, 300}};
+    for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
+        struct lcn_graph g;
+        struct lcn_pt *pts;
+        make(cases[k].fam, cases[k].n, 0, 40 + k, &g, &pts);
+        struct lcn_rng r;
+        rng_init(&r, 77 + k, 0, RNG_PURPOSE_INIT);
+        double *xy = xmalloc(sizeof(double) * 2 * (size_t)g.n);
+        for (int32_t i = 0; i < g.n; i++) {
+            xy[2 * i] = fmin((double)g.width, pts[i].x + rng_unit53(&r));
+            xy[2 * i + 1] = fmin((double)g.height, pts[i].y + rng_unit53(&r));
+        }
+        double tau0, tau1, r0;
+        layout_descent_scales(&g, xy, &tau0, &tau1, &r0);
+        descent_twin_case(&g, xy, tau0, r0);
+        descent_twin_case(&g, xy, tau1, r0);
+        /* coincident nodes (node 0 on node 1, node 2 on node 3) and so point-like edges */
+        xy[0] = xy[2];
+        xy[1] = xy[3];
+        xy[4] = xy[6];
+        xy[5] = xy[7];
+        descent_twin_case(&g, xy, tau1, r0);
+        free(xy);
+        graph_release(&g);
+        free(pts);
+    }
+}
+
+/* A whole device descent: deterministic, inside the bounds, its reported
+ * total the rounded drawing's, never worse than its start, and (printed)
+ * how it compares with the CPU descent from the same drawing. */
+static void test_descent_run(void **st)
+{
+    struct lcn_graph g;
+    struct lcn_pt *pts;
+    make(GEN_DENSE, 200, 0, 9, &g, &pts);
+    int32_t n = g.n, m = g.m;
+    double *x0 = xmalloc(sizeof(double) * 2 * (size_t)n), *a = xmalloc(sizeof(double) * 2 * (size_t)n),
+           *b = xmalloc(sizeof(double) * 2 * (size_t)n);
+    assert_int_equal(layout_make(&g, LAYOUT_RANDOM, 3, NULL, NULL, 0, NULL, pts), 0);
+    for (int32_t i = 0; i < n; i++) {
+        x0[2 * i] = pts[i].x;
+        x0[2 * i + 1] = pts[i].y;
+    }
+    int32_t *c = xmalloc(sizeof(int32_t) * (size_t)m);
+    double tau0, tau1, r0;
+    layout_descent_scales(&g, x0, &tau0, &tau1, &r0);
+    layout_descent_energy(&g, x0, tau1, r0, NULL, c);
+    int64_t c0 = 0;
+    for (int32_t i = 0; i < m; i++)
+        c0 += c[i];
+    c0 /= 2;
+    int64_t ca = -1, cb = -1;
+    int32_t da = 0, db = 0;
+    memcpy(a, x0, sizeof(double) * 2 * (size_t)n);
+    memcpy(b, x0, sizeof(double) * 2 * (size_t)n);
+    assert_int_equal(gpu_layout_descent(ctx, 0, &g, 300, NULL, a, &ca, &da), 0);
+    assert_int_equal(gpu_layout_descent(ctx, 0, &g, 300, NULL, b, &cb, &db), 0);
+    assert_int_equal(da, 300);
+    assert_memory_equal(a, b, sizeof(double) * 2 * (size_t)n);
+    assert_true(ca == cb && ca >= 0 && ca <= c0);
+    for (int32_t i = 0; i < n; i++)
+        assert_true(a[2 * i] >= 0 && a[2 * i] <= g.width && a[2 * i + 1] >= 0 && a[2 * i + 1] <= g.height);
+    layout_descent_energy(&g, a, tau1, r0, NULL, c);
+    int64_t t = 0;
+    for (int32_t i = 0; i < m; i++)
+        t += c[i];
+    assert_int_equal(t / 2, ca);
+    memcpy(b, x0, sizeof(double) * 2 * (size_t)n);
+    int64_t ccpu = -1;
+    layout_descent_stop(&g, 0, NULL, b, &ccpu);
+    fprintf(stderr, "descent: start C %lld, device (300 passes) %lld, CPU (default passes) %lld\n",
+            (long long)c0, (long long)ca, (long long)ccpu);
+    /* a stop that has fired ends the descent after its first pass, with that drawing */
+    LCN_ATOMIC_INT fired = 1;
+    struct lcn_stop cancel = {0, &fired, 0};
+    memcpy(b, x0, sizeof(double) * 2 * (size_t)n);
+    assert_int_equal(gpu_layout_descent(ctx, 0, &g, 300, &cancel, b, &cb, &db), 0);
+    assert_int_equal(db, 1);
+    assert_memory_equal(b, x0, sizeof(double) * 2 * (size_t)n);
+    free(c);
+    free(x0);
+    free(a);
+    free(b);
+    graph_release(&g);
+    free(pts);
+}
+
 static void test_invalid_config_refused(void **st)
 {
     struct lcn_graph g;
@@ -606,6 +729,8 @@ int main(void)
         cmocka_unit_test(test_engine_budget_residency),
         cmocka_unit_test(test_engine_concurrent_plans),
         cmocka_unit_test(test_force_layout),
+        cmocka_unit_test(test_descent_twin),
+        cmocka_unit_test(test_descent_run),
         cmocka_unit_test(test_invalid_config_refused),
     };
     /* LCN_TEST_FILTER=PATTERN runs the matching tests only (cmocka's '*'
