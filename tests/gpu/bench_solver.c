@@ -39,7 +39,31 @@ struct run {
     double budget;
     int target, replicas, concurrent, rc;
     struct engine_result res;
+    /* the progress events: when the best K (or its C) changed, and the start */
+    double *curve; /* (elapsed_s, K, C) triples */
+    size_t ncurve, capcurve;
+    double start_s;
+    struct lcn_obj start_obj;
 };
+
+static void on_progress(void *ctx, const struct engine_event *ev)
+{
+    struct run *r = ctx;
+    if (!strcmp(ev->stage, "start")) {
+        r->start_s = ev->elapsed_s;
+        r->start_obj = ev->best;
+    }
+    if (r->ncurve && r->curve[3 * (r->ncurve - 1) + 1] == ev->best.K)
+        return; /* one point per K: the time it was first reached */
+    if (r->ncurve == r->capcurve) {
+        r->capcurve = r->capcurve ? 2 * r->capcurve : 64;
+        r->curve = xrealloc(r->curve, sizeof(double) * 3 * r->capcurve);
+    }
+    double *c = &r->curve[3 * r->ncurve++];
+    c[0] = ev->elapsed_s;
+    c[1] = ev->best.K;
+    c[2] = (double)ev->best.C;
+}
 
 static void *run_main(void *arg)
 {
@@ -54,6 +78,8 @@ static void *run_main(void *arg)
     p.has_xy = r->doc->has_xy;
     p.start_ns = lcn_now_ns();
     p.deadline_ns = p.start_ns + (int64_t)(r->budget * 1e9);
+    p.on_progress = on_progress;
+    p.ctx = r;
     r->rc = gpu_engine_run(r->ctx, &r->doc->g, &p, NULL, &r->res);
     return NULL;
 }
@@ -78,6 +104,8 @@ static int report_run(struct run *r, const struct graphio_doc *doc)
     char path[512];
     if (r->rc) {
         printf("  seed %llu FAILED (%s)", (unsigned long long)r->seed, lcn_strerror(r->rc));
+        free(r->curve);
+        r->curve = NULL;
         return 1;
     }
     struct lcn_report rep;
@@ -118,7 +146,16 @@ static int report_run(struct run *r, const struct graphio_doc *doc)
                 k ? ", " : "", engine_op_name((enum engine_op)k), (unsigned long long)t->ops[k].tried,
                 (unsigned long long)t->ops[k].valid, (unsigned long long)t->ops[k].accepted,
                 (unsigned long long)t->ops[k].improved);
-    fprintf(f, "}}, \"balance_ratio\": %.4f}\n", obj_balance_ratio(&r->res.best, doc->g.m));
+    fprintf(f, "}}, \"balance_ratio\": %.4f, ", obj_balance_ratio(&r->res.best, doc->g.m));
+    /* where the search began, and when each K was first reached: [elapsed_s, K, C] */
+    fprintf(f, "\"start\": {\"elapsed_s\": %.4f, \"K\": %d, \"C\": %lld}, \"curve\": [", r->start_s,
+            r->start_obj.K, (long long)r->start_obj.C);
+    for (size_t i = 0; i < r->ncurve; i++)
+        fprintf(f, "%s[%.3f, %.0f, %.0f]", i ? ", " : "", r->curve[3 * i], r->curve[3 * i + 1],
+                r->curve[3 * i + 2]);
+    fprintf(f, "]}\n");
+    free(r->curve);
+    r->curve = NULL;
     fclose(f);
     printf("  (%d,%d,%lld,%lld)%s", r->res.best.K, r->res.best.nK, (long long)r->res.best.Phi,
            (long long)r->res.best.C, ok ? "" : "!INVALID");
