@@ -69,6 +69,26 @@ void engine_params_default(struct engine_params *p)
     p->deadline_ns = p->start_ns + 10 * (int64_t)1000000000;
 }
 
+static int limit_check(const char *name, int32_t v, int32_t max, char *err, size_t errlen)
+{
+    if (v >= 0 && v <= max)
+        return 0;
+    if (err && errlen)
+        snprintf(err, errlen, "%s: %d is outside [0, %d]", name, v, max);
+    return LCN_EINVAL;
+}
+
+int engine_params_check(const struct engine_params *p, char *err, size_t errlen)
+{
+    int rc = limit_check("threads", p->threads, LCN_MAX_THREADS, err, errlen);
+    if (!rc)
+        rc = limit_check("replicas", p->replicas, LCN_MAX_REPLICAS, err, errlen);
+    if (!rc)
+        rc = limit_check("proposal_workers", p->proposal_workers, LCN_MAX_PROPOSAL_WORKERS, err,
+                         errlen);
+    return rc;
+}
+
 void engine_result_release(struct engine_result *r)
 {
     free(r->layout);
@@ -160,7 +180,7 @@ static int parse_evaluator(const char *val, void *field, char *err, int errlen)
 }
 
 static const struct knob knob_table[] = {
-    {"proposal_workers", KNOB_INT, AP(proposal_workers), 1, 64, NULL},
+    {"proposal_workers", KNOB_INT, AP(proposal_workers), 1, LCN_MAX_PROPOSAL_WORKERS, NULL},
     {"ops", KNOB_CUSTOM, AP(ops_mode), 0, 0, engine_ops_mode_parse}, /* enum anneal_ops_mode */
     {"p_global", KNOB_DOUBLE, AP(p_global), 0, 1, NULL},
     {"p_bary", KNOB_DOUBLE, AP(p_bary), 0, 1, NULL},
@@ -900,7 +920,9 @@ int engine_cpu_run(const struct lcn_graph *g, const struct engine_params *p,
     run->p = p;
     knobs_default(&run->kn);
     char err[160];
-    int rc = cpu_knobs_parse(&run->kn, p->tuning, err, sizeof(err));
+    int rc = engine_params_check(p, err, sizeof(err));
+    if (!rc)
+        rc = cpu_knobs_parse(&run->kn, p->tuning, err, sizeof(err));
     if (rc) {
         free(run);
         return rc;

@@ -237,12 +237,16 @@ int gen_instance(const struct gen_params *pin, struct lcn_graph *g, struct lcn_p
     char msg[160];
     if (errlen > 0)
         err[0] = 0;
-    if (p.n < 2 || p.n > LCN_MAX_NODES)
-        return fail(err, errlen, LCN_ERANGE, "node count must be in [2, 1000000]");
+    if (p.n < 2 || p.n > LCN_MAX_NODES) {
+        snprintf(msg, sizeof(msg), "node count must be in [2, %d]", LCN_MAX_NODES);
+        return fail(err, errlen, LCN_ERANGE, msg);
+    }
     if (p.m > LCN_MAX_EDGES || (int64_t)p.m > (int64_t)p.n * (p.n - 1) / 2)
         return fail(err, errlen, LCN_ERANGE, "edge count exceeds the simple-graph maximum");
-    if (p.width > LCN_COORD_LIMIT || p.height > LCN_COORD_LIMIT)
-        return fail(err, errlen, LCN_ERANGE, "bounds exceed 1073741823");
+    if (p.width > LCN_COORD_LIMIT || p.height > LCN_COORD_LIMIT) {
+        snprintf(msg, sizeof(msg), "bounds exceed %d", LCN_COORD_LIMIT);
+        return fail(err, errlen, LCN_ERANGE, msg);
+    }
     if (((int64_t)p.width + 1) * ((int64_t)p.height + 1) < 4 * (int64_t)p.n)
         return fail(err, errlen, LCN_ERANGE, "bounds too small: need at least 4 points per node");
 

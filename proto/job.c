@@ -101,6 +101,22 @@ static int get_int(struct job_error *e, const json_t *v, const char *field, int6
     return 0;
 }
 
+/* Reads a count in [0, max]: negative is a bad field (400), above max an
+ * engine limit (422 limit_exceeded). */
+static int get_count(struct job_error *e, const json_t *v, const char *field, int32_t max,
+                     int32_t *out)
+{
+    int64_t x = 0;
+    int rc = get_int(e, v, field, 0, INT64_MAX, &x);
+    if (rc)
+        return rc;
+    if (x > max)
+        return fail(e, 422, "limit_exceeded", field, "%lld exceeds the engine limit of %d",
+                    (long long)x, max);
+    *out = (int32_t)x;
+    return 0;
+}
+
 static int parse_solver(struct job_request *req, const json_t *s, struct job_error *e)
 {
     if (!json_is_object(s))
@@ -111,17 +127,13 @@ static int parse_solver(struct job_request *req, const json_t *s, struct job_err
     {
         char field[160];
         snprintf(field, sizeof field, "solver.%.120s", key);
-        int64_t x;
         int rc;
         if (!strcmp(key, "threads")) {
-            rc = get_int(e, v, field, 0, 1024, &x);
-            req->threads = (int32_t)x;
+            rc = get_count(e, v, field, LCN_MAX_THREADS, &req->threads);
         } else if (!strcmp(key, "replicas")) {
-            rc = get_int(e, v, field, 0, LCN_MAX_REPLICAS, &x);
-            req->replicas = (int32_t)x;
+            rc = get_count(e, v, field, LCN_MAX_REPLICAS, &req->replicas);
         } else if (!strcmp(key, "proposal_workers")) {
-            rc = get_int(e, v, field, 0, 1024, &x);
-            req->proposal_workers = (int32_t)x;
+            rc = get_count(e, v, field, LCN_MAX_PROPOSAL_WORKERS, &req->proposal_workers);
         } else if (!strcmp(key, "tuning")) {
             if (!json_is_string(v))
                 return fail(e, 400, "invalid_field", field, "expected a string, got %s",

@@ -88,7 +88,9 @@ int engines_run(enum lcn_backend b, const struct lcn_graph *g, const struct engi
                 struct engine_result *out)
 {
     enum lcn_backend r;
-    int rc = engines_resolve(b, &r);
+    int rc = engine_params_check(p, NULL, 0); /* the GPU engine's run does not check them */
+    if (!rc)
+        rc = engines_resolve(b, &r);
     if (rc)
         return rc;
     switch (r) {

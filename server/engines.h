@@ -39,8 +39,9 @@ int engines_resolve(enum lcn_backend b, enum lcn_backend *resolved);
 
 /*
  * Runs the engine for backend b (resolved as above) on g with p. Returns
- * what the engine returns (see engine.h), or LCN_ENOGPU for GPU without a
- * GPU engine (no callback runs then).
+ * what the engine returns (see engine.h), LCN_EINVAL for parameters beyond
+ * the engine limits (engine_params_check), or LCN_ENOGPU for GPU without a
+ * GPU engine (no callback runs in either case).
  */
 int engines_run(enum lcn_backend b, const struct lcn_graph *g, const struct engine_params *p,
                 struct engine_result *out);
