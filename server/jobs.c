@@ -595,7 +595,8 @@ static void start_job(struct jobs *t, struct job *j, struct worker *w)
     set_state(t, j, JOB_RUNNING);
     if (!j->cur.started_ms)
         j->cur.started_ms = lcn_wall_ms();
-    snprintf(j->cur.backend, sizeof j->cur.backend, "%s", w->kind == WORKER_GPU ? "gpu" : "cpu");
+    snprintf(j->cur.backend, sizeof j->cur.backend, "%s",
+             lcn_backend_name(w->kind == WORKER_GPU ? LCN_BACKEND_GPU : LCN_BACKEND_CPU));
     finish_state_op(t, j);
     worker_start(w, run);
     log_debug("job %lld: started on %s worker %d (%.3f s of budget left)", (long long)j->id,
