@@ -259,7 +259,7 @@ struct run {
     atomic_int next;     /* next index into order[] to hand out in this sweep */
     int32_t *order;      /* replicas in hand-out order: the boosted cold slot first */
     atomic_int finished; /* set by the exchange step: the workers exit */
-    int stop_reason;     /* enum engine_stop, decided by the exchange step */
+    enum engine_stop stop_reason; /* decided by the exchange step */
     int64_t stop_ns;     /* the annealing deadline (before the final validation) */
     int64_t began_ns;    /* lcn_now_ns() when engine_cpu_run began */
     int64_t sweeps, last_elite_sweep;
@@ -1101,7 +1101,7 @@ int engine_cpu_run(const struct lcn_graph *g, const struct engine_params *p,
         out->best = fin_obj;
         out->layout = snap;
         snap = NULL;
-        out->stop = (enum engine_stop)run->stop_reason;
+        out->stop = run->stop_reason;
         out->backend = "cpu";
         out->evaluator = run->eval == STATE_EVAL_SCAN ? "scan-delta" : "grid-delta";
         out->threads = run->T;

@@ -15,20 +15,22 @@ static const char *const state_names[JOB_STATE_COUNT] = {
     "queued", "running", "succeeded", "failed", "cancelled", "interrupted",
 };
 
-const char *job_state_name(int state)
+const char *job_state_name(enum job_state state)
 {
     return state >= 0 && state < JOB_STATE_COUNT ? state_names[state] : "unknown";
 }
 
-int job_state_parse(const char *name)
+int job_state_parse(const char *name, enum job_state *state)
 {
     for (int i = 0; i < JOB_STATE_COUNT; i++)
-        if (name && !strcmp(name, state_names[i]))
-            return i;
-    return -1;
+        if (name && !strcmp(name, state_names[i])) {
+            *state = (enum job_state)i;
+            return 0;
+        }
+    return LCN_EINVAL;
 }
 
-int job_state_terminal(int state)
+int job_state_terminal(enum job_state state)
 {
     return state == JOB_SUCCEEDED || state == JOB_FAILED || state == JOB_CANCELLED ||
            state == JOB_INTERRUPTED;
@@ -493,8 +495,7 @@ int job_status_parse(struct job_status *s, const json_t *j)
     if (!id || job_id_parse(id, &s->id))
         return LCN_EPARSE;
     rc |= copy_str(s->name, sizeof s->name, json_object_get(j, "name"));
-    s->state = job_state_parse(json_string_value(json_object_get(j, "state")));
-    if (s->state < 0)
+    if (job_state_parse(json_string_value(json_object_get(j, "state")), &s->state))
         return LCN_EPARSE;
     rc |= parse_time(&s->created_ms, json_object_get(j, "created_at"));
     rc |= parse_time(&s->started_ms, json_object_get(j, "started_at"));
@@ -586,7 +587,7 @@ static char *dump(json_t *j)
     return s;
 }
 
-char *job_event_state(int64_t seq, double elapsed_s, int state, const char *error_code,
+char *job_event_state(int64_t seq, double elapsed_s, enum job_state state, const char *error_code,
                       const char *error_msg)
 {
     json_t *j = json_pack("{s:I, s:s, s:o, s:s}", "seq", (json_int_t)seq, "type", "state",

@@ -11,6 +11,14 @@
 
 #define OFF(field) offsetof(struct lcnd_config, field)
 
+/* CONFIG_ENUM fields are enums that the parser writes as an int (the index
+ * of the choice): each such enum must have an int's size. */
+#define ENUM_FIELD_OK(e) _Static_assert(sizeof(e) == sizeof(int), #e " is not int-sized")
+ENUM_FIELD_OK(enum lcn_backend);
+ENUM_FIELD_OK(enum config_sync);
+ENUM_FIELD_OK(enum config_log_level);
+ENUM_FIELD_OK(enum config_fake_gpu);
+
 /* clang-format off */
 const struct config_option config_options[] = {
     /* network and access */

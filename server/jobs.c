@@ -366,7 +366,7 @@ static void ev_checkpoint(struct job *j, struct store_op *op, struct lcn_pt *lay
     op->final = final;
 }
 
-static void set_state(struct jobs *t, struct job *j, int state)
+static void set_state(struct jobs *t, struct job *j, enum job_state state)
 {
     if (j->cur.state == JOB_QUEUED && state != JOB_QUEUED)
         t->waiting--;
@@ -612,10 +612,10 @@ void jobs_schedule(struct jobs *t)
     struct job *j = t->qhead;
     while (j) {
         struct job *next = j->qnext;
-        int kind = j->cur.backend_requested == LCN_BACKEND_CPU   ? WORKER_CPU
-                   : j->cur.backend_requested == LCN_BACKEND_GPU ? WORKER_GPU
-                   : gpu && j->gpu_fits                          ? WORKER_GPU
-                                                                 : WORKER_CPU;
+        enum worker_kind kind = j->cur.backend_requested == LCN_BACKEND_CPU   ? WORKER_CPU
+                                : j->cur.backend_requested == LCN_BACKEND_GPU ? WORKER_GPU
+                                : gpu && j->gpu_fits                          ? WORKER_GPU
+                                                                              : WORKER_CPU;
         struct worker *w = worker_pool_idle(t->pool, kind);
         if (w)
             start_job(t, j, w);

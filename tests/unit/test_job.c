@@ -322,9 +322,15 @@ static void test_ids_and_events(void **state)
     assert_int_equal(job_id_parse("k0000000000000042", &id), LCN_EINVAL);
     assert_int_equal(job_id_parse("j00000000000000x2", &id), LCN_EINVAL);
     assert_int_equal(job_id_parse(NULL, &id), LCN_EINVAL);
-    for (int s = 0; s < JOB_STATE_COUNT; s++)
-        assert_int_equal(job_state_parse(job_state_name(s)), s);
-    assert_int_equal(job_state_parse("done"), -1);
+    for (int s = 0; s < JOB_STATE_COUNT; s++) {
+        enum job_state st = JOB_STATE_COUNT;
+        assert_int_equal(job_state_parse(job_state_name((enum job_state)s), &st), 0);
+        assert_int_equal(st, s);
+    }
+    enum job_state st = JOB_FAILED;
+    assert_int_equal(job_state_parse("done", &st), LCN_EINVAL);
+    assert_int_equal(st, JOB_FAILED); /* untouched */
+    assert_string_equal(job_state_name(JOB_STATE_COUNT), "unknown");
     assert_true(job_state_terminal(JOB_INTERRUPTED));
     assert_false(job_state_terminal(JOB_RUNNING));
 
