@@ -140,7 +140,7 @@ static void knobs_default(struct cpu_knobs *k)
 
 #define AP(f) offsetof(struct cpu_knobs, ap) + offsetof(struct anneal_params, f)
 /* starts: "+"-separated layout kind names, stored as a bit mask. */
-static int parse_starts(const char *val, void *field, char *err, int errlen)
+static int parse_starts(const char *val, void *field, char *err, size_t errlen)
 {
     int32_t mask = 0;
     int rc = 0;
@@ -148,7 +148,7 @@ static int parse_starts(const char *val, void *field, char *err, int errlen)
     for (char *nm = strtok_r(vcopy, "+", &s2); nm && !rc; nm = strtok_r(NULL, "+", &s2)) {
         enum layout_kind lk;
         if (layout_kind_parse(nm, &lk)) {
-            snprintf(err, (size_t)errlen, "tuning: starts: unknown layout '%s'", nm);
+            snprintf(err, errlen, "tuning: starts: unknown layout '%s'", nm);
             rc = LCN_EINVAL;
         } else {
             mask |= 1 << lk;
@@ -156,7 +156,7 @@ static int parse_starts(const char *val, void *field, char *err, int errlen)
     }
     free(vcopy);
     if (!rc && mask == 0) {
-        snprintf(err, (size_t)errlen, "tuning: starts: no layout named");
+        snprintf(err, errlen, "tuning: starts: no layout named");
         rc = LCN_EINVAL;
     }
     if (!rc)
@@ -165,14 +165,14 @@ static int parse_starts(const char *val, void *field, char *err, int errlen)
 }
 
 /* evaluator: auto (0), grid (1) or scan (2). */
-static int parse_evaluator(const char *val, void *field, char *err, int errlen)
+static int parse_evaluator(const char *val, void *field, char *err, size_t errlen)
 {
     int32_t ev = strcmp(val, "auto") == 0   ? 0
                  : strcmp(val, "grid") == 0 ? 1
                  : strcmp(val, "scan") == 0 ? 2
                                             : -1;
     if (ev < 0) {
-        snprintf(err, (size_t)errlen, "tuning: evaluator: '%s' is not auto, grid or scan", val);
+        snprintf(err, errlen, "tuning: evaluator: '%s' is not auto, grid or scan", val);
         return LCN_EINVAL;
     }
     *(int32_t *)field = ev;
@@ -228,7 +228,7 @@ static const struct knob knob_table[] = {
 #undef AP
 
 /* Parses "key=value,..." into k (knobs.h). */
-static int cpu_knobs_parse(struct cpu_knobs *k, const char *spec, char *err, int errlen)
+static int cpu_knobs_parse(struct cpu_knobs *k, const char *spec, char *err, size_t errlen)
 {
     return knobs_parse(knob_table, LCN_ARRAY_LEN(knob_table), k, spec, err, errlen);
 }

@@ -90,7 +90,7 @@ int lcn_backend_parse(const char *name, enum lcn_backend *b);
  * "fixed" stores 0 (the knobs' mix), "bandit" 1 (each replica adapts its
  * mix) in the int32_t field; anything else is LCN_EINVAL with a message.
  */
-int engine_ops_mode_parse(const char *val, void *field, char *err, int errlen);
+int engine_ops_mode_parse(const char *val, void *field, char *err, size_t errlen);
 
 /* "local", "bary", "median", "global", "empty", "pair", "swap", "cluster". */
 const char *engine_op_name(enum engine_op op);
@@ -236,7 +236,7 @@ void engine_params_default(struct engine_params *p);
  * Checks threads, replicas and proposal_workers against the engine limits
  * above (each in [0, its limit]; 0 is the engine's default). Returns 0, or
  * LCN_EINVAL with a message naming the parameter in err ("proposal_workers:
- * 300 is outside [0, 256]") when err is not NULL and errlen > 0.
+ * 300 is outside [0, 256]") when err is not NULL and errlen.
  * engine_cpu_run starts with it; the backend dispatcher (server/engines.h)
  * runs it before any engine, the GPU engine included.
  */

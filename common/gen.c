@@ -96,9 +96,9 @@ static void random_points(struct lcn_rng *r, const struct gen_params *p, struct 
     }
 }
 
-static int fail(char *err, int errlen, int rc, const char *msg)
+static int fail(char *err, size_t errlen, int rc, const char *msg)
 {
-    snprintf(err, (size_t)errlen, "%s", msg);
+    snprintf(err, errlen, "%s", msg);
     return rc;
 }
 
@@ -230,12 +230,12 @@ static int32_t planted_edges(struct lcn_rng *r, const struct gen_params *p, stru
 }
 
 int gen_instance(const struct gen_params *pin, struct lcn_graph *g, struct lcn_pt **layout,
-                 struct lcn_pt **planted, char *err, int errlen)
+                 struct lcn_pt **planted, char *err, size_t errlen)
 {
     struct gen_params p = *pin;
     gen_defaults(&p);
     char msg[160];
-    if (errlen > 0)
+    if (errlen)
         err[0] = 0;
     if (p.n < 2 || p.n > LCN_MAX_NODES) {
         snprintf(msg, sizeof(msg), "node count must be in [2, %d]", LCN_MAX_NODES);
@@ -292,7 +292,7 @@ int gen_instance(const struct gen_params *pin, struct lcn_graph *g, struct lcn_p
             graph_release(g);
     }
     if (rc) {
-        if (errlen > 0 && !err[0])
+        if (errlen && !err[0])
             fail(err, errlen, rc, lcn_strerror(rc));
         free(pts);
         free(plant);

@@ -22,7 +22,7 @@ struct gpu_ctx;
  * the daemon at start; otherwise the first GPU user opens it with defaults.
  * Returns 0 or the gpu_ctx_new error, with a message in err.
  */
-int engines_gpu_open(const struct gpu_config *cfg, char *err, int errlen);
+int engines_gpu_open(const struct gpu_config *cfg, char *err, size_t errlen);
 void engines_gpu_close(void);
 /* The context, opening it with defaults on first use; NULL when unusable. */
 struct gpu_ctx *engines_gpu_ctx(void);

@@ -437,7 +437,7 @@ static int engine_setup(struct lcnd *d, char *err, size_t errlen)
     char why[256] = "";
     struct gpu_config gc;
     gpu_config_default(&gc);
-    int rc = engines_gpu_open(&gc, why, (int)sizeof why);
+    int rc = engines_gpu_open(&gc, why, sizeof why);
     if (rc == 0 && engines_gpu_available()) {
         struct gpu_ctx *c = engines_gpu_ctx();
         int slots = (int)gpu_ctx_slots(c);
