@@ -26,16 +26,16 @@
 #include <jansson.h>
 
 #include "build_id.h"
-#include "check.h"
-#include "client.h"
+#include "clients/check.h"
+#include "clients/client.h"
 #include "engine.h"
 #include "err.h"
 #include "fileio.h"
 #include "graphio.h"
-#include "lcnctl.h"
-#include "sha256.h"
+#include "clients/lcnctl.h"
+#include "clients/sha256.h"
 #include "util.h"
-#include "watch.h"
+#include "clients/watch.h"
 
 #ifndef LCN_VERSION
 #define LCN_VERSION "unknown"

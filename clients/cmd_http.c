@@ -10,14 +10,14 @@
 
 #include <jansson.h>
 
-#include "client.h"
+#include "clients/client.h"
 #include "engine.h"
 #include "err.h"
 #include "fileio.h"
 #include "graphio.h"
-#include "lcnctl.h"
+#include "clients/lcnctl.h"
 #include "util.h"
-#include "watch.h"
+#include "clients/watch.h"
 
 #define SEED_MAX 9007199254740992LL /* 2^53, the API's bound */
 

@@ -1,9 +1,9 @@
 /* lcnctl: the dispatcher over the command groups, and the shared option parser. */
-#include "lcnctl.h"
+#include "clients/lcnctl.h"
 
 #include "build_id.h"
 #include "engine.h"
-#include "http.h"
+#include "clients/http.h"
 
 #include <errno.h>
 #include <math.h>

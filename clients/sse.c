@@ -1,5 +1,5 @@
 /* Incremental text/event-stream parser (see sse.h). */
-#include "sse.h"
+#include "clients/sse.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -4,7 +4,7 @@
  */
 #include <string.h>
 
-#include "api.h"
+#include "server/api.h"
 #include "build_id.h"
 #include "util.h"
 

@@ -8,12 +8,12 @@
 #include <string.h>
 #include <strings.h>
 
-#include "api.h"
+#include "server/api.h"
 #include "err.h"
 #include "graphio.h"
-#include "sbuf.h"
+#include "server/sbuf.h"
 #include "util.h"
-#include "watch.h"
+#include "server/watch.h"
 
 /* ------------------------------------------------------------ helpers */
 

@@ -1,4 +1,4 @@
-#include "config.h"
+#include "server/config.h"
 
 #include <errno.h>
 #include <math.h>

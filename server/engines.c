@@ -1,4 +1,4 @@
-#include "engines.h"
+#include "server/engines.h"
 
 #include <pthread.h>
 #include <stdio.h>

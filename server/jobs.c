@@ -5,7 +5,7 @@
  * the module that wired it (it calls nothing above itself), and lcnd.h for
  * the threads around it.
  */
-#include "jobs.h"
+#include "server/jobs.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 #include "err.h"
-#include "log.h"
+#include "server/log.h"
 #include "util.h"
 
 /* What an op carries besides the SQL: the status snapshot it makes visible. */

@@ -32,11 +32,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "config.h"
+#include "server/config.h"
 #include "job.h"
-#include "store.h"
-#include "storeq.h"
-#include "worker.h"
+#include "server/store.h"
+#include "server/storeq.h"
+#include "server/worker.h"
 
 struct job_watch;
 

@@ -39,13 +39,13 @@
 
 #include <uv.h>
 
-#include "api.h"
-#include "config.h"
-#include "http.h"
-#include "jobs.h"
-#include "store.h"
-#include "storeq.h"
-#include "worker.h"
+#include "server/api.h"
+#include "server/config.h"
+#include "server/http.h"
+#include "server/jobs.h"
+#include "server/store.h"
+#include "server/storeq.h"
+#include "server/worker.h"
 
 #ifndef LCN_VERSION
 #define LCN_VERSION "unknown"

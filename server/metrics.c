@@ -5,8 +5,8 @@
  * storeq_healthy, http_responses).
  */
 #include "build_id.h"
-#include "api.h"
-#include "sbuf.h"
+#include "server/api.h"
+#include "server/sbuf.h"
 
 #ifndef LCN_VERSION
 #define LCN_VERSION "unknown"

@@ -1,4 +1,4 @@
-#include "sbuf.h"
+#include "server/sbuf.h"
 
 #include <stdarg.h>
 #include <stdio.h>

@@ -46,12 +46,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "engines.h"
+#include "server/engines.h"
 #include "err.h"
 #include "fileio.h"
-#include "lcnd.h"
-#include "log.h"
-#include "notify.h"
+#include "server/lcnd.h"
+#include "server/log.h"
+#include "server/notify.h"
 #include "util.h"
 #ifdef LCN_HAVE_CUDA
 #include "gpu.h"

@@ -7,7 +7,7 @@
  * layout file is written only after validate_layout accepted the engine's
  * final layout with exactly the tuple the engine claimed.
  */
-#include "solve.h"
+#include "server/solve.h"
 
 #include <errno.h>
 #include <math.h>
@@ -21,7 +21,7 @@
 #include <jansson.h>
 
 #include "engine.h"
-#include "engines.h"
+#include "server/engines.h"
 #include "err.h"
 #include "graphio.h"
 #include "job.h"

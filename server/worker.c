@@ -1,4 +1,4 @@
-#include "worker.h"
+#include "server/worker.h"
 
 #include <stdio.h>
 #include <stdlib.h>
