@@ -11,7 +11,7 @@
 #include "server/api.h"
 #include "err.h"
 #include "graphio.h"
-#include "server/sbuf.h"
+#include "sbuf.h"
 #include "util.h"
 #include "server/watch.h"
 

@@ -11,7 +11,7 @@
  *   jobs.c                       the job table, queue, scheduler, recovery
  *   worker.c storeq.c http.c     engine threads, group commit, HTTP server
  *   store.c engines.c config.c   SQLite, the engine dispatcher, options
- *   log.c notify.c sbuf.c
+ *   log.c notify.c               (and common/'s sbuf, the text buffer)
  * tools/server_calls.py checks that no call goes up (a test does).
  *
  * Concurrency design (docs/DAEMON.md tells the whole story):

@@ -6,7 +6,7 @@
  */
 #include "build_id.h"
 #include "server/api.h"
-#include "server/sbuf.h"
+#include "sbuf.h"
 
 #ifndef LCN_VERSION
 #define LCN_VERSION "unknown"

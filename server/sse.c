@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "server/sbuf.h"
+#include "sbuf.h"
 #include "util.h"
 #include "server/watch.h"
 

@@ -1,4 +1,4 @@
-#include "server/sbuf.h"
+#include "sbuf.h"
 
 #include <stdarg.h>
 #include <stdio.h>
