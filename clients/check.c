@@ -1,5 +1,5 @@
 /* The verdict of `lcnctl check` (see check.h). */
-#include "check.h"
+#include "clients/check.h"
 
 #include <stdarg.h>
 #include <stdio.h>

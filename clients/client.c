@@ -1,5 +1,5 @@
 /* Helpers of lcnctl's commands that talk to lcnd (see client.h). */
-#include "client.h"
+#include "clients/client.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -10,8 +10,8 @@
 
 #include <jansson.h>
 
-#include "http.h"
-#include "lcnctl.h"
+#include "clients/http.h"
+#include "clients/lcnctl.h"
 #include "objective.h"
 
 /* Sets up h for lcnctl_server (or $LCN_SERVER, or the default). Returns 0,

@@ -26,15 +26,16 @@
 #include <jansson.h>
 
 #include "build_id.h"
-#include "check.h"
-#include "client.h"
+#include "clients/check.h"
+#include "clients/client.h"
+#include "engine.h"
 #include "err.h"
 #include "fileio.h"
 #include "graphio.h"
-#include "lcnctl.h"
-#include "sha256.h"
+#include "clients/lcnctl.h"
+#include "clients/sha256.h"
 #include "util.h"
-#include "watch.h"
+#include "clients/watch.h"
 
 #ifndef LCN_VERSION
 #define LCN_VERSION "unknown"
@@ -394,7 +395,7 @@ struct bench {
     struct lcnhttp h;
     const char *out;
     double budget;
-    const char *backend;
+    const char *backend; /* lcn_backend_name of --backend; NULL: the daemon's default */
     int stop_at_target, poll, total;
     int fatal; /* an exit status that ends the benchmark (server unreachable) */
 };
@@ -794,12 +795,14 @@ static int cmd_bench(const struct lcnctl_cmd *cmd, int argc, char **argv)
     double budget = 10;
     int64_t seeds = 3, first = 1;
     int stop = 0, poll = 0;
-    const char *backend = NULL, *target_file = NULL, *out = NULL;
+    enum lcn_backend backend = LCN_BACKEND_AUTO;
+    int seen_backend = 0;
+    const char *target_file = NULL, *out = NULL;
     const struct lcnctl_opt opts[] = {
         {"budget-s", 0, LCNCTL_OPT_NUM, &budget, 0, 0, NULL},
         {"seeds", 0, LCNCTL_OPT_INT, &seeds, 1, 1000, NULL},
         {"first-seed", 0, LCNCTL_OPT_INT, &first, 0, 9007199254740000LL, NULL},
-        {"backend", 0, LCNCTL_OPT_STR, &backend, 0, 0, NULL},
+        {"backend", 0, LCNCTL_OPT_BACKEND, &backend, 0, 0, &seen_backend},
         {"target", 0, LCNCTL_OPT_STR, &target_file, 0, 0, NULL},
         {"stop-at-target", 0, LCNCTL_OPT_FLAG, &stop, 0, 0, NULL},
         {"out", 'o', LCNCTL_OPT_STR, &out, 0, 0, NULL},
@@ -818,8 +821,6 @@ static int cmd_bench(const struct lcnctl_cmd *cmd, int argc, char **argv)
         return lcnctl_usage_error(cmd, "expected one directory of graphs");
     if (!(budget > 0))
         return lcnctl_usage_error(cmd, "--budget-s: must be > 0, got %g", budget);
-    if (backend && strcmp(backend, "auto") && strcmp(backend, "gpu") && strcmp(backend, "cpu"))
-        return lcnctl_usage_error(cmd, "--backend: expected auto, gpu or cpu, got '%s'", backend);
     if (stop && !target_file)
         return lcnctl_usage_error(cmd, "--stop-at-target needs --target");
 
@@ -868,7 +869,7 @@ static int cmd_bench(const struct lcnctl_cmd *cmd, int argc, char **argv)
     b.cmd = cmd;
     b.out = out;
     b.budget = budget;
-    b.backend = backend;
+    b.backend = seen_backend ? lcn_backend_name(backend) : NULL;
     b.stop_at_target = stop;
     b.poll = poll;
     b.total = ng * (int)seeds;
@@ -914,7 +915,8 @@ static int cmd_bench(const struct lcnctl_cmd *cmd, int argc, char **argv)
         json_array_append_new(seedl, json_integer(first + s));
     json_object_set_new(manifest, "seeds", seedl);
     json_object_set_new(manifest, "order", json_string("interleaved: for each seed, every graph"));
-    json_object_set_new(manifest, "backend", json_string(backend ? backend : "(daemon default)"));
+    json_object_set_new(manifest, "backend",
+                        json_string(b.backend ? b.backend : "(daemon default)"));
     json_object_set_new(manifest, "stop_at_target", json_boolean(stop));
     json_object_set_new(manifest, "target_file",
                         target_file ? json_string(target_file) : json_null());

@@ -10,13 +10,14 @@
 
 #include <jansson.h>
 
-#include "client.h"
+#include "clients/client.h"
+#include "engine.h"
 #include "err.h"
 #include "fileio.h"
 #include "graphio.h"
-#include "lcnctl.h"
+#include "clients/lcnctl.h"
 #include "util.h"
-#include "watch.h"
+#include "clients/watch.h"
 
 #define SEED_MAX 9007199254740992LL /* 2^53, the API's bound */
 
@@ -103,14 +104,16 @@ static int cmd_submit(const struct lcnctl_cmd *cmd, int argc, char **argv)
 {
     double budget = 0;
     int64_t seed = 1, target = 0;
-    int seen_budget = 0, seen_seed = 0, seen_target = 0, stop = 0, wait = 0, poll = 0;
-    const char *backend = NULL, *name = NULL, *render = NULL;
+    int seen_budget = 0, seen_seed = 0, seen_target = 0, seen_backend = 0, stop = 0, wait = 0,
+        poll = 0;
+    enum lcn_backend backend = LCN_BACKEND_AUTO;
+    const char *name = NULL, *render = NULL;
     const struct lcnctl_opt opts[] = {
         {"budget-s", 0, LCNCTL_OPT_NUM, &budget, 0, 0, &seen_budget},
         {"seed", 0, LCNCTL_OPT_INT, &seed, 0, SEED_MAX, &seen_seed},
         {"target-k", 0, LCNCTL_OPT_INT, &target, 0, INT32_MAX, &seen_target},
         {"stop-at-target", 0, LCNCTL_OPT_FLAG, &stop, 0, 0, NULL},
-        {"backend", 0, LCNCTL_OPT_STR, &backend, 0, 0, NULL},
+        {"backend", 0, LCNCTL_OPT_BACKEND, &backend, 0, 0, &seen_backend},
         {"name", 0, LCNCTL_OPT_STR, &name, 0, 0, NULL},
         {"wait", 0, LCNCTL_OPT_FLAG, &wait, 0, 0, NULL},
         {"render", 0, LCNCTL_OPT_STR, &render, 0, 0, NULL},
@@ -131,8 +134,6 @@ static int cmd_submit(const struct lcnctl_cmd *cmd, int argc, char **argv)
         return lcnctl_usage_error(cmd, "--budget-s: must be > 0, got %g", budget);
     if (stop && !seen_target)
         return lcnctl_usage_error(cmd, "--stop-at-target needs --target-k");
-    if (backend && strcmp(backend, "auto") && strcmp(backend, "gpu") && strcmp(backend, "cpu"))
-        return lcnctl_usage_error(cmd, "--backend: expected auto, gpu or cpu, got '%s'", backend);
     if ((render || poll) && !wait)
         return lcnctl_usage_error(cmd, "--render and --poll apply with --wait");
 
@@ -157,8 +158,8 @@ static int cmd_submit(const struct lcnctl_cmd *cmd, int argc, char **argv)
         json_object_set_new(req, "target_k", json_integer(target));
     if (stop)
         json_object_set_new(req, "stop_at_target", json_true());
-    if (backend)
-        json_object_set_new(req, "backend", json_string(backend));
+    if (seen_backend)
+        json_object_set_new(req, "backend", json_string(lcn_backend_name(backend)));
     if (name)
         json_object_set_new(req, "name", json_string(name));
 

@@ -6,11 +6,11 @@
 
 #include <jansson.h>
 
-#include "check.h"
+#include "clients/check.h"
 #include "err.h"
 #include "gen.h"
 #include "graphio.h"
-#include "lcnctl.h"
+#include "clients/lcnctl.h"
 #include "util.h"
 #include "validate.h"
 

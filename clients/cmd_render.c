@@ -5,12 +5,12 @@
 
 #include <jansson.h>
 
-#include "check.h"
-#include "client.h"
+#include "clients/check.h"
+#include "clients/client.h"
 #include "err.h"
 #include "graphio.h"
-#include "lcnctl.h"
-#include "render.h"
+#include "clients/lcnctl.h"
+#include "clients/render.h"
 
 static const char render_usage[] =
     "usage: lcnctl render LAYOUT.json -o OUT.svg [--instance GRAPH.json] [--title TEXT] [--json]\n"

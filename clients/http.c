@@ -1,5 +1,5 @@
 /* lcnctl's HTTP client over libcurl (see http.h). */
-#include "http.h"
+#include "clients/http.h"
 
 #include <ctype.h>
 #include <stdio.h>

@@ -1,8 +1,9 @@
 /* lcnctl: the dispatcher over the command groups, and the shared option parser. */
-#include "lcnctl.h"
+#include "clients/lcnctl.h"
 
 #include "build_id.h"
-#include "http.h"
+#include "engine.h"
+#include "clients/http.h"
 
 #include <errno.h>
 #include <math.h>
@@ -128,6 +129,11 @@ static int set_opt(const struct lcnctl_cmd *cmd, const struct lcnctl_opt *o, con
         *(double *)o->dst = x;
         return 0;
     }
+    case LCNCTL_OPT_BACKEND:
+        if (lcn_backend_parse(val, o->dst))
+            return lcnctl_usage_error(cmd, "--%s: expected auto, gpu or cpu, got '%s'", o->name,
+                                      val);
+        return 0;
     }
     return LCNCTL_EXIT_USAGE;
 }

@@ -67,6 +67,7 @@ enum lcnctl_opt_type {
     LCNCTL_OPT_STR,  /* dst is a const char * set to the argument */
     LCNCTL_OPT_INT,  /* dst is an int64_t; the value must be a decimal integer in [min, max] */
     LCNCTL_OPT_NUM,  /* dst is a double; any finite decimal number (the command checks the range) */
+    LCNCTL_OPT_BACKEND, /* dst is an enum lcn_backend, the value one of lcn_backend_name's */
 };
 
 struct lcnctl_opt {

@@ -1,5 +1,5 @@
 /* SVG pictures of layouts (see render.h). */
-#include "render.h"
+#include "clients/render.h"
 
 #include <errno.h>
 #include <math.h>

@@ -1,6 +1,6 @@
 /* SHA-256 through libcrypto's EVP interface (the library is linked anyway:
  * libcurl is built on OpenSSL). */
-#include "sha256.h"
+#include "clients/sha256.h"
 
 #include <openssl/evp.h>
 #include <stdio.h>

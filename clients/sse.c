@@ -1,23 +1,18 @@
 /* Incremental text/event-stream parser (see sse.h). */
-#include "sse.h"
+#include "clients/sse.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#include "util.h"
-
-static int buf_add(struct sse_buf *b, const char *s, size_t n)
+static int buf_add(struct sbuf *b, const char *s, size_t n)
 {
     if (b->len + n + 1 > SSE_MAX_LINE)
         return -1;
-    xgrow((void **)&b->p, 1, &b->cap, b->len + n + 1);
-    memcpy(b->p + b->len, s, n);
-    b->len += n;
-    b->p[b->len] = '\0';
+    sbuf_add(b, s, n);
     return 0;
 }
 
-static void buf_set(struct sse_buf *b, const char *s, size_t n)
+static void buf_set(struct sbuf *b, const char *s, size_t n)
 {
     b->len = 0;
     buf_add(b, s, n); /* n is bounded by the line length, itself bounded */

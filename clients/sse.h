@@ -17,6 +17,8 @@
 
 #include <stddef.h>
 
+#include "sbuf.h"
+
 /* Lines (and an event's data) longer than this make the parser stop with
  * sse_parser.overflow set: a stream that never ends a line is not SSE. */
 #define SSE_MAX_LINE (16u << 20)
@@ -28,15 +30,10 @@ struct sse_event {
     size_t data_len;
 };
 
-struct sse_buf {
-    char *p;
-    size_t len, cap;
-};
-
 struct sse_parser {
     void (*on_event)(void *ctx, const struct sse_event *ev);
     void *ctx;
-    struct sse_buf line, data, event, id;
+    struct sbuf line, data, event, id;
     int have_data; /* a data line was seen since the last dispatch */
     int last_cr;   /* the previous byte was a CR that ended a line */
     int overflow;  /* a line or the data grew past SSE_MAX_LINE; input is ignored */

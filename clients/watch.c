@@ -6,7 +6,7 @@
  * fetches for the picture use a second connection (side), because the
  * stream's handle is busy inside its write callback.
  */
-#include "watch.h"
+#include "clients/watch.h"
 
 #include <inttypes.h>
 #include <stdarg.h>
@@ -16,11 +16,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "client.h"
+#include "clients/client.h"
 #include "err.h"
 #include "graphio.h"
-#include "render.h"
-#include "sse.h"
+#include "clients/render.h"
+#include "clients/sse.h"
 #include "util.h"
 
 #define TICK_MS      200

@@ -26,8 +26,8 @@
 
 #include <jansson.h>
 
-#include "http.h"
-#include "lcnctl.h"
+#include "clients/http.h"
+#include "clients/lcnctl.h"
 
 #define WATCH_RECONNECT_S 30.0
 /* watch_job's return value when opts.timeout_s ran out (not an exit status). */

@@ -69,6 +69,26 @@ void engine_params_default(struct engine_params *p)
     p->deadline_ns = p->start_ns + 10 * (int64_t)1000000000;
 }
 
+static int limit_check(const char *name, int32_t v, int32_t max, char *err, size_t errlen)
+{
+    if (v >= 0 && v <= max)
+        return 0;
+    if (err && errlen)
+        snprintf(err, errlen, "%s: %d is outside [0, %d]", name, v, max);
+    return LCN_EINVAL;
+}
+
+int engine_params_check(const struct engine_params *p, char *err, size_t errlen)
+{
+    int rc = limit_check("threads", p->threads, LCN_MAX_THREADS, err, errlen);
+    if (!rc)
+        rc = limit_check("replicas", p->replicas, LCN_MAX_REPLICAS, err, errlen);
+    if (!rc)
+        rc = limit_check("proposal_workers", p->proposal_workers, LCN_MAX_PROPOSAL_WORKERS, err,
+                         errlen);
+    return rc;
+}
+
 void engine_result_release(struct engine_result *r)
 {
     free(r->layout);
@@ -120,7 +140,7 @@ static void knobs_default(struct cpu_knobs *k)
 
 #define AP(f) offsetof(struct cpu_knobs, ap) + offsetof(struct anneal_params, f)
 /* starts: "+"-separated layout kind names, stored as a bit mask. */
-static int parse_starts(const char *val, void *field, char *err, int errlen)
+static int parse_starts(const char *val, void *field, char *err, size_t errlen)
 {
     int32_t mask = 0;
     int rc = 0;
@@ -128,7 +148,7 @@ static int parse_starts(const char *val, void *field, char *err, int errlen)
     for (char *nm = strtok_r(vcopy, "+", &s2); nm && !rc; nm = strtok_r(NULL, "+", &s2)) {
         enum layout_kind lk;
         if (layout_kind_parse(nm, &lk)) {
-            snprintf(err, (size_t)errlen, "tuning: starts: unknown layout '%s'", nm);
+            snprintf(err, errlen, "tuning: starts: unknown layout '%s'", nm);
             rc = LCN_EINVAL;
         } else {
             mask |= 1 << lk;
@@ -136,7 +156,7 @@ static int parse_starts(const char *val, void *field, char *err, int errlen)
     }
     free(vcopy);
     if (!rc && mask == 0) {
-        snprintf(err, (size_t)errlen, "tuning: starts: no layout named");
+        snprintf(err, errlen, "tuning: starts: no layout named");
         rc = LCN_EINVAL;
     }
     if (!rc)
@@ -145,14 +165,14 @@ static int parse_starts(const char *val, void *field, char *err, int errlen)
 }
 
 /* evaluator: auto (0), grid (1) or scan (2). */
-static int parse_evaluator(const char *val, void *field, char *err, int errlen)
+static int parse_evaluator(const char *val, void *field, char *err, size_t errlen)
 {
     int32_t ev = strcmp(val, "auto") == 0   ? 0
                  : strcmp(val, "grid") == 0 ? 1
                  : strcmp(val, "scan") == 0 ? 2
                                             : -1;
     if (ev < 0) {
-        snprintf(err, (size_t)errlen, "tuning: evaluator: '%s' is not auto, grid or scan", val);
+        snprintf(err, errlen, "tuning: evaluator: '%s' is not auto, grid or scan", val);
         return LCN_EINVAL;
     }
     *(int32_t *)field = ev;
@@ -160,7 +180,7 @@ static int parse_evaluator(const char *val, void *field, char *err, int errlen)
 }
 
 static const struct knob knob_table[] = {
-    {"proposal_workers", KNOB_INT, AP(proposal_workers), 1, 64, NULL},
+    {"proposal_workers", KNOB_INT, AP(proposal_workers), 1, LCN_MAX_PROPOSAL_WORKERS, NULL},
     {"ops", KNOB_CUSTOM, AP(ops_mode), 0, 0, engine_ops_mode_parse}, /* enum anneal_ops_mode */
     {"p_global", KNOB_DOUBLE, AP(p_global), 0, 1, NULL},
     {"p_bary", KNOB_DOUBLE, AP(p_bary), 0, 1, NULL},
@@ -208,7 +228,7 @@ static const struct knob knob_table[] = {
 #undef AP
 
 /* Parses "key=value,..." into k (knobs.h). */
-static int cpu_knobs_parse(struct cpu_knobs *k, const char *spec, char *err, int errlen)
+static int cpu_knobs_parse(struct cpu_knobs *k, const char *spec, char *err, size_t errlen)
 {
     return knobs_parse(knob_table, LCN_ARRAY_LEN(knob_table), k, spec, err, errlen);
 }
@@ -239,7 +259,7 @@ struct run {
     atomic_int next;     /* next index into order[] to hand out in this sweep */
     int32_t *order;      /* replicas in hand-out order: the boosted cold slot first */
     atomic_int finished; /* set by the exchange step: the workers exit */
-    int stop_reason;     /* enum engine_stop, decided by the exchange step */
+    enum engine_stop stop_reason; /* decided by the exchange step */
     int64_t stop_ns;     /* the annealing deadline (before the final validation) */
     int64_t began_ns;    /* lcn_now_ns() when engine_cpu_run began */
     int64_t sweeps, last_elite_sweep;
@@ -900,7 +920,9 @@ int engine_cpu_run(const struct lcn_graph *g, const struct engine_params *p,
     run->p = p;
     knobs_default(&run->kn);
     char err[160];
-    int rc = cpu_knobs_parse(&run->kn, p->tuning, err, sizeof(err));
+    int rc = engine_params_check(p, err, sizeof(err));
+    if (!rc)
+        rc = cpu_knobs_parse(&run->kn, p->tuning, err, sizeof(err));
     if (rc) {
         free(run);
         return rc;
@@ -1079,7 +1101,7 @@ int engine_cpu_run(const struct lcn_graph *g, const struct engine_params *p,
         out->best = fin_obj;
         out->layout = snap;
         snap = NULL;
-        out->stop = (enum engine_stop)run->stop_reason;
+        out->stop = run->stop_reason;
         out->backend = "cpu";
         out->evaluator = run->eval == STATE_EVAL_SCAN ? "scan-delta" : "grid-delta";
         out->threads = run->T;

@@ -25,6 +25,7 @@
 #ifndef LCN_ENGINE_H
 #define LCN_ENGINE_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 /*
@@ -89,7 +90,7 @@ int lcn_backend_parse(const char *name, enum lcn_backend *b);
  * "fixed" stores 0 (the knobs' mix), "bandit" 1 (each replica adapts its
  * mix) in the int32_t field; anything else is LCN_EINVAL with a message.
  */
-int engine_ops_mode_parse(const char *val, void *field, char *err, int errlen);
+int engine_ops_mode_parse(const char *val, void *field, char *err, size_t errlen);
 
 /* "local", "bary", "median", "global", "empty", "pair", "swap", "cluster". */
 const char *engine_op_name(enum engine_op op);
@@ -148,6 +149,21 @@ enum engine_stop {
 /* "deadline", "cancelled", "target", "error", "limit", "optimal". */
 const char *engine_stop_name(enum engine_stop s);
 
+/*
+ * Engine limits: the largest values of the run parameters that every
+ * engine accepts, defined here once. The API refuses larger values at
+ * admission (422 limit_exceeded with the field path, proto/job.c), `lcnd
+ * solve` with exit status 2, the daemon's configuration at start, and
+ * engine_params_check (before any engine runs) with LCN_EINVAL. Graph sizes
+ * are the graph model's: LCN_MAX_NODES and LCN_MAX_EDGES in graph.h.
+ */
+#define LCN_MAX_THREADS  1024 /* engine_params.threads: CPU worker threads */
+#define LCN_MAX_REPLICAS 4096
+/* engine_params.proposal_workers, and the CPU engine's proposal_workers
+ * knob: the GPU solver runs at most this many candidates per move (its
+ * SOL_WMAX, which tests/unit/test_solref.c holds equal to this). */
+#define LCN_MAX_PROPOSAL_WORKERS 256
+
 struct engine_params {
     uint64_t seed;
     int32_t threads;          /* CPU worker threads; 0 = number of online cores */
@@ -199,10 +215,6 @@ struct engine_result {
     struct engine_telemetry tel;
 };
 
-/* The most replicas a run may ask for (the API, `lcnd solve`; its usage
- * message spells the number). */
-#define LCN_MAX_REPLICAS 4096
-
 /*
  * What preparing R replicas of a graph costs the CPU engine, as the
  * daemon's admission estimates it (issue 14): each replica holds its own
@@ -219,6 +231,16 @@ struct engine_result {
 
 /* Fills defaults: seed 1, no target, 10 s budget from now, everything else 0. */
 void engine_params_default(struct engine_params *p);
+
+/*
+ * Checks threads, replicas and proposal_workers against the engine limits
+ * above (each in [0, its limit]; 0 is the engine's default). Returns 0, or
+ * LCN_EINVAL with a message naming the parameter in err ("proposal_workers:
+ * 300 is outside [0, 256]") when err is not NULL and errlen.
+ * engine_cpu_run starts with it; the backend dispatcher (server/engines.h)
+ * runs it before any engine, the GPU engine included.
+ */
+int engine_params_check(const struct engine_params *p, char *err, size_t errlen);
 
 void engine_result_release(struct engine_result *r);
 

@@ -34,10 +34,10 @@ int lcn_backend_parse(const char *name, enum lcn_backend *b)
     return LCN_EINVAL;
 }
 
-int engine_ops_mode_parse(const char *val, void *field, char *err, int errlen)
+int engine_ops_mode_parse(const char *val, void *field, char *err, size_t errlen)
 {
     if (strcmp(val, "fixed") && strcmp(val, "bandit")) {
-        snprintf(err, (size_t)errlen, "tuning: ops: '%s' is not fixed or bandit", val);
+        snprintf(err, errlen, "tuning: ops: '%s' is not fixed or bandit", val);
         return LCN_EINVAL;
     }
     *(int32_t *)field = strcmp(val, "bandit") == 0;

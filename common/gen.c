@@ -96,9 +96,9 @@ static void random_points(struct lcn_rng *r, const struct gen_params *p, struct 
     }
 }
 
-static int fail(char *err, int errlen, int rc, const char *msg)
+static int fail(char *err, size_t errlen, int rc, const char *msg)
 {
-    snprintf(err, (size_t)errlen, "%s", msg);
+    snprintf(err, errlen, "%s", msg);
     return rc;
 }
 
@@ -230,19 +230,23 @@ static int32_t planted_edges(struct lcn_rng *r, const struct gen_params *p, stru
 }
 
 int gen_instance(const struct gen_params *pin, struct lcn_graph *g, struct lcn_pt **layout,
-                 struct lcn_pt **planted, char *err, int errlen)
+                 struct lcn_pt **planted, char *err, size_t errlen)
 {
     struct gen_params p = *pin;
     gen_defaults(&p);
     char msg[160];
-    if (errlen > 0)
+    if (errlen)
         err[0] = 0;
-    if (p.n < 2 || p.n > LCN_MAX_NODES)
-        return fail(err, errlen, LCN_ERANGE, "node count must be in [2, 1000000]");
+    if (p.n < 2 || p.n > LCN_MAX_NODES) {
+        snprintf(msg, sizeof(msg), "node count must be in [2, %d]", LCN_MAX_NODES);
+        return fail(err, errlen, LCN_ERANGE, msg);
+    }
     if (p.m > LCN_MAX_EDGES || (int64_t)p.m > (int64_t)p.n * (p.n - 1) / 2)
         return fail(err, errlen, LCN_ERANGE, "edge count exceeds the simple-graph maximum");
-    if (p.width > LCN_COORD_LIMIT || p.height > LCN_COORD_LIMIT)
-        return fail(err, errlen, LCN_ERANGE, "bounds exceed 1073741823");
+    if (p.width > LCN_COORD_LIMIT || p.height > LCN_COORD_LIMIT) {
+        snprintf(msg, sizeof(msg), "bounds exceed %d", LCN_COORD_LIMIT);
+        return fail(err, errlen, LCN_ERANGE, msg);
+    }
     if (((int64_t)p.width + 1) * ((int64_t)p.height + 1) < 4 * (int64_t)p.n)
         return fail(err, errlen, LCN_ERANGE, "bounds too small: need at least 4 points per node");
 
@@ -288,7 +292,7 @@ int gen_instance(const struct gen_params *pin, struct lcn_graph *g, struct lcn_p
             graph_release(g);
     }
     if (rc) {
-        if (errlen > 0 && !err[0])
+        if (errlen && !err[0])
             fail(err, errlen, rc, lcn_strerror(rc));
         free(pts);
         free(plant);

@@ -17,6 +17,7 @@
 #ifndef LCN_GEN_H
 #define LCN_GEN_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "graph.h"
@@ -47,6 +48,6 @@ void gen_defaults(struct gen_params *p);
  * err (lower case, no full stop).
  */
 int gen_instance(const struct gen_params *p, struct lcn_graph *g, struct lcn_pt **layout,
-                 struct lcn_pt **planted, char *err, int errlen);
+                 struct lcn_pt **planted, char *err, size_t errlen);
 
 #endif

@@ -10,7 +10,7 @@
 #include "util.h"
 
 static int apply(const struct knob *kb, void *base, const char *key, const char *val, char *err,
-                 int errlen)
+                 size_t errlen)
 {
     void *field = (char *)base + kb->off;
     if (kb->type == KNOB_CUSTOM)
@@ -19,7 +19,7 @@ static int apply(const struct knob *kb, void *base, const char *key, const char 
     double x = strtod(val, &end);
     if (end == val || *end || !(x >= kb->lo && x <= kb->hi) ||
         (kb->type == KNOB_INT && x != floor(x))) {
-        snprintf(err, (size_t)errlen, "tuning: %s: bad value '%s' (%s in [%g, %g])", key, val,
+        snprintf(err, errlen, "tuning: %s: bad value '%s' (%s in [%g, %g])", key, val,
                  kb->type == KNOB_INT ? "an integer" : "a number", kb->lo, kb->hi);
         return LCN_EINVAL;
     }
@@ -31,7 +31,7 @@ static int apply(const struct knob *kb, void *base, const char *key, const char 
 }
 
 int knobs_parse(const struct knob *table, size_t count, void *base, const char *spec, char *err,
-                int errlen)
+                size_t errlen)
 {
     if (!spec || !*spec)
         return 0;
@@ -40,7 +40,7 @@ int knobs_parse(const struct knob *table, size_t count, void *base, const char *
     for (char *tok = strtok_r(copy, ",", &save); tok && !rc; tok = strtok_r(NULL, ",", &save)) {
         char *eq = strchr(tok, '=');
         if (!eq) {
-            snprintf(err, (size_t)errlen, "tuning: '%s' is not key=value", tok);
+            snprintf(err, errlen, "tuning: '%s' is not key=value", tok);
             rc = LCN_EINVAL;
             break;
         }
@@ -50,7 +50,7 @@ int knobs_parse(const struct knob *table, size_t count, void *base, const char *
             if (strcmp(table[i].name, tok) == 0)
                 kb = &table[i];
         if (!kb) {
-            snprintf(err, (size_t)errlen, "tuning: unknown key '%s'", tok);
+            snprintf(err, errlen, "tuning: unknown key '%s'", tok);
             rc = LCN_EINVAL;
             break;
         }

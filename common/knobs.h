@@ -19,7 +19,7 @@ struct knob {
     size_t off;    /* offset of the int32_t / double / custom field */
     double lo, hi; /* inclusive range of numeric knobs */
     /* KNOB_CUSTOM: parses val into field; returns 0 or LCN_EINVAL with a message */
-    int (*parse)(const char *val, void *field, char *err, int errlen);
+    int (*parse)(const char *val, void *field, char *err, size_t errlen);
 };
 
 /*
@@ -29,6 +29,6 @@ struct knob {
  * have been applied.
  */
 int knobs_parse(const struct knob *table, size_t count, void *base, const char *spec, char *err,
-                int errlen);
+                size_t errlen);
 
 #endif

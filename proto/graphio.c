@@ -9,6 +9,7 @@
 #include "err.h"
 #include "fileio.h"
 #include "geom.h"
+#include "sbuf.h"
 #include "util.h"
 
 /* Reader state: the path prefix and where the first error goes. */
@@ -465,30 +466,11 @@ json_t *graphio_obj_json(const struct lcn_obj *o)
     return j;
 }
 
-/* A growable string. */
-struct sbuf {
-    char *p;
-    size_t len, cap;
-};
-
-static void sb_add(struct sbuf *b, const char *s, size_t n)
-{
-    xgrow((void **)&b->p, 1, &b->cap, b->len + n + 1);
-    memcpy(b->p + b->len, s, n);
-    b->len += n;
-    b->p[b->len] = 0;
-}
-
-static void sb_puts(struct sbuf *b, const char *s)
-{
-    sb_add(b, s, strlen(s));
-}
-
-static void sb_json(struct sbuf *b, const json_t *v)
+static void add_json(struct sbuf *b, const json_t *v)
 {
     char *s = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
     LCN_ASSERT(s);
-    sb_puts(b, s);
+    sbuf_puts(b, s);
     free(s);
 }
 
@@ -496,35 +478,35 @@ char *graphio_dumps(const json_t *doc, unsigned flags)
 {
     struct sbuf b = {0};
     if (!(flags & GRAPHIO_PRETTY) || !json_is_object(doc)) {
-        sb_json(&b, doc);
-        sb_puts(&b, "\n");
+        add_json(&b, doc);
+        sbuf_puts(&b, "\n");
         return b.p;
     }
     /* Top-level members on their own lines; arrays with one element a line. */
     const char *key;
     json_t *val;
     int first = 1;
-    sb_puts(&b, "{");
+    sbuf_puts(&b, "{");
     json_object_foreach((json_t *)doc, key, val)
     {
         json_t *k = json_string(key);
-        sb_puts(&b, first ? "\n" : ",\n");
+        sbuf_puts(&b, first ? "\n" : ",\n");
         first = 0;
-        sb_json(&b, k);
+        add_json(&b, k);
         json_decref(k);
-        sb_puts(&b, ": ");
+        sbuf_puts(&b, ": ");
         if (json_is_array(val) && json_array_size(val) > 0) {
-            sb_puts(&b, "[\n");
+            sbuf_puts(&b, "[\n");
             for (size_t i = 0; i < json_array_size(val); i++) {
-                sb_puts(&b, i ? ",\n  " : "  ");
-                sb_json(&b, json_array_get(val, i));
+                sbuf_puts(&b, i ? ",\n  " : "  ");
+                add_json(&b, json_array_get(val, i));
             }
-            sb_puts(&b, "\n]");
+            sbuf_puts(&b, "\n]");
         } else {
-            sb_json(&b, val);
+            add_json(&b, val);
         }
     }
-    sb_puts(&b, first ? "}\n" : "\n}\n");
+    sbuf_puts(&b, first ? "}\n" : "\n}\n");
     return b.p;
 }
 

@@ -15,20 +15,22 @@ static const char *const state_names[JOB_STATE_COUNT] = {
     "queued", "running", "succeeded", "failed", "cancelled", "interrupted",
 };
 
-const char *job_state_name(int state)
+const char *job_state_name(enum job_state state)
 {
     return state >= 0 && state < JOB_STATE_COUNT ? state_names[state] : "unknown";
 }
 
-int job_state_parse(const char *name)
+int job_state_parse(const char *name, enum job_state *state)
 {
     for (int i = 0; i < JOB_STATE_COUNT; i++)
-        if (name && !strcmp(name, state_names[i]))
-            return i;
-    return -1;
+        if (name && !strcmp(name, state_names[i])) {
+            *state = (enum job_state)i;
+            return 0;
+        }
+    return LCN_EINVAL;
 }
 
-int job_state_terminal(int state)
+int job_state_terminal(enum job_state state)
 {
     return state == JOB_SUCCEEDED || state == JOB_FAILED || state == JOB_CANCELLED ||
            state == JOB_INTERRUPTED;
@@ -101,6 +103,22 @@ static int get_int(struct job_error *e, const json_t *v, const char *field, int6
     return 0;
 }
 
+/* Reads a count in [0, max]: negative is a bad field (400), above max an
+ * engine limit (422 limit_exceeded). */
+static int get_count(struct job_error *e, const json_t *v, const char *field, int32_t max,
+                     int32_t *out)
+{
+    int64_t x = 0;
+    int rc = get_int(e, v, field, 0, INT64_MAX, &x);
+    if (rc)
+        return rc;
+    if (x > max)
+        return fail(e, 422, "limit_exceeded", field, "%lld exceeds the engine limit of %d",
+                    (long long)x, max);
+    *out = (int32_t)x;
+    return 0;
+}
+
 static int parse_solver(struct job_request *req, const json_t *s, struct job_error *e)
 {
     if (!json_is_object(s))
@@ -111,17 +129,13 @@ static int parse_solver(struct job_request *req, const json_t *s, struct job_err
     {
         char field[160];
         snprintf(field, sizeof field, "solver.%.120s", key);
-        int64_t x;
         int rc;
         if (!strcmp(key, "threads")) {
-            rc = get_int(e, v, field, 0, 1024, &x);
-            req->threads = (int32_t)x;
+            rc = get_count(e, v, field, LCN_MAX_THREADS, &req->threads);
         } else if (!strcmp(key, "replicas")) {
-            rc = get_int(e, v, field, 0, LCN_MAX_REPLICAS, &x);
-            req->replicas = (int32_t)x;
+            rc = get_count(e, v, field, LCN_MAX_REPLICAS, &req->replicas);
         } else if (!strcmp(key, "proposal_workers")) {
-            rc = get_int(e, v, field, 0, 1024, &x);
-            req->proposal_workers = (int32_t)x;
+            rc = get_count(e, v, field, LCN_MAX_PROPOSAL_WORKERS, &req->proposal_workers);
         } else if (!strcmp(key, "tuning")) {
             if (!json_is_string(v))
                 return fail(e, 400, "invalid_field", field, "expected a string, got %s",
@@ -481,8 +495,7 @@ int job_status_parse(struct job_status *s, const json_t *j)
     if (!id || job_id_parse(id, &s->id))
         return LCN_EPARSE;
     rc |= copy_str(s->name, sizeof s->name, json_object_get(j, "name"));
-    s->state = job_state_parse(json_string_value(json_object_get(j, "state")));
-    if (s->state < 0)
+    if (job_state_parse(json_string_value(json_object_get(j, "state")), &s->state))
         return LCN_EPARSE;
     rc |= parse_time(&s->created_ms, json_object_get(j, "created_at"));
     rc |= parse_time(&s->started_ms, json_object_get(j, "started_at"));
@@ -574,7 +587,7 @@ static char *dump(json_t *j)
     return s;
 }
 
-char *job_event_state(int64_t seq, double elapsed_s, int state, const char *error_code,
+char *job_event_state(int64_t seq, double elapsed_s, enum job_state state, const char *error_code,
                       const char *error_msg)
 {
     json_t *j = json_pack("{s:I, s:s, s:o, s:s}", "seq", (json_int_t)seq, "type", "state",

@@ -78,7 +78,7 @@ void job_request_release(struct job_request *req);
 struct job_status {
     int64_t id;
     char name[JOB_NAME_MAX + 1];                 /* "" = null */
-    int state;                                   /* enum job_state */
+    enum job_state state;
     int64_t created_ms, started_ms, finished_ms; /* wall clock ms; 0 = null */
     double budget_s;
     double elapsed_s; /* engine time used so far, summed over resumes */
@@ -131,17 +131,19 @@ void job_id_format(int64_t id, char *buf, size_t len);
 /* Returns 0 with *id set, or LCN_EINVAL when s is not a job id. */
 int job_id_parse(const char *s, int64_t *id);
 
-const char *job_state_name(int state);
-/* Returns the state, or -1 for an unknown name. */
-int job_state_parse(const char *name);
+/* "queued", "running", "succeeded", "failed", "cancelled", "interrupted";
+ * "unknown" for anything else. */
+const char *job_state_name(enum job_state state);
+/* Parses one of those names; returns 0 or LCN_EINVAL (state untouched). */
+int job_state_parse(const char *name, enum job_state *state);
 /* 1 for succeeded, failed, cancelled and interrupted. */
-int job_state_terminal(int state);
+int job_state_terminal(enum job_state state);
 
 /* ISO 8601 UTC with milliseconds ("2026-11-29T16:00:00.123Z"). */
 void job_iso_time(int64_t wall_ms, char *buf, size_t len);
 
 /* Progress events, as JSON text (malloc'd). error_code may be NULL. */
-char *job_event_state(int64_t seq, double elapsed_s, int state, const char *error_code,
+char *job_event_state(int64_t seq, double elapsed_s, enum job_state state, const char *error_code,
                       const char *error_msg);
 char *job_event_improve(int64_t seq, double elapsed_s, const char *stage,
                         const struct lcn_obj *best);

@@ -4,7 +4,7 @@
  */
 #include <string.h>
 
-#include "api.h"
+#include "server/api.h"
 #include "build_id.h"
 #include "util.h"
 
@@ -88,9 +88,9 @@ static void h_version(struct http_req *r, void *ctx)
     worker_pool_counts(a->pool, WORKER_CPU, &cpu);
     worker_pool_counts(a->pool, WORKER_GPU, &gpu);
     if (cpu.all)
-        json_array_append_new(b, json_string("cpu"));
+        json_array_append_new(b, json_string(lcn_backend_name(LCN_BACKEND_CPU)));
     if (gpu.all)
-        json_array_append_new(b, json_string("gpu"));
+        json_array_append_new(b, json_string(lcn_backend_name(LCN_BACKEND_GPU)));
 #ifdef LCN_HAVE_CUDA
     int cuda = 1;
 #else

@@ -34,13 +34,13 @@
 
 #include <uv.h>
 
-#include "config.h"
-#include "http.h"
-#include "jobs.h"
-#include "sse.h"
-#include "store.h"
-#include "storeq.h"
-#include "worker.h"
+#include "server/config.h"
+#include "server/http.h"
+#include "server/jobs.h"
+#include "server/sse.h"
+#include "server/store.h"
+#include "server/storeq.h"
+#include "server/worker.h"
 
 struct waiter;
 

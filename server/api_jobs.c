@@ -8,12 +8,12 @@
 #include <string.h>
 #include <strings.h>
 
-#include "api.h"
+#include "server/api.h"
 #include "err.h"
 #include "graphio.h"
 #include "sbuf.h"
 #include "util.h"
-#include "watch.h"
+#include "server/watch.h"
 
 /* ------------------------------------------------------------ helpers */
 
@@ -348,9 +348,9 @@ void api_jobs_post(struct http_req *r, void *ctx)
 void api_jobs_list(struct http_req *r, void *ctx)
 {
     struct api *a = ctx;
-    int state = -1;
     const char *sv = http_query(r, "state");
-    if (sv && (state = job_state_parse(sv)) < 0) {
+    enum job_state state = JOB_QUEUED; /* the filter, when sv names one */
+    if (sv && job_state_parse(sv, &state)) {
         http_respond_error(r, 400, "invalid_field", "state", "'%.40s' is not a job state", sv);
         return;
     }
@@ -366,7 +366,7 @@ void api_jobs_list(struct http_req *r, void *ctx)
     int64_t last = -1;
     int more = 0;
     for (struct job *j = jobs_before(a->jobs, before); j; j = jobs_before(a->jobs, j->id)) {
-        if (state >= 0 && j->pub.state != state)
+        if (sv && j->pub.state != state)
             continue;
         if ((int64_t)json_array_size(list) == limit) {
             more = 1;

@@ -1,4 +1,4 @@
-#include "config.h"
+#include "server/config.h"
 
 #include <errno.h>
 #include <math.h>
@@ -10,6 +10,14 @@
 #include "util.h"
 
 #define OFF(field) offsetof(struct lcnd_config, field)
+
+/* CONFIG_ENUM fields are enums that the parser writes as an int (the index
+ * of the choice): each such enum must have an int's size. */
+#define ENUM_FIELD_OK(e) _Static_assert(sizeof(e) == sizeof(int), #e " is not int-sized")
+ENUM_FIELD_OK(enum lcn_backend);
+ENUM_FIELD_OK(enum config_sync);
+ENUM_FIELD_OK(enum config_log_level);
+ENUM_FIELD_OK(enum config_fake_gpu);
 
 /* clang-format off */
 const struct config_option config_options[] = {
@@ -44,9 +52,9 @@ const struct config_option config_options[] = {
     /* admission */
     {"max_body_bytes", CONFIG_INT, 1024, 1073741824, "67108864", OFF(max_body_bytes), NULL,
      "largest accepted request body in bytes (larger: 413)"},
-    {"max_nodes", CONFIG_INT, 1, 1000000, "200000", OFF(max_nodes), NULL,
+    {"max_nodes", CONFIG_INT, 1, LCN_MAX_NODES, "200000", OFF(max_nodes), NULL,
      "most nodes in a submitted graph (more: 422)"},
-    {"max_edges", CONFIG_INT, 0, 4000000, "1000000", OFF(max_edges), NULL,
+    {"max_edges", CONFIG_INT, 0, LCN_MAX_EDGES, "1000000", OFF(max_edges), NULL,
      "most edges in a submitted graph (more: 422)"},
     {"max_budget_s", CONFIG_DOUBLE, 0.001, 31536000, "3600", OFF(max_budget_s), NULL,
      "largest wall-clock budget a job may ask for in seconds (more: 422)"},
@@ -61,7 +69,7 @@ const struct config_option config_options[] = {
      "backends to start: auto (GPUs when usable, plus the CPU pool), gpu (fail without one), cpu"},
     {"cpu_workers", CONFIG_INT, 0, 1024, "1", OFF(cpu_workers), NULL,
      "CPU jobs run at the same time (0: no CPU backend)"},
-    {"cpu_threads", CONFIG_INT, 0, 1024, "0", OFF(cpu_threads), NULL,
+    {"cpu_threads", CONFIG_INT, 0, LCN_MAX_THREADS, "0", OFF(cpu_threads), NULL,
      "threads per CPU job unless the request sets solver.threads (0: online cores / cpu_workers)"},
     {"gpu_slots", CONFIG_INT, -1, 64, "-1", OFF(gpu_slots), NULL,
      "GPU jobs run at the same time, one workspace slot and stream each (-1: every slot of the "

@@ -46,7 +46,7 @@ struct lcnd_config {
     int64_t max_queued;
     int64_t retry_after_s;
     /* execution */
-    int backend; /* enum lcn_backend (CONFIG_ENUM stores the index in "auto|gpu|cpu") */
+    enum lcn_backend backend; /* CONFIG_ENUM: the index in "auto|gpu|cpu" */
     int64_t cpu_workers;
     int64_t cpu_threads;
     int64_t gpu_slots;
@@ -54,16 +54,16 @@ struct lcnd_config {
     double telemetry_interval_s;
     /* store */
     char *state_dir;
-    int store_sync; /* enum config_sync */
+    enum config_sync store_sync;
     int resume_interrupted;
     int64_t retain_jobs;
     double retain_days;
     /* lifecycle and logging */
     double shutdown_timeout_s;
     char *log_file; /* "" = stderr */
-    int log_level;  /* enum config_log_level */
+    enum config_log_level log_level;
     /* fault injection, for the integration tests only */
-    int test_fake_gpu; /* enum config_fake_gpu */
+    enum config_fake_gpu test_fake_gpu;
     int64_t test_fake_gpu_ms;
 };
 
@@ -75,7 +75,8 @@ struct config_option {
     double min, max;     /* CONFIG_INT and CONFIG_DOUBLE: inclusive range */
     const char *def;     /* default, in the file syntax */
     size_t offset;       /* offsetof(struct lcnd_config, field) */
-    const char *choices; /* CONFIG_ENUM: "a|b|c"; the value stored is the index */
+    const char *choices; /* CONFIG_ENUM: "a|b|c"; the value stored is the index, into an
+                            enum field whose names are in that order */
     const char *help;    /* one sentence, lower case, no full stop */
 };
 

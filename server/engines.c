@@ -1,4 +1,4 @@
-#include "engines.h"
+#include "server/engines.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -20,7 +20,7 @@ static pthread_mutex_t gpu_mu = PTHREAD_MUTEX_INITIALIZER;
 static struct gpu_ctx *gpu;
 static int gpu_tried;
 
-int engines_gpu_open(const struct gpu_config *cfg, char *err, int errlen)
+int engines_gpu_open(const struct gpu_config *cfg, char *err, size_t errlen)
 {
     int rc = 0;
     pthread_mutex_lock(&gpu_mu);
@@ -28,9 +28,10 @@ int engines_gpu_open(const struct gpu_config *cfg, char *err, int errlen)
         struct gpu_config def;
         gpu_config_default(&def);
         gpu_tried = 1;
-        rc = gpu_device_count() > 0 ? gpu_ctx_new(cfg ? cfg : &def, &gpu, err, errlen) : LCN_ENOGPU;
-        if (rc == LCN_ENOGPU && errlen > 0 && !err[0])
-            snprintf(err, (size_t)errlen, "no CUDA device");
+        rc = gpu_device_count() > 0 ? gpu_ctx_new(cfg ? cfg : &def, &gpu, err, (int)errlen)
+                                    : LCN_ENOGPU;
+        if (rc == LCN_ENOGPU && errlen && !err[0])
+            snprintf(err, errlen, "no CUDA device");
     }
     pthread_mutex_unlock(&gpu_mu);
     return rc;
@@ -88,7 +89,9 @@ int engines_run(enum lcn_backend b, const struct lcn_graph *g, const struct engi
                 struct engine_result *out)
 {
     enum lcn_backend r;
-    int rc = engines_resolve(b, &r);
+    int rc = engine_params_check(p, NULL, 0); /* the GPU engine's run does not check them */
+    if (!rc)
+        rc = engines_resolve(b, &r);
     if (rc)
         return rc;
     switch (r) {

@@ -22,7 +22,7 @@ struct gpu_ctx;
  * the daemon at start; otherwise the first GPU user opens it with defaults.
  * Returns 0 or the gpu_ctx_new error, with a message in err.
  */
-int engines_gpu_open(const struct gpu_config *cfg, char *err, int errlen);
+int engines_gpu_open(const struct gpu_config *cfg, char *err, size_t errlen);
 void engines_gpu_close(void);
 /* The context, opening it with defaults on first use; NULL when unusable. */
 struct gpu_ctx *engines_gpu_ctx(void);
@@ -39,8 +39,9 @@ int engines_resolve(enum lcn_backend b, enum lcn_backend *resolved);
 
 /*
  * Runs the engine for backend b (resolved as above) on g with p. Returns
- * what the engine returns (see engine.h), or LCN_ENOGPU for GPU without a
- * GPU engine (no callback runs then).
+ * what the engine returns (see engine.h), LCN_EINVAL for parameters beyond
+ * the engine limits (engine_params_check), or LCN_ENOGPU for GPU without a
+ * GPU engine (no callback runs in either case).
  */
 int engines_run(enum lcn_backend b, const struct lcn_graph *g, const struct engine_params *p,
                 struct engine_result *out);

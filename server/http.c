@@ -1,4 +1,4 @@
-#include "http.h"
+#include "server/http.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -16,7 +16,7 @@
 #include <microhttpd.h>
 
 #include "err.h"
-#include "log.h"
+#include "server/log.h"
 #include "util.h"
 
 #define MAX_PARAMS  4

@@ -5,7 +5,7 @@
  * the module that wired it (it calls nothing above itself), and lcnd.h for
  * the threads around it.
  */
-#include "jobs.h"
+#include "server/jobs.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 #include "err.h"
-#include "log.h"
+#include "server/log.h"
 #include "util.h"
 
 /* What an op carries besides the SQL: the status snapshot it makes visible. */
@@ -366,7 +366,7 @@ static void ev_checkpoint(struct job *j, struct store_op *op, struct lcn_pt *lay
     op->final = final;
 }
 
-static void set_state(struct jobs *t, struct job *j, int state)
+static void set_state(struct jobs *t, struct job *j, enum job_state state)
 {
     if (j->cur.state == JOB_QUEUED && state != JOB_QUEUED)
         t->waiting--;
@@ -595,7 +595,8 @@ static void start_job(struct jobs *t, struct job *j, struct worker *w)
     set_state(t, j, JOB_RUNNING);
     if (!j->cur.started_ms)
         j->cur.started_ms = lcn_wall_ms();
-    snprintf(j->cur.backend, sizeof j->cur.backend, "%s", w->kind == WORKER_GPU ? "gpu" : "cpu");
+    snprintf(j->cur.backend, sizeof j->cur.backend, "%s",
+             lcn_backend_name(w->kind == WORKER_GPU ? LCN_BACKEND_GPU : LCN_BACKEND_CPU));
     finish_state_op(t, j);
     worker_start(w, run);
     log_debug("job %lld: started on %s worker %d (%.3f s of budget left)", (long long)j->id,
@@ -611,10 +612,10 @@ void jobs_schedule(struct jobs *t)
     struct job *j = t->qhead;
     while (j) {
         struct job *next = j->qnext;
-        int kind = j->cur.backend_requested == LCN_BACKEND_CPU   ? WORKER_CPU
-                   : j->cur.backend_requested == LCN_BACKEND_GPU ? WORKER_GPU
-                   : gpu && j->gpu_fits                          ? WORKER_GPU
-                                                                 : WORKER_CPU;
+        enum worker_kind kind = j->cur.backend_requested == LCN_BACKEND_CPU   ? WORKER_CPU
+                                : j->cur.backend_requested == LCN_BACKEND_GPU ? WORKER_GPU
+                                : gpu && j->gpu_fits                          ? WORKER_GPU
+                                                                              : WORKER_CPU;
         struct worker *w = worker_pool_idle(t->pool, kind);
         if (w)
             start_job(t, j, w);

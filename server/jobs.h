@@ -32,17 +32,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "config.h"
+#include "server/config.h"
 #include "job.h"
-#include "store.h"
-#include "storeq.h"
-#include "worker.h"
+#include "server/store.h"
+#include "server/storeq.h"
+#include "server/worker.h"
 
 struct job_watch;
-
-/* Why a run's cancel flag was set. CANCEL_DEADLINE: the engine overran its
- * budget by more than DEADLINE_GRACE_NS and the daemon stopped it. */
-enum cancel_reason { CANCEL_NONE = 0, CANCEL_USER, CANCEL_SHUTDOWN, CANCEL_DEADLINE };
 
 /* The engines end within milliseconds of the deadline themselves; past
  * this the daemon sets the cancel flag, and ENGINE_ABANDON_NS after any

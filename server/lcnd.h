@@ -11,7 +11,7 @@
  *   jobs.c                       the job table, queue, scheduler, recovery
  *   worker.c storeq.c http.c     engine threads, group commit, HTTP server
  *   store.c engines.c config.c   SQLite, the engine dispatcher, options
- *   log.c notify.c sbuf.c
+ *   log.c notify.c               (and common/'s sbuf, the text buffer)
  * tools/server_calls.py checks that no call goes up (a test does).
  *
  * Concurrency design (docs/DAEMON.md tells the whole story):
@@ -39,13 +39,13 @@
 
 #include <uv.h>
 
-#include "api.h"
-#include "config.h"
-#include "http.h"
-#include "jobs.h"
-#include "store.h"
-#include "storeq.h"
-#include "worker.h"
+#include "server/api.h"
+#include "server/config.h"
+#include "server/http.h"
+#include "server/jobs.h"
+#include "server/store.h"
+#include "server/storeq.h"
+#include "server/worker.h"
 
 #ifndef LCN_VERSION
 #define LCN_VERSION "unknown"

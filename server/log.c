@@ -1,4 +1,4 @@
-#include "log.h"
+#include "server/log.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -11,7 +11,7 @@
 #ifndef LCN_SERVER_LOG_H
 #define LCN_SERVER_LOG_H
 
-#include "config.h"
+#include "server/config.h"
 
 /* Starts logging to path (NULL or "" = standard error) at the given level.
  * Returns 0, or LCN_EIO when the file cannot be opened. */

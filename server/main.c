@@ -3,8 +3,8 @@
 #include <string.h>
 
 #include "build_id.h"
-#include "lcnd.h"
-#include "solve.h"
+#include "server/lcnd.h"
+#include "server/solve.h"
 
 #ifndef LCN_VERSION
 #define LCN_VERSION "unknown"

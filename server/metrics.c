@@ -5,7 +5,7 @@
  * storeq_healthy, http_responses).
  */
 #include "build_id.h"
-#include "api.h"
+#include "server/api.h"
 #include "sbuf.h"
 
 #ifndef LCN_VERSION
@@ -18,7 +18,7 @@ static void jobs_part(struct sbuf *b, struct api *a)
     jobs_stats(a->jobs, &st);
     sbuf_puts(b, "# HELP lcn_jobs Jobs in the store by state.\n# TYPE lcn_jobs gauge\n");
     for (int s = 0; s < JOB_STATE_COUNT; s++)
-        sbuf_printf(b, "lcn_jobs{state=\"%s\"} %lld\n", job_state_name(s),
+        sbuf_printf(b, "lcn_jobs{state=\"%s\"} %lld\n", job_state_name((enum job_state)s),
                     (long long)st.by_state[s]);
     sbuf_printf(b,
                 "# HELP lcn_queue_depth Jobs waiting for a worker.\n# TYPE lcn_queue_depth gauge\n"

@@ -1,4 +1,4 @@
-#include "notify.h"
+#include "server/notify.h"
 
 #include <errno.h>
 #include <stddef.h>

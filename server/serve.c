@@ -46,12 +46,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "engines.h"
+#include "server/engines.h"
 #include "err.h"
 #include "fileio.h"
-#include "lcnd.h"
-#include "log.h"
-#include "notify.h"
+#include "server/lcnd.h"
+#include "server/log.h"
+#include "server/notify.h"
 #include "util.h"
 #ifdef LCN_HAVE_CUDA
 #include "gpu.h"
@@ -437,7 +437,7 @@ static int engine_setup(struct lcnd *d, char *err, size_t errlen)
     char why[256] = "";
     struct gpu_config gc;
     gpu_config_default(&gc);
-    int rc = engines_gpu_open(&gc, why, (int)sizeof why);
+    int rc = engines_gpu_open(&gc, why, sizeof why);
     if (rc == 0 && engines_gpu_available()) {
         struct gpu_ctx *c = engines_gpu_ctx();
         int slots = (int)gpu_ctx_slots(c);

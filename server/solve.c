@@ -7,11 +7,12 @@
  * layout file is written only after validate_layout accepted the engine's
  * final layout with exactly the tuple the engine claimed.
  */
-#include "solve.h"
+#include "server/solve.h"
 
 #include <errno.h>
 #include <math.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,7 +21,7 @@
 #include <jansson.h>
 
 #include "engine.h"
-#include "engines.h"
+#include "server/engines.h"
 #include "err.h"
 #include "graphio.h"
 #include "job.h"
@@ -90,11 +91,14 @@ static void usage(FILE *f)
     fprintf(f, "\nexit status: 0 success, 1 run-time failure, 2 usage or input error\n");
 }
 
-static int usage_error(const char *fmt, const char *a, const char *b)
+__attribute__((format(printf, 1, 2))) static int usage_error(const char *fmt, ...)
 {
+    va_list ap;
+    va_start(ap, fmt);
     fprintf(stderr, "lcnd solve: ");
-    fprintf(stderr, fmt, a, b);
+    vfprintf(stderr, fmt, ap);
     fprintf(stderr, "\ntry 'lcnd solve --help'\n");
+    va_end(ap);
     return EXIT_USAGE;
 }
 
@@ -120,7 +124,7 @@ static int parse_opts(int argc, char **argv, struct solve_opts *o)
         const char *a = argv[i];
         if (strncmp(a, "--", 2) != 0 || a[2] == 0) {
             if (o->graph)
-                return usage_error("unexpected argument '%s'%s", a, "");
+                return usage_error("unexpected argument '%s'", a);
             o->graph = a;
             continue;
         }
@@ -136,13 +140,13 @@ static int parse_opts(int argc, char **argv, struct solve_opts *o)
             if (strlen(opts[k].name) == len && strncmp(opts[k].name, name, len) == 0)
                 op = &opts[k];
         if (!op)
-            return usage_error("unknown option '%s'%s", a, "");
+            return usage_error("unknown option '%s'", a);
         if (op->has_arg && !val) {
             if (i + 1 >= argc)
-                return usage_error("option '--%s' needs a value%s", op->name, "");
+                return usage_error("option '--%s' needs a value", op->name);
             val = argv[++i];
         } else if (!op->has_arg && val) {
-            return usage_error("option '--%s' takes no value%s", op->name, "");
+            return usage_error("option '--%s' takes no value", op->name);
         }
         int64_t iv;
         switch (op->id) {
@@ -150,42 +154,43 @@ static int parse_opts(int argc, char **argv, struct solve_opts *o)
             char *end = NULL;
             double b = strtod(val, &end);
             if (end == val || *end || !isfinite(b) || b < 0 || b > 1e7)
-                return usage_error("--budget-s: bad value '%s' (seconds, 0 to 1e7)%s", val, "");
+                return usage_error("--budget-s: bad value '%s' (seconds, 0 to 1e7)", val);
             o->budget_s = b;
             o->budget_given = 1;
             break;
         }
         case OPT_SEED:
             if (parse_int(val, 0, INT64_MAX, &iv))
-                return usage_error("--seed: bad value '%s' (an integer >= 0)%s", val, "");
+                return usage_error("--seed: bad value '%s' (an integer >= 0)", val);
             o->seed = (uint64_t)iv;
             break;
         case OPT_TARGET:
             if (parse_int(val, 0, INT32_MAX, &iv))
-                return usage_error("--target-k: bad value '%s' (an integer >= 0)%s", val, "");
+                return usage_error("--target-k: bad value '%s' (an integer >= 0)", val);
             o->target_k = (int32_t)iv;
             break;
         case OPT_STOP:
             o->stop_at_target = 1;
             break;
         case OPT_THREADS:
-            if (parse_int(val, 1, 1024, &iv))
-                return usage_error("--threads: bad value '%s' (1 to 1024)%s", val, "");
+            if (parse_int(val, 1, LCN_MAX_THREADS, &iv))
+                return usage_error("--threads: bad value '%s' (1 to %d)", val, LCN_MAX_THREADS);
             o->threads = (int32_t)iv;
             break;
         case OPT_REPLICAS:
             if (parse_int(val, 1, LCN_MAX_REPLICAS, &iv))
-                return usage_error("--replicas: bad value '%s' (1 to 4096)%s", val, "");
+                return usage_error("--replicas: bad value '%s' (1 to %d)", val, LCN_MAX_REPLICAS);
             o->replicas = (int32_t)iv;
             break;
         case OPT_WORKERS:
-            if (parse_int(val, 1, 64, &iv))
-                return usage_error("--proposal-workers: bad value '%s' (1 to 64)%s", val, "");
+            if (parse_int(val, 1, LCN_MAX_PROPOSAL_WORKERS, &iv))
+                return usage_error("--proposal-workers: bad value '%s' (1 to %d)", val,
+                                   LCN_MAX_PROPOSAL_WORKERS);
             o->workers = (int32_t)iv;
             break;
         case OPT_BACKEND:
             if (lcn_backend_parse(val, &o->backend))
-                return usage_error("--backend: bad value '%s' (cpu, gpu or auto)%s", val, "");
+                return usage_error("--backend: bad value '%s' (cpu, gpu or auto)", val);
             break;
         case OPT_OUT:
             o->out = val;
@@ -195,7 +200,7 @@ static int parse_opts(int argc, char **argv, struct solve_opts *o)
             break;
         case OPT_LIMIT:
             if (parse_int(val, 1, INT64_MAX, &iv))
-                return usage_error("--move-limit: bad value '%s' (an integer >= 1)%s", val, "");
+                return usage_error("--move-limit: bad value '%s' (an integer >= 1)", val);
             o->move_limit = iv;
             break;
         case OPT_QUIET:
@@ -207,11 +212,11 @@ static int parse_opts(int argc, char **argv, struct solve_opts *o)
         }
     }
     if (!o->graph)
-        return usage_error("missing GRAPH.json%s%s", "", "");
+        return usage_error("missing GRAPH.json");
     if (!o->out)
-        return usage_error("missing --out OUT.json%s%s", "", "");
+        return usage_error("missing --out OUT.json");
     if (o->stop_at_target && o->target_k < 0)
-        return usage_error("--stop-at-target needs --target-k%s%s", "", "");
+        return usage_error("--stop-at-target needs --target-k");
     return 0;
 }
 

@@ -4,14 +4,14 @@
  * finds dead peers: the write fails, the answer completes, sse_close frees
  * the stream.
  */
-#include "sse.h"
+#include "server/sse.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 #include "sbuf.h"
 #include "util.h"
-#include "watch.h"
+#include "server/watch.h"
 
 struct sse {
     struct sse_hub *hub;

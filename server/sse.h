@@ -18,9 +18,9 @@
 
 #include <stdint.h>
 
-#include "http.h"
-#include "jobs.h"
-#include "store.h"
+#include "server/http.h"
+#include "server/jobs.h"
+#include "server/store.h"
 
 struct sse;
 

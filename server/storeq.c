@@ -1,11 +1,11 @@
-#include "storeq.h"
+#include "server/storeq.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "err.h"
-#include "log.h"
+#include "server/log.h"
 #include "util.h"
 
 static void *store_thread(void *arg)

@@ -35,7 +35,7 @@
 
 #include <uv.h>
 
-#include "store.h"
+#include "server/store.h"
 
 /* Called on the loop for every committed op, in order; the op is freed
  * after the call. */

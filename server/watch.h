@@ -14,7 +14,7 @@
 
 #include <stdlib.h>
 
-#include "jobs.h"
+#include "server/jobs.h"
 #include "util.h"
 
 struct waiter;

@@ -1,4 +1,4 @@
-#include "worker.h"
+#include "server/worker.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -373,7 +373,8 @@ int worker_pool_gpu_failed(const struct worker_pool *p)
     return p->gpu_failed;
 }
 
-void worker_pool_counts(const struct worker_pool *p, int kind, struct worker_counts *out)
+void worker_pool_counts(const struct worker_pool *p, enum worker_kind kind,
+                        struct worker_counts *out)
 {
     memset(out, 0, sizeof *out);
     for (int i = 0; i < p->n; i++) {
@@ -386,7 +387,7 @@ void worker_pool_counts(const struct worker_pool *p, int kind, struct worker_cou
     }
 }
 
-struct worker *worker_pool_idle(struct worker_pool *p, int kind)
+struct worker *worker_pool_idle(struct worker_pool *p, enum worker_kind kind)
 {
     for (int i = 0; i < p->n; i++) {
         struct worker *w = &p->w[i];

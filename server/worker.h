@@ -48,6 +48,11 @@
 
 enum worker_kind { WORKER_CPU = 0, WORKER_GPU = 1 };
 
+/* Why a run's cancel flag was set (the job table sets it, jobs.c).
+ * CANCEL_DEADLINE: the engine overran its budget by more than
+ * DEADLINE_GRACE_NS (jobs.h) and the daemon stopped it. */
+enum cancel_reason { CANCEL_NONE = 0, CANCEL_USER, CANCEL_SHUTDOWN, CANCEL_DEADLINE };
+
 /* One engine run. Inputs are set by the loop before worker_start and are
  * read-only afterwards; outputs are written by the worker before it
  * reports `finished`. */
@@ -60,7 +65,7 @@ struct run {
     uint8_t *has_xy;             /* owned or NULL */
     char *tuning;                /* owned or NULL */
     atomic_int cancel;
-    int cancel_reason;   /* loop only: why cancel was set (jobs.c's enum) */
+    enum cancel_reason cancel_reason; /* loop only: why cancel was set */
     int64_t assigned_ns; /* loop only */
     int64_t cancel_ns;   /* loop only: when cancel was set, 0 = not yet */
 
@@ -124,7 +129,7 @@ struct worker_thread {
 struct worker {
     struct worker_pool *pool;
     int index;
-    int kind;   /* enum worker_kind */
+    enum worker_kind kind;
     int device; /* GPU ordinal, -1 for CPU workers */
     struct worker_thread *t;
     /* loop only */
@@ -189,12 +194,13 @@ struct worker_counts {
     int all, healthy, busy;
 };
 
-/* Counts the workers of kind (enum worker_kind) into *out (loop thread). */
-void worker_pool_counts(const struct worker_pool *p, int kind, struct worker_counts *out);
+/* Counts the workers of kind into *out (loop thread). */
+void worker_pool_counts(const struct worker_pool *p, enum worker_kind kind,
+                        struct worker_counts *out);
 
-/* An idle healthy worker of kind (enum worker_kind), the lowest index
+/* An idle healthy worker of kind, the lowest index
  * first, or NULL (loop thread). */
-struct worker *worker_pool_idle(struct worker_pool *p, int kind);
+struct worker *worker_pool_idle(struct worker_pool *p, enum worker_kind kind);
 
 /* Number of workers currently inside an engine call (any thread). */
 int worker_pool_in_engine(struct worker_pool *p);

@@ -309,7 +309,8 @@ class Cli(unittest.TestCase):
                  ("list", "--state", "bogus"), ("list", "--limit", "0"), ("list", "extra"),
                  ("solution",), ("cancel", "--bogus", "j1"), ("wait",),
                  ("bench",), ("bench", self.tmp.name, "--budget-s", "-1"),
-                 ("bench", self.tmp.name, "--stop-at-target"), ("frobnicate",),
+                 ("bench", self.tmp.name, "--stop-at-target"),
+                 ("bench", self.tmp.name, "--backend", "GPU"), ("frobnicate",),
                  ("--server",), ("--server", "ftp://x", "list")]
         for c in cases:
             with self.subTest(args=c):

@@ -12,7 +12,7 @@
 
 #include <cmocka.h>
 
-#include "sha256.h"
+#include "clients/sha256.h"
 
 static void hex_of(struct sha256 *s, char out[65])
 {

@@ -13,7 +13,7 @@
 
 #include <cmocka.h>
 
-#include "sse.h"
+#include "clients/sse.h"
 #include "util.h"
 
 /* Events recorded as "id|event|data\n" lines (data's '\n' shown as '~'). */

@@ -185,6 +185,8 @@ class Api(unittest.TestCase):
         self.assertError(post({"graph": g, "backend": "tpu"}), 400, "invalid_field", "backend")
         self.assertError(post({"graph": g, "solver": {"threads": -2}}), 400, "invalid_field",
                          "solver.threads")
+        self.assertError(post({"graph": g, "solver": {"proposal_workers": 300}}), 422,
+                         "limit_exceeded", "solver.proposal_workers", "engine limit of 256")
         self.assertError(post({"graph": g, "solver": {"chains": 2}}), 400, "invalid_field",
                          "solver.chains", "unknown field")
         self.assertError(post({"graph": g, "colour": "red"}), 400, "invalid_field", "colour",

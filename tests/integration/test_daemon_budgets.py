@@ -129,7 +129,7 @@ class Budgets(unittest.TestCase):
     def test_replicas_admission(self):
         """Replica counts the CPU engine cannot set up within the budget, or
         hold, are refused at admission (422 with the reason and the field);
-        beyond the engine's limit the field is out of range (400)."""
+        beyond the engine limit too (422 limit_exceeded)."""
         d = self.daemon()
         for reps, why in ((1024, "set up"), (4096, "GiB")):
             r = d.request("POST", "/jobs", body={"graph": self.dense, "budget_s": 0.5,
@@ -140,8 +140,9 @@ class Budgets(unittest.TestCase):
             self.assertIn(why, e["message"])
         r = d.request("POST", "/jobs", body={"graph": tiny_graph(), "budget_s": 1,
                                              "solver": {"replicas": 65536}})
-        self.assertEqual(r.status, 400, r.body)
-        self.assertEqual(r.json()["error"]["field"], "solver.replicas")
+        self.assertEqual(r.status, 422, r.body)
+        e = r.json()["error"]
+        self.assertEqual((e["code"], e["field"]), ("limit_exceeded", "solver.replicas"))
         # what fits runs, and ends on time
         job = d.submit(tiny_graph(), budget_s=0.3, solver={"replicas": 4096})
         self.assertEqual(d.wait(job, timeout=20)["state"], "succeeded")

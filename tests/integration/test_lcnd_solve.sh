@@ -48,6 +48,13 @@ contains "$T/err" "--budget-s: bad value '-1'" "bad budget message"
 expect 2 "bad seed" -- "$LCND" solve "$T/g.json" --out "$T/o.json" --seed x
 expect 2 "bad backend" -- "$LCND" solve "$T/g.json" --out "$T/o.json" --backend tpu
 contains "$T/err" "--backend: bad value 'tpu'" "bad backend message"
+expect 2 "too many proposal workers" -- "$LCND" solve "$T/g.json" --out "$T/o.json" --proposal-workers 300
+contains "$T/err" "--proposal-workers: bad value '300' (1 to 256)" "proposal workers message"
+expect 2 "too many threads" -- "$LCND" solve "$T/g.json" --out "$T/o.json" --threads 1025
+contains "$T/err" "--threads: bad value '1025' (1 to 1024)" "threads message"
+expect 2 "knob beyond the limit" -- "$LCND" solve "$T/g.json" --out "$T/o.json" --backend cpu \
+    --tuning proposal_workers=300 --budget-s 1
+contains "$T/err" "invalid argument" "knob beyond the limit message"
 expect 2 "unknown option" -- "$LCND" solve "$T/g.json" --out "$T/o.json" --frobnicate
 expect 2 "stop without target" -- "$LCND" solve "$T/g.json" --out "$T/o.json" --stop-at-target
 expect 2 "bad tuning" -- "$LCND" solve "$T/g.json" --out "$T/o.json" --tuning nope=1 --budget-s 1

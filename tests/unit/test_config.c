@@ -11,7 +11,7 @@
 
 #include <cmocka.h>
 
-#include "config.h"
+#include "server/config.h"
 #include "err.h"
 #include "util.h"
 

@@ -426,6 +426,55 @@ static void test_input_first(void **state)
 }
 
 /* Bad input fails cleanly; trivial graphs finish at once. */
+/* The engine limits (engine.h): engine_params_check names the parameter;
+ * the run refuses an override beyond them before any callback, and the
+ * proposal_workers knob has the same limit; at the limit the engine runs. */
+static void test_limits(void **state)
+{
+    struct fixture f;
+    make(&f, GEN_RANDOM, 20, 0, 5);
+    struct engine_params p;
+    struct engine_result r;
+    struct seen s;
+    char err[160];
+    params(&p, &s, &f, 10);
+    assert_int_equal(engine_params_check(&p, err, sizeof(err)), 0);
+    p.proposal_workers = LCN_MAX_PROPOSAL_WORKERS + 1;
+    assert_int_equal(engine_params_check(&p, err, sizeof(err)), LCN_EINVAL);
+    assert_string_equal(err, "proposal_workers: 257 is outside [0, 256]");
+    assert_int_equal(engine_cpu_run(&f.g, &p, &r), LCN_EINVAL);
+    assert_int_equal(s.events + s.layouts + s.telemetry, 0);
+    p.proposal_workers = 0;
+    p.threads = LCN_MAX_THREADS + 1;
+    assert_int_equal(engine_params_check(&p, err, sizeof(err)), LCN_EINVAL);
+    assert_string_equal(err, "threads: 1025 is outside [0, 1024]");
+    assert_int_equal(engine_cpu_run(&f.g, &p, &r), LCN_EINVAL);
+    p.threads = 0;
+    p.replicas = -1;
+    assert_int_equal(engine_params_check(&p, NULL, 0), LCN_EINVAL);
+    p.replicas = LCN_MAX_REPLICAS + 1;
+    assert_int_equal(engine_cpu_run(&f.g, &p, &r), LCN_EINVAL);
+    p.replicas = 2;
+    p.tuning = "proposal_workers=257";
+    assert_int_equal(engine_cpu_run(&f.g, &p, &r), LCN_EINVAL);
+    assert_int_equal(s.events + s.layouts + s.telemetry, 0);
+
+    /* the limit itself runs, through the knob and through the override */
+    p.threads = 1;
+    p.move_limit = 20;
+    p.tuning = "proposal_workers=256";
+    assert_int_equal(engine_cpu_run(&f.g, &p, &r), 0);
+    check_result(&f, &r);
+    assert_int_equal(r.proposal_workers, LCN_MAX_PROPOSAL_WORKERS);
+    engine_result_release(&r);
+    p.tuning = NULL;
+    p.proposal_workers = LCN_MAX_PROPOSAL_WORKERS;
+    assert_int_equal(engine_cpu_run(&f.g, &p, &r), 0);
+    assert_int_equal(r.proposal_workers, LCN_MAX_PROPOSAL_WORKERS);
+    engine_result_release(&r);
+    drop(&f);
+}
+
 static void test_edge_cases(void **state)
 {
     struct engine_params p;
@@ -529,6 +578,7 @@ int main(void)
         cmocka_unit_test(test_stop_during_start),
         cmocka_unit_test(test_stop_at_target),
         cmocka_unit_test(test_edge_cases),
+        cmocka_unit_test(test_limits),
         cmocka_unit_test(test_layouts),
         cmocka_unit_test(test_input_first),
         cmocka_unit_test(test_evaluators_same_run),

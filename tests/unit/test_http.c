@@ -21,7 +21,7 @@
 #include <uv.h>
 
 #include "err.h"
-#include "http.h"
+#include "server/http.h"
 #include "util.h"
 
 #define TOKEN "0123456789abcdef-token"

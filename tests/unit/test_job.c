@@ -84,6 +84,15 @@ static void test_defaults_and_fields(void **state)
     assert_string_equal(r.tuning, "a=1");
     job_request_release(&r);
 
+    /* the engine limits themselves are admitted */
+    ok("{\"graph\":" G ",\"solver\":{\"threads\":1024,\"replicas\":4096,"
+       "\"proposal_workers\":256}}",
+       &r);
+    assert_int_equal(r.threads, LCN_MAX_THREADS);
+    assert_int_equal(r.replicas, LCN_MAX_REPLICAS);
+    assert_int_equal(r.proposal_workers, LCN_MAX_PROPOSAL_WORKERS);
+    job_request_release(&r);
+
     ok("{\"graph\":" G ",\"budget_s\":0.25,\"target_k\":null,\"name\":null}", &r);
     assert_true(r.budget_s == 0.25);
     assert_int_equal(r.target_k, -1);
@@ -113,8 +122,17 @@ static void test_rejections(void **state)
     bad("{\"graph\":" G ",\"backend\":\"GPU\"}", 400, "invalid_field", "backend", NULL);
     bad("{\"graph\":" G ",\"backend\":1}", 400, "invalid_field", "backend", NULL);
     bad("{\"graph\":" G ",\"solver\":[]}", 400, "invalid_field", "solver", NULL);
-    bad("{\"graph\":" G ",\"solver\":{\"threads\":1025}}", 400, "invalid_field", "solver.threads",
+    bad("{\"graph\":" G ",\"solver\":{\"threads\":-1}}", 400, "invalid_field", "solver.threads",
         NULL);
+    /* the engine limits (engine.h): 422 with the field path */
+    bad("{\"graph\":" G ",\"solver\":{\"threads\":1025}}", 422, "limit_exceeded",
+        "solver.threads", "engine limit of 1024");
+    bad("{\"graph\":" G ",\"solver\":{\"replicas\":4097}}", 422, "limit_exceeded",
+        "solver.replicas", "engine limit of 4096");
+    bad("{\"graph\":" G ",\"solver\":{\"proposal_workers\":300}}", 422, "limit_exceeded",
+        "solver.proposal_workers", "300 exceeds the engine limit of 256");
+    bad("{\"graph\":" G ",\"solver\":{\"proposal_workers\":1.5}}", 400, "invalid_field",
+        "solver.proposal_workers", "got real");
     bad("{\"graph\":" G ",\"solver\":{\"chains\":1}}", 400, "invalid_field", "solver.chains",
         "unknown field");
     bad("{\"graph\":" G ",\"solver\":{\"tuning\":5}}", 400, "invalid_field", "solver.tuning", NULL);
@@ -304,9 +322,15 @@ static void test_ids_and_events(void **state)
     assert_int_equal(job_id_parse("k0000000000000042", &id), LCN_EINVAL);
     assert_int_equal(job_id_parse("j00000000000000x2", &id), LCN_EINVAL);
     assert_int_equal(job_id_parse(NULL, &id), LCN_EINVAL);
-    for (int s = 0; s < JOB_STATE_COUNT; s++)
-        assert_int_equal(job_state_parse(job_state_name(s)), s);
-    assert_int_equal(job_state_parse("done"), -1);
+    for (int s = 0; s < JOB_STATE_COUNT; s++) {
+        enum job_state st = JOB_STATE_COUNT;
+        assert_int_equal(job_state_parse(job_state_name((enum job_state)s), &st), 0);
+        assert_int_equal(st, s);
+    }
+    enum job_state st = JOB_FAILED;
+    assert_int_equal(job_state_parse("done", &st), LCN_EINVAL);
+    assert_int_equal(st, JOB_FAILED); /* untouched */
+    assert_string_equal(job_state_name(JOB_STATE_COUNT), "unknown");
     assert_true(job_state_terminal(JOB_INTERRUPTED));
     assert_false(job_state_terminal(JOB_RUNNING));
 

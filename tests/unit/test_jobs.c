@@ -22,14 +22,14 @@
 #include <cmocka.h>
 #include <uv.h>
 
-#include "config.h"
+#include "server/config.h"
 #include "err.h"
-#include "jobs.h"
-#include "log.h"
-#include "store.h"
-#include "storeq.h"
+#include "server/jobs.h"
+#include "server/log.h"
+#include "server/store.h"
+#include "server/storeq.h"
 #include "util.h"
-#include "worker.h"
+#include "server/worker.h"
 
 /* ------------------------------------------------------------ the fake engine */
 

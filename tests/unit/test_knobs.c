@@ -19,10 +19,10 @@ struct k {
     int32_t color;
 };
 
-static int parse_color(const char *val, void *field, char *err, int errlen)
+static int parse_color(const char *val, void *field, char *err, size_t errlen)
 {
     if (strcmp(val, "red") && strcmp(val, "blue")) {
-        snprintf(err, (size_t)errlen, "tuning: color: '%s' is not red or blue", val);
+        snprintf(err, errlen, "tuning: color: '%s' is not red or blue", val);
         return LCN_EINVAL;
     }
     *(int32_t *)field = val[0] == 'r' ? 1 : 2;

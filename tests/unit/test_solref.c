@@ -14,11 +14,17 @@
 #include <cmocka.h>
 
 #include "crossings.h"
+#include "engine.h"
 #include "gen.h"
 #include "gpu.h"
 #include "solver_ref.h"
 #include "util.h"
 #include "validate.h"
+
+/* The device runs every proposal-worker count that admission lets through:
+ * one limit (engine.h), which the device solver's own bound must equal. */
+_Static_assert(SOL_WMAX == LCN_MAX_PROPOSAL_WORKERS,
+               "SOL_WMAX (gpu/solver_core.h) differs from LCN_MAX_PROPOSAL_WORKERS (engine.h)");
 
 static void make(enum gen_family fam, int32_t n, uint64_t seed, struct lcn_graph *g,
                  struct lcn_pt **pts)

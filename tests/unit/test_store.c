@@ -13,8 +13,8 @@
 #include <uv.h>
 
 #include "err.h"
-#include "store.h"
-#include "storeq.h"
+#include "server/store.h"
+#include "server/storeq.h"
 #include "util.h"
 
 static char dir[64];

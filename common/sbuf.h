@@ -1,12 +1,14 @@
 /*
- * sbuf.h - a growable text buffer for building HTTP answers (progress
- * pages, event streams, metrics).
+ * sbuf.h - the project's one growable text buffer: the daemon's HTTP
+ * answers (progress pages, event streams, metrics), the graph file
+ * writer's pretty-printed JSON, the client's event-stream lines.
  *
  * Ownership: a struct sbuf owns p; zero-initialise it, append, then take p
- * (it stays NUL-terminated) or free it. Out of memory aborts (xgrow).
+ * (it stays NUL-terminated once anything was appended, and len counts the
+ * bytes before the NUL) or free it. Out of memory aborts (xgrow).
  */
-#ifndef LCN_SERVER_SBUF_H
-#define LCN_SERVER_SBUF_H
+#ifndef LCN_SBUF_H
+#define LCN_SBUF_H
 
 #include <stddef.h>
 
