@@ -103,6 +103,7 @@ struct cpu_knobs {
     double t_lo, t_hi;      /* temperature ladder ends */
     double t_shape;         /* ladder position f in [0,1] maps to t_lo (t_hi/t_lo)^(f^t_shape) */
     int32_t stall_sweeps;   /* restart the cold half from the elite after this many flat sweeps */
+    double restart_share;   /* the share of the ladder, coldest first, that restarts (0.5: half) */
     int32_t cold_boost;     /* the coldest slot's replica runs this many sweeps' moves per sweep */
     double start_share;     /* share of the budget the starting layouts may use */
     int32_t starts;         /* bit mask over enum layout_kind */
@@ -127,6 +128,7 @@ static void knobs_default(struct cpu_knobs *k)
     k->t_hi = 3.0;
     k->t_shape = 1.0;
     k->stall_sweeps = 50;
+    k->restart_share = 0.5;
     k->cold_boost = 1;
     k->start_share = 0.15;
     k->start_variants = 4;
@@ -213,6 +215,7 @@ static const struct knob knob_table[] = {
     {"t_hi", KNOB_DOUBLE, offsetof(struct cpu_knobs, t_hi), 0, 1e9, NULL},
     {"t_shape", KNOB_DOUBLE, offsetof(struct cpu_knobs, t_shape), 0.1, 10, NULL},
     {"stall_sweeps", KNOB_INT, offsetof(struct cpu_knobs, stall_sweeps), 1, 1e9, NULL},
+    {"restart_share", KNOB_DOUBLE, offsetof(struct cpu_knobs, restart_share), 0, 1, NULL},
     {"cold_boost", KNOB_INT, offsetof(struct cpu_knobs, cold_boost), 1, 64, NULL},
     {"start_share", KNOB_DOUBLE, offsetof(struct cpu_knobs, start_share), 0, 1, NULL},
     {"starts", KNOB_CUSTOM, offsetof(struct cpu_knobs, starts), 0, 0, parse_starts},
@@ -455,9 +458,9 @@ static void exchange_step(struct run *run)
     }
     free(E);
 
-    /* restarts in waves: when the elite is flat, the cold half restarts from it */
+    /* restarts in waves: when the elite is flat, the cold half (restart_share) restarts from it */
     if (run->sweeps - run->last_elite_sweep >= run->kn.stall_sweeps) {
-        for (int32_t s = 0; s < (R + 1) / 2; s++) {
+        for (int32_t s = 0; s < engine_restart_slots(run->kn.restart_share, R); s++) {
             int32_t r = run->rep_at[s];
             anneal_replica_reset(&run->rep[r], run->elite);
             run->restarts++;

@@ -92,6 +92,14 @@ int lcn_backend_parse(const char *name, enum lcn_backend *b);
  */
 int engine_ops_mode_parse(const char *val, void *field, char *err, size_t errlen);
 
+/*
+ * Elite restarts, both engines: when the best has been flat long enough,
+ * the coldest engine_restart_slots(share, L) replicas of each ladder of L
+ * restart from the elite (the knob restart_share): round(share x L), at
+ * least one when share > 0, at most L. 0.5 gives the cold half, (L + 1) / 2.
+ */
+int32_t engine_restart_slots(double share, int32_t L);
+
 /* "local", "bary", "median", "global", "empty", "pair", "swap", "cluster". */
 const char *engine_op_name(enum engine_op op);
 

@@ -1,5 +1,6 @@
 /*
- * engine_ops.c - the names of the move operators and of the backends
+ * engine_ops.c - the names of the move operators and of the backends,
+ * the ops knob's parser and the restart rule both engines share
  * (engine.h), apart from the CPU engine so that the wire format
  * (proto/job.c) links without it.
  */
@@ -42,4 +43,12 @@ int engine_ops_mode_parse(const char *val, void *field, char *err, size_t errlen
     }
     *(int32_t *)field = strcmp(val, "bandit") == 0;
     return 0;
+}
+
+int32_t engine_restart_slots(double share, int32_t L)
+{
+    int32_t k = (int32_t)(share * L + 0.5);
+    if (share > 0 && k < 1)
+        k = 1;
+    return k > L ? L : (k < 0 ? 0 : k);
 }

@@ -771,7 +771,7 @@ static __global__ void k_energy(const struct sol_params sp, const struct sol_dev
     __shared__ unsigned long long tot;
     const int r = blockIdx.x, n = sp.n, m = sp.m;
     struct sol_replica *rp = &dv.rep[r];
-    if (dv.rec->restart_now && sol_restarts_slot(rp->slot, dv.L)) {
+    if (dv.rec->restart_now && sol_restarts_slot(&sp, rp->slot)) {
         const int b = dv.rec->best_rep;
         const struct sol_replica *eb = &dv.rep[b];
         const int take_best = r != b && obj_cmp(&eb->best, &rp->best) < 0;

@@ -52,6 +52,7 @@ struct sol_params {
     double beta_k;     /* > 0: the steepness follows K (sol_energy_tables' rk), 0: r16, r16_alt */
     double alt_ratio;  /* with beta_k: the second table's steepness over the first's */
     int32_t restart_steps; /* elite restarts after this many steps without a better best (0: none) */
+    int32_t restart_slots; /* the slots of each ladder that restart: slot < restart_slots */
     uint32_t pn16;     /* the second table's balance-aware lower branch (issue 15): below kref,
                           w[c] = w[c+1] / (1 + pnorm_rho * kref / (c+1)), pnorm_rho in 1/65536;
                           0: the exponential branch */
@@ -427,9 +428,10 @@ LCN_HD static inline int sol_exchange(int64_t Ei, int64_t Ej, double Ti, double 
 /*
  * Elite restarts, decided at a batch boundary after the best reduction:
  * when the best over all replicas has not improved for restart_steps steps
- * (counted on the slowest replica), the cold half of every ladder (slots
- * below (L + 1) / 2) restarts from the elite, the best replica's best
- * layout with its counts, and the stall count starts again.
+ * (counted on the slowest replica), the coldest restart_slots of every
+ * ladder (engine_restart_slots of the knob restart_share: by default the cold half)
+ * restart from the elite, the best replica's best layout with its counts,
+ * and the stall count starts again.
  */
 LCN_HD static inline int sol_restart_due(const struct sol_params *sp, uint64_t min_step,
                                          uint64_t last_improved)
@@ -437,9 +439,9 @@ LCN_HD static inline int sol_restart_due(const struct sol_params *sp, uint64_t m
     return sp->restart_steps > 0 && min_step - last_improved >= (uint64_t)sp->restart_steps;
 }
 
-LCN_HD static inline int sol_restarts_slot(int32_t slot, int32_t L)
+LCN_HD static inline int sol_restarts_slot(const struct sol_params *sp, int32_t slot)
 {
-    return slot < (L + 1) / 2;
+    return slot < sp->restart_slots;
 }
 
 /* Adapts sigma towards an acceptance ratio of 20-40% over a window. */

@@ -58,6 +58,7 @@ void solref_derive(const struct gpu_solver_params *gp, const struct lcn_graph *g
     if (gp->restart_steps > 0 && gp->restart_node > 0)
         sp->restart_steps = (int32_t)LCN_MIN((int64_t)INT32_MAX,
                                              LCN_MAX((int64_t)gp->restart_steps, (int64_t)gp->restart_node * g->n));
+    sp->restart_slots = engine_restart_slots(gp->restart_share, gp->ladder);
     *lin = gp->lin > 0 ? LCN_MAX(1, llround(gp->lin * SOL_W_BASE)) : 1;
     *sigma0 = LCN_MAX(1, span / 10);
 }
@@ -412,7 +413,7 @@ void solref_boundary(struct solref *s, double tscale)
     }
     if (sol_restart_due(&s->sp, min_step, s->last_improved)) {
         for (int32_t r = 0; r < R; r++)
-            if (sol_restarts_slot(s->rep[r].slot, L))
+            if (sol_restarts_slot(&s->sp, s->rep[r].slot))
                 restart_from(s, r, gb);
         s->last_improved = min_step;
     }
@@ -487,6 +488,7 @@ void gpu_solver_params_default(struct gpu_solver_params *sp)
     sp->bandit_floor = 0.05;
     sp->restart_steps = 5000;
     sp->restart_node = 50;
+    sp->restart_share = 0.5;
     sp->lin = 0;
     sp->reuse = 1;
 }
@@ -518,6 +520,7 @@ static const struct knob gknobs[] = {
     {"lin", KNOB_DOUBLE, GK(lin), 0, 16, NULL},
     {"restart_steps", KNOB_INT, GK(restart_steps), 0, 1000000000, NULL},
     {"restart_node", KNOB_INT, GK(restart_node), 0, 1000000, NULL},
+    {"restart_share", KNOB_DOUBLE, GK(restart_share), 0, 1, NULL},
     {"reuse", KNOB_INT, GK(reuse), 0, 1, NULL},
 };
 #undef GK

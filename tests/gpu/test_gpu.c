@@ -378,6 +378,9 @@ static void test_solver_ops(void **st)
 static void test_solver_restarts(void **st)
 {
     solver_vs_twin_tuned(GEN_PLANTED, 30, 8, 4, 4, 24, 20, "restart_steps=20,restart_node=0,tournament=200,lin=0.3");
+    /* restart_share: the coldest slot of each ladder of 4, then all four */
+    solver_vs_twin_tuned(GEN_PLANTED, 30, 8, 4, 4, 24, 20, "restart_steps=20,restart_node=0,restart_share=0.25");
+    solver_vs_twin_tuned(GEN_PLANTED, 30, 8, 4, 4, 24, 20, "restart_steps=20,restart_node=0,restart_share=1");
 }
 
 struct runlog {

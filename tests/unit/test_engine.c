@@ -167,6 +167,43 @@ static void test_deterministic(void **state)
     drop(&f);
 }
 
+/* The restart rule both engines share (engine_restart_slots), and the CPU
+ * engine's restart_share: none restarts at 0, the whole ladder at 1 (every
+ * wave restarts all R replicas), the cold half by default. */
+static void test_restart_share(void **state)
+{
+    for (int32_t L = 1; L <= 64; L++) {
+        assert_int_equal(engine_restart_slots(0.5, L), (L + 1) / 2);
+        assert_int_equal(engine_restart_slots(0, L), 0);
+        assert_int_equal(engine_restart_slots(1, L), L);
+        assert_int_equal(engine_restart_slots(1e-3, L), 1);
+    }
+    struct fixture f;
+    make(&f, GEN_RANDOM, 40, 0, 11);
+    const char *tun[3] = {"stall_sweeps=1,restart_share=0", "stall_sweeps=1,restart_share=1",
+                          "stall_sweeps=1"};
+    uint64_t restarts[3];
+    for (int i = 0; i < 3; i++) {
+        struct engine_params p;
+        struct seen s;
+        params(&p, &s, &f, 60);
+        p.seed = 5;
+        p.replicas = 4;
+        p.threads = 1;
+        p.move_limit = 3000;
+        p.tuning = tun[i];
+        struct engine_result r;
+        assert_int_equal(engine_cpu_run(&f.g, &p, &r), 0);
+        check_result(&f, &r);
+        restarts[i] = r.tel.restarts;
+        engine_result_release(&r);
+    }
+    assert_int_equal(restarts[0], 0);
+    assert_true(restarts[1] > 0 && restarts[1] % 4 == 0);
+    assert_true(restarts[2] > 0 && restarts[2] % 2 == 0);
+    drop(&f);
+}
+
 /* Operator selection in engine runs: the fixed mix with every operator and
  * the bandit are deterministic whatever the thread count, and their
  * per-operator counters add up. */
@@ -583,6 +620,7 @@ int main(void)
         cmocka_unit_test(test_input_first),
         cmocka_unit_test(test_evaluators_same_run),
         cmocka_unit_test(test_operators),
+        cmocka_unit_test(test_restart_share),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
