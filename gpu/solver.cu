@@ -960,10 +960,11 @@ extern "C" int gpu_fits(const struct gpu_ctx *ctx, const struct lcn_graph *g, ch
     return 0;
 }
 
-static int sjob_setup(struct gpu_ctx *ctx, int slot, const struct lcn_graph *g,
-                      const struct lcn_pt *start, const int32_t *start_c,
-                      const struct gpu_solver_params *gp, uint64_t seed, struct sjob *j, char *why,
-                      int len)
+/* The job's plan: checks, the shared-memory plan and the kernel's limit,
+ * the replica count (whole ladders). */
+static int sjob_plan(struct gpu_ctx *ctx, int slot, const struct lcn_graph *g,
+                     const struct lcn_pt *start, const struct gpu_solver_params *gp,
+                     struct sjob *j, char *why, int len)
 {
     memset(j, 0, sizeof(*j));
     j->ctx = ctx;
@@ -1015,10 +1016,12 @@ static int sjob_setup(struct gpu_ctx *ctx, int slot, const struct lcn_graph *g,
         return LCN_EINVAL;
     }
     j->R = R;
-    double *temps = (double *)xmalloc(sizeof(double) * (size_t)j->L);
-    int32_t sigma0;
-    solref_derive(gp, g, seed, &j->sp, temps, &j->r16, &j->lin, &sigma0);
+    return 0;
+}
 
+/* The device pointers the kernels take (struct sol_dev), from the slot. */
+static void sjob_bind(struct sjob *j)
+{
     struct gpu_slot *s = j->s;
     struct sol_dev *dv = &j->dv;
     dv->edges = s->edges;
@@ -1031,13 +1034,25 @@ static int sjob_setup(struct gpu_ctx *ctx, int slot, const struct lcn_graph *g,
     dv->bcnt = s->bcnt;
     dv->rep = s->rep;
     dv->wtab = (const int64_t *)s->wtab;
-    dv->ltab = ctx->ltab;
+    dv->ltab = j->ctx->ltab;
     dv->temps = s->temps;
     dv->rec = s->rec;
-    dv->R = R;
+    dv->R = j->R;
     dv->L = j->L;
+}
 
-    int n = g->n, m = g->m;
+/* Every replica's state from the start (counts from the oracle when given,
+ * start_c, else counted), uploaded and replicated on the device. */
+static int sjob_upload(struct sjob *j, const struct lcn_pt *start, const int32_t *start_c,
+                       uint64_t seed)
+{
+    struct gpu_ctx *ctx = j->ctx;
+    const struct lcn_graph *g = j->g;
+    struct gpu_slot *s = j->s;
+    const int R = j->R, n = g->n, m = g->m;
+    double *temps = (double *)xmalloc(sizeof(double) * (size_t)j->L);
+    int32_t sigma0;
+    solref_derive(&j->gp, g, seed, &j->sp, temps, &j->r16, &j->lin, &sigma0);
     int32_t *c0 = (int32_t *)xmalloc(sizeof(int32_t) * (size_t)(m + 1));
     int32_t *h0 = (int32_t *)xcalloc((size_t)m + 1, sizeof(int32_t));
     int64_t *w0 = (int64_t *)xmalloc(sizeof(int64_t) * 2 * (size_t)(m + 1));
@@ -1069,7 +1084,7 @@ static int sjob_setup(struct gpu_ctx *ctx, int slot, const struct lcn_graph *g,
     rec0.best = j->start_obj;
     rec0.kref = j->start_obj.K;
 
-    rc = gpu_upload_graph(ctx, s, g);
+    int rc = gpu_upload_graph(ctx, s, g);
     if (!rc)
         rc = gpu_h2d(ctx, s, s->cur, start, sizeof(int2) * (size_t)n);
     if (!rc)
@@ -1089,7 +1104,7 @@ static int sjob_setup(struct gpu_ctx *ctx, int slot, const struct lcn_graph *g,
     if (!rc)
         rc = gpu_h2d(ctx, s, s->rec, &rec0, sizeof(rec0));
     if (!rc) {
-        k_replicate<<<R, 256, 0, s->stream>>>(j->sp, *dv);
+        k_replicate<<<R, 256, 0, s->stream>>>(j->sp, j->dv);
         __atomic_fetch_add(&ctx->launches, 1, __ATOMIC_RELAXED);
         cudaError_t e = cudaGetLastError();
         if (e == cudaSuccess)
@@ -1104,6 +1119,18 @@ static int sjob_setup(struct gpu_ctx *ctx, int slot, const struct lcn_graph *g,
     free(rp);
     free(temps);
     return rc;
+}
+
+static int sjob_setup(struct gpu_ctx *ctx, int slot, const struct lcn_graph *g,
+                      const struct lcn_pt *start, const int32_t *start_c,
+                      const struct gpu_solver_params *gp, uint64_t seed, struct sjob *j, char *why,
+                      int len)
+{
+    int rc = sjob_plan(ctx, slot, g, start, gp, j, why, len);
+    if (rc)
+        return rc;
+    sjob_bind(j);
+    return sjob_upload(j, start, start_c, seed);
 }
 
 /* One batch: S steps of every replica and the boundary kernels; the record
@@ -1288,166 +1315,205 @@ static void fill_tel(const struct gpu_record *rec, struct engine_telemetry *t, d
     t->elapsed_s = elapsed;
 }
 
-extern "C" int gpu_engine_run(struct gpu_ctx *ctx, const struct lcn_graph *g,
-                              const struct engine_params *p, const struct gpu_solver_params *gsp,
-                              struct engine_result *out)
-{
-    memset(out, 0, sizeof(*out));
-    if (!ctx || !ctx->healthy)
-        return ctx ? LCN_EGPU_STICKY : LCN_ENOGPU;
+/*
+ * One engine run, set-up, loop and teardown apart (grun_new, grun_loop,
+ * grun_finish, grun_free): every buffer and the slot are released in
+ * grun_free alone, whatever phase failed.
+ */
+struct grun {
+    struct gpu_ctx *ctx;
+    const struct lcn_graph *g;
+    const struct engine_params *p;
     struct gpu_solver_params gp;
+    int slot;
+    struct lcn_stop hard; /* the hard limit of every phase (stop.h; issue 14) */
+    int64_t t_val;        /* one oracle pass on the start */
+    int64_t reserve;      /* what the final oracle passes need before the deadline */
+    double t0;
+    struct sjob j;
+    struct lcn_pt *start, *last, *buf; /* last: the last layout the oracle passed */
+    struct lcn_obj last_obj, best, pub_obj;
+    double ttt;
+    uint64_t fetches;
+    int64_t last_pub;
+    enum engine_stop stop;
+};
+
+static void grun_free(struct grun *r)
+{
+    free(r->buf);
+    free(r->last);
+    free(r->start);
+    if (r->slot >= 0)
+        gpu_slot_release(r->ctx, r->slot);
+}
+
+/* The knobs, the slot, the start (revalidated by the oracle, whose time
+ * sets the final reserve) and the device state. */
+static int grun_new(struct grun *r, struct gpu_ctx *ctx, const struct lcn_graph *g,
+                    const struct engine_params *p, const struct gpu_solver_params *gsp)
+{
+    memset(r, 0, sizeof(*r));
+    r->ctx = ctx;
+    r->g = g;
+    r->p = p;
+    r->slot = -1;
+    r->ttt = -1;
+    r->stop = ENGINE_STOP_DEADLINE;
     if (gsp)
-        gp = *gsp;
+        r->gp = *gsp;
     else
-        gpu_solver_params_default(&gp);
+        gpu_solver_params_default(&r->gp);
     char terr[200];
-    if (gpu_solver_params_parse(&gp, p->tuning, terr, sizeof(terr))) {
+    if (gpu_solver_params_parse(&r->gp, p->tuning, terr, sizeof(terr))) {
         fprintf(stderr, "lcn gpu: %s\n", terr);
         return LCN_EINVAL;
     }
     if (p->replicas > 0)
-        gp.replicas = p->replicas;
+        r->gp.replicas = p->replicas;
     if (p->proposal_workers > 0)
-        gp.W = p->proposal_workers;
+        r->gp.W = p->proposal_workers;
     if (p->move_limit > 0)
-        gp.max_steps = p->move_limit;
+        r->gp.max_steps = p->move_limit;
     int slot = gpu_slot_acquire(ctx);
     if (slot < 0)
         return slot;
-    const double t0 = (double)p->start_ns;
-    /* the hard limit of every phase (stop.h; issue 14) */
-    struct lcn_stop hard = lcn_stop_run(p, lcn_now_ns());
-    int n = g->n;
-    struct lcn_pt *start = (struct lcn_pt *)xmalloc(sizeof(*start) * (size_t)(n ? n : 1));
-    int rc = build_start(ctx, slot, g, p, &hard, start);
+    r->slot = slot;
+    r->t0 = (double)p->start_ns;
+    r->hard = lcn_stop_run(p, lcn_now_ns());
+    size_t bytes = sizeof(struct lcn_pt) * (size_t)(g->n ? g->n : 1);
+    r->start = (struct lcn_pt *)xmalloc(bytes);
+    r->last = (struct lcn_pt *)xmalloc(bytes);
+    r->buf = (struct lcn_pt *)xmalloc(bytes);
+    int rc = build_start(ctx, slot, g, p, &r->hard, r->start);
     /* the oracle passes the start before anything is published (its counts
      * then seed the device state); timing it tells how early the search
      * must stop for the oracle passes of its result, the host's and the
      * caller's (issue 14) */
     struct lcn_report vr;
     memset(&vr, 0, sizeof(vr));
-    int64_t t_val = lcn_now_ns();
+    int64_t tv = lcn_now_ns();
     if (!rc) {
-        rc = validate_layout_stop(g, start, 8, &hard, &vr);
+        rc = validate_layout_stop(g, r->start, 8, &r->hard, &vr);
         if (!rc && !vr.valid)
             rc = LCN_ECORRUPT;
     }
-    t_val = lcn_now_ns() - t_val;
-    int64_t reserve = lcn_final_reserve_ns(p, t_val);
-    struct sjob j;
+    r->t_val = lcn_now_ns() - tv;
+    r->reserve = lcn_final_reserve_ns(p, r->t_val);
     char why[200] = "";
     if (!rc)
-        rc = sjob_setup(ctx, slot, g, start, vr.c, &gp, p->seed, &j, why, sizeof(why));
+        rc = sjob_setup(ctx, slot, g, r->start, vr.c, &r->gp, p->seed, &r->j, why, sizeof(why));
     report_release(&vr);
     if (rc) {
         if (why[0])
             fprintf(stderr, "lcn gpu: %s\n", why);
-        free(start);
-        gpu_slot_release(ctx, slot);
         return rc;
     }
-    /* the last layout the oracle passed: the start, then each checkpoint */
-    struct lcn_pt *last = (struct lcn_pt *)xmalloc(sizeof(*last) * (size_t)(n ? n : 1));
-    memcpy(last, start, sizeof(*last) * (size_t)n);
-    struct lcn_obj last_obj = j.start_obj;
-    struct lcn_pt *buf = (struct lcn_pt *)xmalloc(sizeof(*buf) * (size_t)(n ? n : 1));
-    struct lcn_obj best = j.start_obj, pub_obj;
-    double ttt = -1;
+    memcpy(r->last, r->start, sizeof(struct lcn_pt) * (size_t)g->n);
+    r->last_obj = r->best = r->j.start_obj;
+    return 0;
+}
+
+/* Fetches, revalidates and publishes the device's best layout at el
+ * seconds. Returns 0 (published), 1 (the stop fired first: no verdict,
+ * nothing published) or an error code. */
+static int grun_publish(struct grun *r, int64_t now, double el)
+{
+    int rc = publish(&r->j, r->buf, &r->pub_obj, &r->hard);
+    if (rc == LCN_EDEADLINE || rc == LCN_ECANCELLED)
+        return 1;
+    if (rc)
+        return rc;
+    r->fetches++;
+    memcpy(r->last, r->buf, sizeof(struct lcn_pt) * (size_t)r->g->n);
+    r->last_obj = r->pub_obj;
+    if (r->p->on_layout)
+        r->p->on_layout(r->p->ctx, r->buf, &r->pub_obj, el);
+    r->last_pub = now;
+    return 0;
+}
+
+/* Why the loop should stop before the next batch (-1: it should not). */
+static int grun_should_stop(const struct grun *r, int64_t now, int64_t batch_ns)
+{
+    const struct engine_params *p = r->p;
+    if (p->cancel && __atomic_load_n(p->cancel, __ATOMIC_RELAXED))
+        return ENGINE_STOP_CANCELLED;
+    if (p->stop_at_target && r->ttt >= 0)
+        return ENGINE_STOP_TARGET;
+    if (r->gp.max_steps > 0 && (long long)r->j.s->rec_host->min_step >= r->gp.max_steps && r->j.batch > 0)
+        return ENGINE_STOP_LIMIT;
+    if (now + batch_ns + r->reserve >= p->deadline_ns)
+        return ENGINE_STOP_DEADLINE;
+    return -1;
+}
+
+/* Batches until a stop: progress on each better best, a checkpoint (the
+ * layout, revalidated) at most every checkpoint interval and at once when
+ * the target is first reached, telemetry every interval. */
+static int grun_loop(struct grun *r)
+{
+    const struct engine_params *p = r->p;
     int64_t now = lcn_now_ns();
     double span = (double)(p->deadline_ns - p->start_ns);
     if (span <= 0)
         span = 1;
-    struct engine_event ev = {(now - t0) / 1e9, "start", best};
+    struct engine_event ev = {(now - r->t0) / 1e9, "start", r->best};
     if (p->on_progress)
         p->on_progress(p->ctx, &ev);
     if (p->on_layout)
-        p->on_layout(p->ctx, start, &best, (now - t0) / 1e9);
-    if (p->target_k >= 0 && best.K <= p->target_k)
-        ttt = (now - t0) / 1e9;
-    int64_t last_pub = now, last_tel = now, batch_ns = 0;
-    struct gpu_counters k0, k1;
-    gpu_ctx_counters(ctx, &k0);
-    uint64_t fetches = 0;
+        p->on_layout(p->ctx, r->start, &r->best, (now - r->t0) / 1e9);
+    if (p->target_k >= 0 && r->best.K <= p->target_k)
+        r->ttt = (now - r->t0) / 1e9;
+    r->last_pub = now;
+    int64_t last_tel = now, batch_ns = 0;
     int64_t tel_iv = p->telemetry_interval_ns > 0 ? p->telemetry_interval_ns : 1000000000;
     int64_t ck_iv = p->checkpoint_interval_ns > 0 ? p->checkpoint_interval_ns : 1000000000;
-    int S = gp.batch_steps > 0 ? gp.batch_steps : 4, pending = 0;
-    enum engine_stop stop = ENGINE_STOP_DEADLINE;
+    int S = r->gp.batch_steps > 0 ? r->gp.batch_steps : 4, pending = 0, rc = 0;
     struct engine_telemetry tel;
     memset(&tel, 0, sizeof(tel));
     for (;;) {
         now = lcn_now_ns();
-        if (p->cancel && __atomic_load_n(p->cancel, __ATOMIC_RELAXED)) {
-            stop = ENGINE_STOP_CANCELLED;
-            break;
+        int why = grun_should_stop(r, now, batch_ns);
+        if (why >= 0) {
+            r->stop = (enum engine_stop)why;
+            return 0;
         }
-        if (p->stop_at_target && ttt >= 0) {
-            stop = ENGINE_STOP_TARGET;
-            break;
-        }
-        if (gp.max_steps > 0 && (long long)j.s->rec_host->min_step >= gp.max_steps && j.batch > 0) {
-            stop = ENGINE_STOP_LIMIT;
-            break;
-        }
-        if (now + batch_ns + reserve >= p->deadline_ns)
-            break;
         double prog = (now - p->start_ns) / span;
-        double tscale = pow(gp.cool, prog < 0 ? 0 : (prog > 1 ? 1 : prog));
+        double tscale = pow(r->gp.cool, prog < 0 ? 0 : (prog > 1 ? 1 : prog));
         int64_t b0 = lcn_now_ns();
-        rc = sjob_batch(&j, S, gp.max_steps, tscale);
-        if (rc)
-            break;
+        if ((rc = sjob_batch(&r->j, S, r->gp.max_steps, tscale)))
+            return rc;
         batch_ns = lcn_now_ns() - b0;
-        if (gp.batch_steps <= 0) {
+        if (r->gp.batch_steps <= 0) {
             /* keep a launch near 20 ms: the host checks the deadline at least every ~50 ms */
             double f = 20e6 / (double)(batch_ns > 0 ? batch_ns : 1);
             f = f > 2 ? 2 : (f < 0.25 ? 0.25 : f);
             S = (int)(S * f);
             S = S < 1 ? 1 : (S > 1 << 16 ? 1 << 16 : S);
         }
-        struct gpu_record *rec = j.s->rec_host;
+        struct gpu_record *rec = r->j.s->rec_host;
         now = lcn_now_ns();
-        double el = (now - t0) / 1e9;
-        if (obj_cmp(&rec->best, &best) < 0) {
-            best = rec->best;
+        double el = (now - r->t0) / 1e9;
+        if (obj_cmp(&rec->best, &r->best) < 0) {
+            r->best = rec->best;
             ev.elapsed_s = el;
             ev.stage = "anneal";
-            ev.best = best;
+            ev.best = r->best;
             if (p->on_progress)
                 p->on_progress(p->ctx, &ev);
             pending = 1;
-            if (p->target_k >= 0 && ttt < 0 && best.K <= p->target_k) {
-                /* the time to target counts only once the oracle accepted the layout */
-                rc = publish(&j, buf, &pub_obj, &hard);
-                if (rc == LCN_EDEADLINE || rc == LCN_ECANCELLED) {
-                    rc = 0; /* stopping anyway: no verdict, nothing published */
-                    continue;
-                }
-                if (rc)
-                    break;
-                fetches++;
-                ttt = el;
-                memcpy(last, buf, sizeof(*last) * (size_t)n);
-                last_obj = pub_obj;
-                if (p->on_layout)
-                    p->on_layout(p->ctx, buf, &pub_obj, el);
-                last_pub = now;
-                pending = 0;
-            }
         }
-        if (pending && now - last_pub >= ck_iv) {
-            rc = publish(&j, buf, &pub_obj, &hard);
-            if (rc == LCN_EDEADLINE || rc == LCN_ECANCELLED) {
-                rc = 0;
-                continue;
-            }
+        /* the time to target counts only once the oracle accepted the layout */
+        int to_target = pending && p->target_k >= 0 && r->ttt < 0 && r->best.K <= p->target_k;
+        if (to_target || (pending && now - r->last_pub >= ck_iv)) {
+            rc = grun_publish(r, now, el);
+            if (rc == 1)
+                continue; /* stopping anyway: no verdict, nothing published */
             if (rc)
-                break;
-            fetches++;
-            memcpy(last, buf, sizeof(*last) * (size_t)n);
-            last_obj = pub_obj;
-            if (p->on_layout)
-                p->on_layout(p->ctx, buf, &pub_obj, el);
-            last_pub = now;
+                return rc;
+            if (to_target)
+                r->ttt = el;
             pending = 0;
         }
         if (now - last_tel >= tel_iv && p->on_telemetry) {
@@ -1456,59 +1522,80 @@ extern "C" int gpu_engine_run(struct gpu_ctx *ctx, const struct lcn_graph *g,
             last_tel = now;
         }
     }
-    gpu_ctx_counters(ctx, &k1);
-    {
-        struct gpu_run_stats *st = &ctx->last_run;
-        st->batches = j.batch;
-        st->mallocs = k1.mallocs - k0.mallocs;
-        st->frees = k1.frees - k0.frees;
-        st->h2d_bytes = k1.h2d_bytes - k0.h2d_bytes;
-        st->d2h_bytes = k1.d2h_bytes - k0.d2h_bytes;
-        st->record_bytes = sizeof(struct gpu_record);
-        st->layout_fetches = fetches;
-        st->layout_bytes = sizeof(int2) * (size_t)n;
+}
+
+/* The final layout: fetched and revalidated, then published once. The
+ * oracle has until the deadline less the caller's passes (at least a little
+ * grace); a cancelled run validates only when the oracle is cheap.
+ * Otherwise, or when the oracle cannot finish in time, the last validated
+ * layout is the result (issue 14). */
+static int grun_finish(struct grun *r, struct engine_result *out)
+{
+    const struct engine_params *p = r->p;
+    int cancelled = r->stop == ENGINE_STOP_CANCELLED;
+    struct lcn_stop dl = lcn_final_stop(p, r->t_val);
+    int fr = LCN_EDEADLINE;
+    if (r->j.batch > 0 && obj_cmp(&r->j.s->rec_host->best, &r->last_obj) != 0 &&
+        (!cancelled || lcn_final_cheap(p, r->t_val)))
+        fr = publish(&r->j, r->buf, &r->pub_obj, &dl);
+    if (fr != LCN_EDEADLINE && fr)
+        return fr;
+    if (fr == LCN_EDEADLINE) {
+        memcpy(r->buf, r->last, sizeof(struct lcn_pt) * (size_t)r->g->n);
+        r->pub_obj = r->last_obj;
     }
+    out->elapsed_s = (lcn_now_ns() - r->t0) / 1e9;
+    if (p->on_layout)
+        p->on_layout(p->ctx, r->buf, &r->pub_obj, out->elapsed_s);
+    out->best = r->pub_obj;
+    out->layout = r->buf;
+    r->buf = NULL;
+    out->time_to_target_s = r->ttt;
+    out->stop = r->stop;
+    out->backend = "gpu";
+    out->evaluator = "device-scan";
+    out->threads = 1;
+    out->replicas = r->j.R;
+    out->proposal_workers = r->gp.W;
+    if (r->j.batch > 0)
+        fill_tel(r->j.s->rec_host, &out->tel, out->elapsed_s);
+    out->tel.elapsed_s = out->elapsed_s;
+    return 0;
+}
+
+/* The run's traffic and allocations while it searched (test_gpu's residency check). */
+static void grun_stats(struct grun *r, const struct gpu_counters *k0)
+{
+    struct gpu_counters k1;
+    gpu_ctx_counters(r->ctx, &k1);
+    struct gpu_run_stats *st = &r->ctx->last_run;
+    st->batches = r->j.batch;
+    st->mallocs = k1.mallocs - k0->mallocs;
+    st->frees = k1.frees - k0->frees;
+    st->h2d_bytes = k1.h2d_bytes - k0->h2d_bytes;
+    st->d2h_bytes = k1.d2h_bytes - k0->d2h_bytes;
+    st->record_bytes = sizeof(struct gpu_record);
+    st->layout_fetches = r->fetches;
+    st->layout_bytes = sizeof(int2) * (size_t)r->g->n;
+}
+
+extern "C" int gpu_engine_run(struct gpu_ctx *ctx, const struct lcn_graph *g,
+                              const struct engine_params *p, const struct gpu_solver_params *gsp,
+                              struct engine_result *out)
+{
+    memset(out, 0, sizeof(*out));
+    if (!ctx || !ctx->healthy)
+        return ctx ? LCN_EGPU_STICKY : LCN_ENOGPU;
+    struct grun r;
+    int rc = grun_new(&r, ctx, g, p, gsp);
     if (!rc) {
-        /* the final layout: fetched and revalidated, then published once.
-         * The oracle has until the deadline less the caller's passes (at
-         * least a little grace); a cancelled run validates only when the
-         * oracle is cheap. Otherwise, or when the oracle cannot finish in
-         * time, the last validated layout is the result (issue 14). */
-        int cancelled = stop == ENGINE_STOP_CANCELLED;
-        struct lcn_stop dl = lcn_final_stop(p, t_val);
-        int fr = LCN_EDEADLINE;
-        if (j.batch > 0 && obj_cmp(&j.s->rec_host->best, &last_obj) != 0 &&
-            (!cancelled || lcn_final_cheap(p, t_val)))
-            fr = publish(&j, buf, &pub_obj, &dl);
-        if (fr == LCN_EDEADLINE) {
-            memcpy(buf, last, sizeof(*buf) * (size_t)n);
-            pub_obj = last_obj;
-        } else {
-            rc = fr;
-        }
+        struct gpu_counters k0;
+        gpu_ctx_counters(ctx, &k0);
+        rc = grun_loop(&r);
+        grun_stats(&r, &k0);
     }
-    if (!rc) {
-        now = lcn_now_ns();
-        out->elapsed_s = (now - t0) / 1e9;
-        if (p->on_layout)
-            p->on_layout(p->ctx, buf, &pub_obj, out->elapsed_s);
-        out->best = pub_obj;
-        out->layout = buf;
-        buf = NULL;
-        out->time_to_target_s = ttt;
-        out->stop = stop;
-        out->backend = "gpu";
-        out->evaluator = "device-scan";
-        out->threads = 1;
-        out->replicas = j.R;
-        out->proposal_workers = gp.W;
-        if (j.batch > 0)
-            fill_tel(j.s->rec_host, &out->tel, out->elapsed_s);
-        out->tel.elapsed_s = out->elapsed_s;
-    }
-    free(buf);
-    free(last);
-    free(start);
-    gpu_slot_release(ctx, slot);
+    if (!rc)
+        rc = grun_finish(&r, out);
+    grun_free(&r);
     return rc;
 }
