@@ -186,50 +186,181 @@ static int meets(struct lcn_pt a, struct lcn_pt b, struct lcn_pt c, struct lcn_p
     return geom_segments_meet(a, b, c, d);
 }
 
-void solref_step(struct solref *s, int32_t r, double tscale)
+/* The neighbours' barycentre and coordinate-wise median of node v (p when
+ * it has none): the step's star phase. */
+static void ref_star(const struct solref *s, const struct lcn_pt *pts, int32_t v,
+                     struct lcn_pt *bary, struct lcn_pt *med)
 {
     const struct lcn_graph *g = s->g;
-    const struct sol_params *sp = &s->sp;
+    int32_t d = graph_degree(g, v);
+    const int32_t *inc = g->inc + g->inc_off[v];
+    *bary = *med = pts[v];
+    if (d == 0)
+        return;
+    int64_t bx = 0, by = 0;
+    int32_t xs[SOL_DMAX], ys[SOL_DMAX];
+    for (int32_t k = 0; k < d; k++) {
+        struct lcn_pt pu = pts[graph_other(g, inc[k], v)];
+        bx += pu.x;
+        by += pu.y;
+        xs[k] = pu.x;
+        ys[k] = pu.y;
+    }
+    bary->x = (int32_t)(bx / d);
+    bary->y = (int32_t)(by / d);
+    for (int32_t k = 0; k < d; k++) {
+        if (sol_median_rank(xs, d, k) == (d - 1) / 2)
+            med->x = xs[k];
+        if (sol_median_rank(ys, d, k) == (d - 1) / 2)
+            med->y = ys[k];
+    }
+}
+
+/* Whether moving v to q breaks validity (V2: onto a node; V3: a new
+ * incident segment through a node, or q on another edge's interior). */
+static int ref_invalid(const struct solref *s, const struct lcn_pt *pts, int32_t v, struct lcn_pt q)
+{
+    const struct lcn_graph *g = s->g;
+    int32_t d = graph_degree(g, v);
+    const int32_t *inc = g->inc + g->inc_off[v];
+    for (int32_t w = 0; w < g->n; w++) {
+        if (w == v)
+            continue;
+        if (geom_pt_eq(pts[w], q))
+            return 1;
+        for (int32_t k = 0; k < d; k++) {
+            int32_t u = graph_other(g, inc[k], v);
+            if (w != u && geom_on_interior(q, pts[u], pts[w]))
+                return 1;
+        }
+    }
+    for (int32_t f = 0; f < g->m; f++)
+        if (g->eu[f] != v && g->ev[f] != v && geom_on_interior(pts[g->eu[f]], pts[g->ev[f]], q))
+            return 1;
+    return 0;
+}
+
+/*
+ * The crossing changes of moving v from p to q: per edge f not incident to
+ * v, delta[f] (new minus old crossings with v's star; NULL: not wanted),
+ * and per incident edge k its new count nc[k]. Returns the energy change
+ * under table wt (counts cnt); *tests (may be NULL) counts the pair tests.
+ */
+static int64_t ref_move(const struct solref *s, const struct lcn_pt *pts, const int32_t *cnt,
+                        const int64_t *wt, int32_t v, struct lcn_pt q, int32_t *delta,
+                        int32_t *nc, uint64_t *tests)
+{
+    const struct lcn_graph *g = s->g;
+    int32_t d = graph_degree(g, v);
+    const int32_t *inc = g->inc + g->inc_off[v];
+    struct lcn_pt p = pts[v];
+    int64_t dE = 0;
+    for (int32_t k = 0; k < d; k++)
+        nc[k] = 0;
+    for (int32_t f = 0; f < g->m; f++) {
+        int32_t fu = g->eu[f], fv = g->ev[f], df = 0;
+        if (fu != v && fv != v) {
+            struct lcn_pt a = pts[fu], b = pts[fv];
+            for (int32_t k = 0; k < d; k++) {
+                int32_t u = graph_other(g, inc[k], v);
+                if (fu == u || fv == u)
+                    continue;
+                if (tests)
+                    *tests += 2;
+                df -= meets(p, pts[u], a, b);
+                if (meets(q, pts[u], a, b)) {
+                    df++;
+                    nc[k]++;
+                }
+            }
+            if (df)
+                dE += wt[cnt[f] + df] - wt[cnt[f]];
+        }
+        if (delta)
+            delta[f] = df;
+    }
+    for (int32_t k = 0; k < d; k++)
+        dE += wt[nc[k]] - wt[cnt[inc[k]]];
+    return dE;
+}
+
+/* Commits v to q in replica r: counts, histogram, tuple, energy, and the
+ * replica's best (layout and counts) on a strict improvement. */
+static void ref_commit(struct solref *s, int32_t r, int32_t v, struct lcn_pt q, int64_t dE, int wop)
+{
+    const struct lcn_graph *g = s->g;
     int32_t n = g->n, m = g->m;
     struct sol_replica *rp = &s->rep[r];
     struct lcn_pt *pts = s->cur + (size_t)r * n;
     int32_t *cnt = s->cnt + (size_t)r * m;
     int32_t *hist = s->hist + (size_t)r * (m + 1);
+    int32_t d = graph_degree(g, v);
+    const int32_t *inc = g->inc + g->inc_off[v];
+    int32_t nc[SOL_DMAX];
+    int32_t *delta = xmalloc(sizeof(int32_t) * (size_t)(m ? m : 1));
+    ref_move(s, pts, cnt, wtab_of(s, r), v, q, delta, nc, NULL);
+    int32_t K = rp->cur.K, newmax = 0;
+    int64_t dphi = 0, dsum = 0;
+    for (int32_t f = 0; f < m; f++) {
+        if (!delta[f])
+            continue;
+        int32_t o = cnt[f], nn = o + delta[f];
+        hist[o]--;
+        hist[nn]++;
+        dphi += (int64_t)nn * nn - (int64_t)o * o;
+        dsum += delta[f];
+        cnt[f] = nn;
+        if (nn > newmax)
+            newmax = nn;
+    }
+    free(delta);
+    for (int32_t k = 0; k < d; k++) {
+        int32_t e = inc[k], o = cnt[e], nn = nc[k];
+        if (nn != o) {
+            hist[o]--;
+            hist[nn]++;
+            dphi += (int64_t)nn * nn - (int64_t)o * o;
+            dsum += nn - o;
+            cnt[e] = nn;
+        }
+        if (nn > newmax)
+            newmax = nn;
+    }
+    pts[v] = q;
+    if (newmax > K)
+        K = newmax;
+    while (K > 0 && hist[K] == 0)
+        K--;
+    rp->cur.K = K;
+    rp->cur.nK = m ? hist[K] : 0;
+    rp->cur.Phi += dphi;
+    rp->cur.C += dsum / 2;
+    rp->E += dE;
+    rp->committed++;
+    if (obj_cmp(&rp->cur, &rp->best) < 0) {
+        rp->best = rp->cur;
+        rp->best_updates++;
+        rp->op_imp[wop]++;
+        memcpy(s->best + (size_t)r * n, pts, sizeof(struct lcn_pt) * (size_t)n);
+        memcpy(s->bcnt + (size_t)r * m, cnt, sizeof(int32_t) * (size_t)m);
+    }
+}
+
+void solref_step(struct solref *s, int32_t r, double tscale)
+{
+    const struct sol_params *sp = &s->sp;
+    struct sol_replica *rp = &s->rep[r];
+    struct lcn_pt *pts = s->cur + (size_t)r * s->g->n;
+    const int32_t *cnt = s->cnt + (size_t)r * s->g->m;
     const int64_t *wt = wtab_of(s, r);
     uint64_t step = rp->step++;
 
     int32_t v = sol_pick_node(sp, step, (uint32_t)r, cnt, s->ends);
-    struct lcn_pt p = pts[v];
-    int32_t d = graph_degree(g, v);
-    const int32_t *inc = g->inc + g->inc_off[v];
-    int64_t bx = 0, by = 0;
-    for (int32_t k = 0; k < d; k++) {
-        struct lcn_pt pu = pts[graph_other(g, inc[k], v)];
-        bx += pu.x;
-        by += pu.y;
-    }
-    struct lcn_pt bary = p, med = p;
-    if (d > 0) {
-        bary.x = (int32_t)(bx / d);
-        bary.y = (int32_t)(by / d);
-        int32_t xs[SOL_DMAX], ys[SOL_DMAX];
-        for (int32_t k = 0; k < d; k++) {
-            struct lcn_pt pu = pts[graph_other(g, inc[k], v)];
-            xs[k] = pu.x;
-            ys[k] = pu.y;
-        }
-        for (int32_t k = 0; k < d; k++) {
-            if (sol_median_rank(xs, d, k) == (d - 1) / 2)
-                med.x = xs[k];
-            if (sol_median_rank(ys, d, k) == (d - 1) / 2)
-                med.y = ys[k];
-        }
-    }
-
-    int32_t W = sp->W, best_c = -1;
+    struct lcn_pt p = pts[v], bary, med;
+    ref_star(s, pts, v, &bary, &med);
+    int32_t best_c = -1, nc[SOL_DMAX];
     int64_t best_dE = 0;
-    int32_t nc[SOL_DMAX];
-    for (int32_t c = 0; c < W; c++) {
+    for (int32_t c = 0; c < sp->W; c++) {
         struct lcn_pt q = sol_candidate(sp, step, (uint32_t)r, (uint32_t)c, p, bary, med, rp->sigma,
                                         rp->op_cut);
         const int op = sol_op_of(sol_candidate_draw(sp, step, (uint32_t)r, 2 * (uint32_t)c), rp->op_cut);
@@ -237,48 +368,8 @@ void solref_step(struct solref *s, int32_t r, double tscale)
         rp->win_tried[op]++;
         rp->attempted++;
         rp->evaluated++;
-        int bad = 0;
-        /* V2 and V3 (new edges through nodes) */
-        for (int32_t w = 0; w < n && !bad; w++) {
-            if (w == v)
-                continue;
-            if (geom_pt_eq(pts[w], q))
-                bad = 1;
-            for (int32_t k = 0; k < d && !bad; k++) {
-                int32_t u = graph_other(g, inc[k], v);
-                if (w != u && geom_on_interior(q, pts[u], pts[w]))
-                    bad = 1;
-            }
-        }
-        int64_t dE = 0;
-        for (int32_t k = 0; k < d; k++)
-            nc[k] = 0;
-        for (int32_t f = 0; f < m; f++) {
-            int32_t fu = g->eu[f], fv = g->ev[f];
-            if (fu == v || fv == v)
-                continue;
-            struct lcn_pt a = pts[fu], b = pts[fv];
-            if (geom_on_interior(a, b, q))
-                bad = 1;
-            int32_t oc = 0, ncf = 0;
-            for (int32_t k = 0; k < d; k++) {
-                int32_t u = graph_other(g, inc[k], v);
-                if (fu == u || fv == u)
-                    continue;
-                rp->pair_tests += 2;
-                oc += meets(p, pts[u], a, b);
-                if (meets(q, pts[u], a, b)) {
-                    ncf++;
-                    nc[k]++;
-                }
-            }
-            int32_t delta = ncf - oc;
-            if (delta)
-                dE += wt[cnt[f] + delta] - wt[cnt[f]];
-        }
-        for (int32_t k = 0; k < d; k++)
-            dE += wt[nc[k]] - wt[cnt[inc[k]]];
-        if (bad)
+        int64_t dE = ref_move(s, pts, cnt, wt, v, q, NULL, nc, &rp->pair_tests);
+        if (ref_invalid(s, pts, v, q))
             continue;
         rp->valid++;
         rp->op_valid[op]++;
@@ -304,71 +395,9 @@ void solref_step(struct solref *s, int32_t r, double tscale)
     rp->op_acc[wop]++;
     if (best_dE < 0)
         rp->win_gain[wop]++;
-
-    /* commit the chosen candidate */
     struct lcn_pt q = sol_candidate(sp, step, (uint32_t)r, (uint32_t)best_c, p, bary, med, rp->sigma,
                                     rp->op_cut);
-    int32_t K = rp->cur.K, newmax = 0;
-    int64_t dphi = 0, dsum = 0;
-    for (int32_t k = 0; k < d; k++)
-        nc[k] = 0;
-    for (int32_t f = 0; f < m; f++) {
-        int32_t fu = g->eu[f], fv = g->ev[f];
-        if (fu == v || fv == v)
-            continue;
-        struct lcn_pt a = pts[fu], b = pts[fv];
-        int32_t delta = 0;
-        for (int32_t k = 0; k < d; k++) {
-            int32_t u = graph_other(g, inc[k], v);
-            if (fu == u || fv == u)
-                continue;
-            delta -= meets(p, pts[u], a, b);
-            if (meets(q, pts[u], a, b)) {
-                delta++;
-                nc[k]++;
-            }
-        }
-        if (delta) {
-            int32_t o = cnt[f], nn = o + delta;
-            hist[o]--;
-            hist[nn]++;
-            dphi += (int64_t)nn * nn - (int64_t)o * o;
-            dsum += delta;
-            cnt[f] = nn;
-            if (nn > newmax)
-                newmax = nn;
-        }
-    }
-    for (int32_t k = 0; k < d; k++) {
-        int32_t e = inc[k], o = cnt[e], nn = nc[k];
-        if (nn != o) {
-            hist[o]--;
-            hist[nn]++;
-            dphi += (int64_t)nn * nn - (int64_t)o * o;
-            dsum += nn - o;
-            cnt[e] = nn;
-        }
-        if (nn > newmax)
-            newmax = nn;
-    }
-    pts[v] = q;
-    if (newmax > K)
-        K = newmax;
-    while (K > 0 && hist[K] == 0)
-        K--;
-    rp->cur.K = K;
-    rp->cur.nK = m ? hist[K] : 0;
-    rp->cur.Phi += dphi;
-    rp->cur.C += dsum / 2;
-    rp->E += best_dE;
-    rp->committed++;
-    if (obj_cmp(&rp->cur, &rp->best) < 0) {
-        rp->best = rp->cur;
-        rp->best_updates++;
-        rp->op_imp[wop]++;
-        memcpy(s->best + (size_t)r * n, pts, sizeof(struct lcn_pt) * (size_t)n);
-        memcpy(s->bcnt + (size_t)r * m, cnt, sizeof(int32_t) * (size_t)m);
-    }
+    ref_commit(s, r, v, q, best_dE, wop);
 }
 
 /* Replica r restarts from replica b's best layout (sol_restart_due). */
