@@ -36,6 +36,12 @@ void sha256_final(struct sha256 *s, uint8_t out[32])
     s->ctx = NULL;
 }
 
+static void hex_of(const uint8_t d[32], char out[65])
+{
+    for (int i = 0; i < 32; i++)
+        snprintf(out + 2 * i, 3, "%02x", d[i]);
+}
+
 void sha256_hex(const void *data, size_t len, char out[65])
 {
     struct sha256 s;
@@ -43,6 +49,25 @@ void sha256_hex(const void *data, size_t len, char out[65])
     sha256_init(&s);
     sha256_update(&s, data, len);
     sha256_final(&s, d);
-    for (int i = 0; i < 32; i++)
-        snprintf(out + 2 * i, 3, "%02x", d[i]);
+    hex_of(d, out);
+}
+
+int sha256_file_hex(const char *path, char out[65])
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return -1;
+    struct sha256 s;
+    uint8_t buf[1 << 16], d[32];
+    size_t k;
+    sha256_init(&s);
+    while ((k = fread(buf, 1, sizeof(buf), f)) > 0)
+        sha256_update(&s, buf, k);
+    int bad = ferror(f);
+    fclose(f);
+    sha256_final(&s, d);
+    if (bad)
+        return -1;
+    hex_of(d, out);
+    return 0;
 }

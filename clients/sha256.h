@@ -28,5 +28,8 @@ void sha256_update(struct sha256 *s, const void *data, size_t len);
 void sha256_final(struct sha256 *s, uint8_t out[32]);
 /* The digest of len bytes as 64 lower-case hex digits and a NUL. */
 void sha256_hex(const void *data, size_t len, char out[65]);
+/* The digest of a file's bytes, read in blocks; 0, or -1 when it cannot be
+ * opened or read (out untouched). */
+int sha256_file_hex(const char *path, char out[65]);
 
 #endif

@@ -68,11 +68,36 @@ static void test_split_updates(void **st)
     }
 }
 
+/* A file's digest, read in blocks (larger than one block: 200,000 bytes),
+ * equals the digest of the same bytes in memory; a missing file is -1. */
+static void test_file(void **st)
+{
+    (void)st;
+    char path[] = "/tmp/lcn-sha256-XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    size_t n = 200000;
+    unsigned char *b = malloc(n);
+    for (size_t i = 0; i < n; i++)
+        b[i] = (unsigned char)(i * 131 + (i >> 9));
+    FILE *f = fdopen(fd, "wb");
+    assert_int_equal(fwrite(b, 1, n, f), n);
+    fclose(f);
+    char a[65], c[65];
+    sha256_hex(b, n, a);
+    assert_int_equal(sha256_file_hex(path, c), 0);
+    assert_string_equal(a, c);
+    remove(path);
+    assert_int_equal(sha256_file_hex(path, c), -1);
+    free(b);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_vectors),
         cmocka_unit_test(test_split_updates),
+        cmocka_unit_test(test_file),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
