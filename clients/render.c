@@ -92,9 +92,32 @@ static double Y(const struct frame *fr, double y)
     return MARGIN + (fr->y1 - y) * fr->s; /* y up */
 }
 
-int render_svg(FILE *f, const struct lcn_graph *g, const struct lcn_pt *pts,
-               const struct lcn_report *rep, const struct render_info *info)
+/* What the parts of a picture share: the frame, the bins, the strokes and
+ * the marked nodes (pic_new, pic_free). */
+struct pic {
+    FILE *f;
+    const struct lcn_graph *g;
+    const struct lcn_pt *pts;
+    const struct lcn_report *rep;
+    const struct render_info *info;
+    struct frame fr;
+    int nb;          /* bins below K (render_bin); bin nb holds the K edges */
+    int64_t *in_bin; /* edges per bin */
+    uint8_t *bad;    /* nodes named by a listed violation */
+    double stroke, kstroke, radius;
+    int titles_nodes, titles_edges;
+    double body_h, W, H;
+};
+
+static void pic_new(struct pic *pc, FILE *f, const struct lcn_graph *g, const struct lcn_pt *pts,
+                    const struct lcn_report *rep, const struct render_info *info)
 {
+    memset(pc, 0, sizeof(*pc));
+    pc->f = f;
+    pc->g = g;
+    pc->pts = pts;
+    pc->rep = rep;
+    pc->info = info;
     /* the frame: the bounds and every node (an invalid layout may leave them) */
     double x0 = 0, y0 = 0, x1 = g->width, y1 = g->height;
     for (int32_t v = 0; v < g->n; v++) {
@@ -104,68 +127,86 @@ int render_svg(FILE *f, const struct lcn_graph *g, const struct lcn_pt *pts,
         y1 = fmax(y1, pts[v].y);
     }
     double span = fmax(fmax(x1 - x0, y1 - y0), 1.0);
-    struct frame fr = {x0, y1, RENDER_SIZE / span, 0, 0};
-    fr.w = (x1 - x0) * fr.s;
-    fr.h = (y1 - y0) * fr.s;
+    pc->fr = (struct frame){x0, y1, RENDER_SIZE / span, 0, 0};
+    pc->fr.w = (x1 - x0) * pc->fr.s;
+    pc->fr.h = (y1 - y0) * pc->fr.s;
 
     const struct lcn_obj *o = &rep->obj;
-    int nb;
-    render_bin(0, o->K, &nb);
-    int64_t *in_bin = xcalloc((size_t)nb + 1, sizeof *in_bin);
+    render_bin(0, o->K, &pc->nb);
+    pc->in_bin = xcalloc((size_t)pc->nb + 1, sizeof *pc->in_bin);
     for (int32_t e = 0; e < g->m; e++)
-        in_bin[render_bin(rep->c[e], o->K, &nb)]++;
+        pc->in_bin[render_bin(rep->c[e], o->K, &pc->nb)]++;
 
-    double stroke = fmin(1.6, fmax(0.3, RENDER_SIZE / sqrt((double)g->m + 1.0) / 10.0));
-    double kstroke = fmax(2.5 * stroke, 1.4);
-    double radius = fmin(5.0, fmax(1.0, 0.35 * RENDER_SIZE / sqrt((double)g->n + 1.0)));
-    int titles_nodes = g->n <= 5000, titles_edges = g->m <= 5000;
+    pc->stroke = fmin(1.6, fmax(0.3, RENDER_SIZE / sqrt((double)g->m + 1.0) / 10.0));
+    pc->kstroke = fmax(2.5 * pc->stroke, 1.4);
+    pc->radius = fmin(5.0, fmax(1.0, 0.35 * RENDER_SIZE / sqrt((double)g->n + 1.0)));
+    pc->titles_nodes = g->n <= 5000;
+    pc->titles_edges = g->m <= 5000;
 
-    /* nodes named by a listed violation are marked */
-    uint8_t *bad = xcalloc((size_t)g->n + 1, 1);
+    pc->bad = xcalloc((size_t)g->n + 1, 1);
     for (int32_t i = 0; i < rep->listed; i++) {
         const struct lcn_violation *v = &rep->list[i];
         if (v->kind == LCN_V1_OUT_OF_BOUNDS || v->kind == LCN_V3_NODE_ON_EDGE) {
-            bad[v->a] = 1;
+            pc->bad[v->a] = 1;
         } else if (v->kind == LCN_V2_SHARED_POINT) {
-            bad[v->a] = bad[v->b] = 1;
+            pc->bad[v->a] = pc->bad[v->b] = 1;
         } else {
-            bad[g->eu[v->a]] = bad[g->ev[v->a]] = bad[g->eu[v->b]] = bad[g->ev[v->b]] = 1;
+            pc->bad[g->eu[v->a]] = pc->bad[g->ev[v->a]] = pc->bad[g->eu[v->b]] = pc->bad[g->ev[v->b]] = 1;
         }
     }
 
     int caption_lines = 2 + (info && info->title) + (info && info->subtitle);
-    double legend_h = LINE_H * (nb + 2 + (o->K > 0)) + 8;
-    double body_h = fmax(fr.h + 2 * MARGIN, legend_h + MARGIN);
-    double W = fr.w + 2 * MARGIN + LEGEND_W;
-    double H = body_h + caption_lines * LINE_H + 12;
+    double legend_h = LINE_H * (pc->nb + 2 + (o->K > 0)) + 8;
+    pc->body_h = fmax(pc->fr.h + 2 * MARGIN, legend_h + MARGIN);
+    pc->W = pc->fr.w + 2 * MARGIN + LEGEND_W;
+    pc->H = pc->body_h + caption_lines * LINE_H + 12;
+}
 
+static void pic_free(struct pic *pc)
+{
+    free(pc->in_bin);
+    free(pc->bad);
+}
+
+/* The document's head, the background and the bounds with their corners. */
+static void draw_head(const struct pic *pc)
+{
+    FILE *f = pc->f;
+    const struct lcn_graph *g = pc->g;
+    const struct lcn_obj *o = &pc->rep->obj;
+    const struct frame *fr = &pc->fr;
     fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
     fprintf(f,
             "<svg xmlns=\"http://www.w3.org/2000/svg\" version=\"1.1\" width=\"%.0f\" "
             "height=\"%.0f\" viewBox=\"0 0 %.2f %.2f\" font-family=\"sans-serif\" "
             "font-size=\"13\">\n",
-            ceil(W), ceil(H), W, H);
+            ceil(pc->W), ceil(pc->H), pc->W, pc->H);
     fprintf(f,
             "<desc>lcn layout: n=%d m=%d bounds [0,%d]x[0,%d], y axis up; K=%d nK=%d "
             "Phi=%lld C=%lld; %s</desc>\n",
             g->n, g->m, g->width, g->height, o->K, o->nK, (long long)o->Phi, (long long)o->C,
-            rep->valid ? "valid" : "invalid");
-    fprintf(f, "<rect x=\"0\" y=\"0\" width=\"%.2f\" height=\"%.2f\" fill=\"white\"/>\n", W, H);
+            pc->rep->valid ? "valid" : "invalid");
+    fprintf(f, "<rect x=\"0\" y=\"0\" width=\"%.2f\" height=\"%.2f\" fill=\"white\"/>\n", pc->W, pc->H);
     /* the bounds [0,W] x [0,H] */
     fprintf(f,
             "<rect id=\"bounds\" x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" height=\"%.2f\" "
             "fill=\"none\" stroke=\"#999\" stroke-width=\"0.8\" stroke-dasharray=\"4 3\"/>\n",
-            X(&fr, 0), Y(&fr, g->height), (double)g->width * fr.s, (double)g->height * fr.s);
+            X(fr, 0), Y(fr, g->height), (double)g->width * fr->s, (double)g->height * fr->s);
     fprintf(f,
             "<text x=\"%.2f\" y=\"%.2f\" font-size=\"11\" fill=\"#666\">(0,0)</text>\n"
             "<text x=\"%.2f\" y=\"%.2f\" font-size=\"11\" fill=\"#666\" "
             "text-anchor=\"end\">(%d,%d)</text>\n",
-            X(&fr, 0), Y(&fr, 0) + 14, X(&fr, g->width), Y(&fr, g->height) - 4, g->width,
-            g->height);
+            X(fr, 0), Y(fr, 0) + 14, X(fr, g->width), Y(fr, g->height) - 4, g->width, g->height);
+}
 
-    /* edges, bin by bin so that higher counts lie on top */
+/* The edges, bin by bin so that higher counts lie on top. */
+static void draw_edges(const struct pic *pc)
+{
+    FILE *f = pc->f;
+    const struct lcn_graph *g = pc->g;
+    int nb = pc->nb;
     for (int b = 0; b <= nb; b++) {
-        if (!in_bin[b])
+        if (!pc->in_bin[b])
             continue;
         char col[8];
         if (b == nb)
@@ -173,11 +214,11 @@ int render_svg(FILE *f, const struct lcn_graph *g, const struct lcn_pt *pts,
         else
             bin_colour(b, nb, col);
         fprintf(f, "<g stroke=\"%s\" stroke-width=\"%.2f\" stroke-linecap=\"round\">\n", col,
-                b == nb ? kstroke : stroke);
+                b == nb ? pc->kstroke : pc->stroke);
         for (int32_t e = 0; e < g->m; e++) {
-            if (render_bin(rep->c[e], o->K, &nb) != b)
+            if (render_bin(pc->rep->c[e], pc->rep->obj.K, &nb) != b)
                 continue;
-            const struct lcn_pt *p = &pts[g->eu[e]], *q = &pts[g->ev[e]];
+            const struct lcn_pt *p = &pc->pts[g->eu[e]], *q = &pc->pts[g->ev[e]];
             char cls[16];
             if (b == nb)
                 snprintf(cls, sizeof cls, "k");
@@ -186,35 +227,46 @@ int render_svg(FILE *f, const struct lcn_graph *g, const struct lcn_pt *pts,
             fprintf(f,
                     "<line id=\"e%d\" class=\"%s\" x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" "
                     "y2=\"%.2f\"",
-                    e, cls, X(&fr, p->x), Y(&fr, p->y), X(&fr, q->x), Y(&fr, q->y));
-            if (titles_edges)
+                    e, cls, X(&pc->fr, p->x), Y(&pc->fr, p->y), X(&pc->fr, q->x), Y(&pc->fr, q->y));
+            if (pc->titles_edges)
                 fprintf(f, "><title>edge %d: %d-%d, %d crossings</title></line>\n", e, g->eu[e],
-                        g->ev[e], rep->c[e]);
+                        g->ev[e], pc->rep->c[e]);
             else
                 fputs("/>\n", f);
         }
         fputs("</g>\n", f);
     }
+}
 
-    /* nodes; marked ones last so they stay visible */
+/* The nodes; the marked ones last so that they stay visible. */
+static void draw_nodes(const struct pic *pc)
+{
+    FILE *f = pc->f;
     for (int pass = 0; pass < 2; pass++) {
         fprintf(f, "<g fill=\"%s\" stroke=\"white\" stroke-width=\"%.2f\">\n",
-                pass ? BAD_COLOUR : "#222", radius / 4);
-        for (int32_t v = 0; v < g->n; v++) {
-            if (bad[v] != pass)
+                pass ? BAD_COLOUR : "#222", pc->radius / 4);
+        for (int32_t v = 0; v < pc->g->n; v++) {
+            if (pc->bad[v] != pass)
                 continue;
-            fprintf(f, "<circle id=\"n%d\" cx=\"%.2f\" cy=\"%.2f\" r=\"%.2f\"", v, X(&fr, pts[v].x),
-                    Y(&fr, pts[v].y), pass ? radius * 1.6 : radius);
-            if (titles_nodes)
-                fprintf(f, "><title>node %d (%d, %d)</title></circle>\n", v, pts[v].x, pts[v].y);
+            struct lcn_pt p = pc->pts[v];
+            fprintf(f, "<circle id=\"n%d\" cx=\"%.2f\" cy=\"%.2f\" r=\"%.2f\"", v, X(&pc->fr, p.x),
+                    Y(&pc->fr, p.y), pass ? pc->radius * 1.6 : pc->radius);
+            if (pc->titles_nodes)
+                fprintf(f, "><title>node %d (%d, %d)</title></circle>\n", v, p.x, p.y);
             else
                 fputs("/>\n", f);
         }
         fputs("</g>\n", f);
     }
+}
 
-    /* legend */
-    double lx = fr.w + 2 * MARGIN, ly = MARGIN;
+/* The legend: every bin with its range and number of edges. */
+static void draw_legend(const struct pic *pc)
+{
+    FILE *f = pc->f;
+    const struct lcn_obj *o = &pc->rep->obj;
+    int nb = pc->nb;
+    double lx = pc->fr.w + 2 * MARGIN, ly = MARGIN;
     fprintf(f,
             "<g id=\"legend\">\n<text x=\"%.2f\" y=\"%.2f\" font-weight=\"bold\">crossings "
             "per edge</text>\n",
@@ -240,12 +292,20 @@ int render_svg(FILE *f, const struct lcn_graph *g, const struct lcn_pt *pts,
                 "stroke-width=\"%.1f\"/>\n",
                 lx, y + 8, lx + 28, y + 8, col, b == nb ? 4.0 : 2.5);
         fprintf(f, "<text class=\"legend-row\" x=\"%.2f\" y=\"%.2f\">%s: %lld edge%s</text>\n",
-                lx + 36, y + 12, range, (long long)in_bin[b], in_bin[b] == 1 ? "" : "s");
+                lx + 36, y + 12, range, (long long)pc->in_bin[b], pc->in_bin[b] == 1 ? "" : "s");
     }
     fputs("</g>\n", f);
+}
 
-    /* caption */
-    double cy = body_h + 4;
+/* The caption: title and subtitle, the tuple, and the verdict. */
+static void draw_caption(const struct pic *pc)
+{
+    FILE *f = pc->f;
+    const struct lcn_graph *g = pc->g;
+    const struct lcn_report *rep = pc->rep;
+    const struct lcn_obj *o = &rep->obj;
+    const struct render_info *info = pc->info;
+    double cy = pc->body_h + 4;
     fputs("<g id=\"caption\">\n", f);
     if (info && info->title) {
         cy += LINE_H;
@@ -279,9 +339,21 @@ int render_svg(FILE *f, const struct lcn_graph *g, const struct lcn_pt *pts,
                         (long long)rep->count[k]);
         fputs(" (nodes involved in red)", f);
     }
-    fputs("</text>\n</g>\n</svg>\n", f);
-    free(in_bin);
-    free(bad);
+    fputs("</text>\n</g>\n", f);
+}
+
+int render_svg(FILE *f, const struct lcn_graph *g, const struct lcn_pt *pts,
+               const struct lcn_report *rep, const struct render_info *info)
+{
+    struct pic pc;
+    pic_new(&pc, f, g, pts, rep, info);
+    draw_head(&pc);
+    draw_edges(&pc);
+    draw_nodes(&pc);
+    draw_legend(&pc);
+    draw_caption(&pc);
+    fputs("</svg>\n", f);
+    pic_free(&pc);
     return ferror(f) ? LCN_EIO : 0;
 }
 
