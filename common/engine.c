@@ -914,218 +914,37 @@ static int final_layout(struct run *run, int32_t ready, int64_t t_val, const str
     return 0;
 }
 
-int engine_cpu_run(const struct lcn_graph *g, const struct engine_params *p,
-                   struct engine_result *out)
+/*
+ * One CPU engine run, set-up, loop and teardown apart: cj_new (knobs and
+ * the run), cj_setup (starts, the oracle's pass on the best one, the
+ * replicas), cj_loop (the workers and the supervisor), cj_report (the
+ * final layout and the result) and cj_free, the one cleanup path whatever
+ * phase stopped the run.
+ */
+struct cpu_job {
+    struct run *run;
+    int64_t t_val;         /* one oracle pass on the start */
+    int32_t ready;         /* replicas initialised */
+    int halted;            /* the stop fired while the replicas were made */
+    int corrupt;           /* the oracle disagreed with a claim */
+    int mutex, replicas;   /* what cj_free must undo */
+    struct lcn_obj start_obj;
+    struct validated last; /* the last layout the oracle passed */
+    struct lcn_pt *snap;   /* checkpoint and result buffer */
+};
+
+static void cj_free(struct cpu_job *cj)
 {
-    memset(out, 0, sizeof(*out));
-    struct run *run = xcalloc(1, sizeof(*run));
-    run->g = g;
-    run->p = p;
-    knobs_default(&run->kn);
-    char err[160];
-    int rc = engine_params_check(p, err, sizeof(err));
-    if (!rc)
-        rc = cpu_knobs_parse(&run->kn, p->tuning, err, sizeof(err));
-    if (rc) {
-        free(run);
-        return rc;
-    }
-    if (p->proposal_workers > 0)
-        run->kn.ap.proposal_workers = p->proposal_workers;
-    if (((int64_t)g->width + 1) * ((int64_t)g->height + 1) < g->n) {
-        free(run);
-        return LCN_EINVAL;
-    }
-    run->T = p->threads > 0 ? p->threads : default_threads();
-    run->R = p->replicas > 0 ? p->replicas : LCN_MAX(4, 2 * run->T);
-    run->T = LCN_MIN(run->T, run->R);
-    run->sweep_moves = run->kn.sweep_moves > 0 ? run->kn.sweep_moves : auto_sweep_moves(g);
-    pthread_mutex_init(&run->mu, NULL);
-    run->gbest = (struct lcn_obj){INT32_MAX, INT32_MAX, INT64_MAX, INT64_MAX};
-    run->elite_obj = run->gbest;
-    run->ttt = -1;
-    run->began_ns = lcn_now_ns();
-    struct lcn_stop hard = hard_stop(run);
-
-    /* up to R ranked starts; replica r starts from starts[r % nstarts] */
-    if (run->kn.start_spread < 0)
-        run->kn.start_spread = 2 * (int64_t)g->m <= 5 * (int64_t)g->n;
-    int32_t keep = LCN_MAX(1, LCN_MIN(run->R, 64)), nstarts = 0;
-    struct start *starts = xcalloc((size_t)keep, sizeof(*starts));
-    for (int32_t i = 0; i < keep; i++) {
-        starts[i].pts = xmalloc(sizeof(struct lcn_pt) * (size_t)(g->n ? g->n : 1));
-        starts[i].c = xmalloc(sizeof(int32_t) * (size_t)(g->m ? g->m : 1));
-    }
-    rc = build_starts(run, starts, keep, &nstarts);
-    drain_events(run);
-    /* the elite starts as the best tuple among them (the best reported) */
-    int32_t ebest = 0;
-    for (int32_t i = 1; i < nstarts; i++)
-        if (obj_cmp(&starts[i].obj, &starts[ebest].obj) < 0)
-            ebest = i;
-    /* the oracle passes the start before anything is published; timing it
-     * tells how early the search must stop to validate its result */
-    int64_t t0 = lcn_now_ns(), t_val = 0;
-    if (!rc)
-        rc = validate_claim(g, starts[ebest].pts, &starts[ebest].obj, &hard, NULL, NULL, 0);
-    t_val = lcn_now_ns() - t0;
-    if (rc) {
-        starts_free(starts, keep);
-        pthread_mutex_destroy(&run->mu);
-        free(run);
-        return rc; /* LCN_EDEADLINE / LCN_ECANCELLED: nothing validated in time */
-    }
-    if (run->kn.fault_stall_ms > 0) { /* fault injection (tests): deaf to everything */
-        struct timespec ts = {run->kn.fault_stall_ms / 1000,
-                              (long)(run->kn.fault_stall_ms % 1000) * 1000000L};
-        while (nanosleep(&ts, &ts) != 0)
-            ;
-    }
-    const struct lcn_pt *start = starts[ebest].pts;
-    struct lcn_obj start_obj = starts[ebest].obj;
-    run->stop_ns = p->deadline_ns - LCN_MAX((int64_t)5000000, lcn_final_reserve_ns(p, t_val));
-    if (run->kn.debug)
-        fprintf(stderr, "starts done at %.3f s, oracle %.3f s\n", elapsed_s(run),
-                (double)t_val / 1e9);
-
-    int32_t R = run->R;
-    run->rep = xcalloc((size_t)R, sizeof(*run->rep));
-    run->pub = xcalloc((size_t)R, sizeof(*run->pub));
-    run->slot_T = xmalloc(sizeof(double) * (size_t)R);
-    run->slot_sigma = xmalloc(sizeof(double) * (size_t)R);
-    run->rep_at = xmalloc(sizeof(int32_t) * (size_t)R);
-    run->slot_of = xmalloc(sizeof(int32_t) * (size_t)R);
-    run->order = xmalloc(sizeof(int32_t) * (size_t)R);
-    run->last_sel = xcalloc((size_t)R, sizeof(uint64_t));
-    run->last_acc = xcalloc((size_t)R, sizeof(uint64_t));
-    run->elite = xmalloc(sizeof(struct lcn_pt) * (size_t)(g->n ? g->n : 1));
-    memcpy(run->elite, start, sizeof(struct lcn_pt) * (size_t)g->n);
-    run->elite_obj = start_obj;
-    struct validated last = {xmalloc(sizeof(struct lcn_pt) * (size_t)(g->n ? g->n : 1)), start_obj};
-    memcpy(last.pts, start, sizeof(struct lcn_pt) * (size_t)g->n);
-    int32_t ready = 0;
-    int halted = replicas_init(run, starts, nstarts, ebest, &ready);
-    starts_free(starts, keep);
-    start = NULL;
-    if (!halted) {
-        set_order(run);
-        anneal_energy_init(&run->en, &run->kn.ap, g->m, start_obj.K);
-        rng_init(&run->xrng, p->seed, 0, RNG_PURPOSE_EXCHANGE);
-        pthread_barrier_init(&run->bar, NULL, (unsigned)run->T);
-    }
-
-    int64_t tel_every = p->telemetry_interval_ns > 0 ? p->telemetry_interval_ns : 1000000000;
-    int64_t ckpt_every = p->checkpoint_interval_ns > 0 ? p->checkpoint_interval_ns : 1000000000;
-    /* the first checkpoint is the validated start, published at once: a
-     * crash before the first interval still leaves a layout to resume from */
-    int64_t next_tel = lcn_now_ns() + tel_every, next_ckpt = lcn_now_ns();
-    uint64_t published_version = UINT64_MAX;
-    struct lcn_pt *snap = xmalloc(sizeof(struct lcn_pt) * (size_t)(g->n ? g->n : 1));
-    int corrupt = 0;
-
-    if (run->kn.debug)
-        fprintf(stderr, "replicas ready at %.3f s, evaluator %d\n", elapsed_s(run), (int)run->eval);
-    struct worker *ws = xcalloc((size_t)run->T, sizeof(*ws));
-    if (halted) {
-        run->stop_reason = halted == LCN_ECANCELLED ? ENGINE_STOP_CANCELLED : ENGINE_STOP_DEADLINE;
-    } else if (g->m == 0 || start_obj.C == 0) {
-        run->stop_reason = ENGINE_STOP_OPTIMAL;
-        atomic_store(&run->finished, 1);
-    } else {
-        for (int32_t t = 0; t < run->T; t++) {
-            ws[t].run = run;
-            ws[t].t = t;
-            if (pthread_create(&ws[t].th, NULL, worker_main, &ws[t]) != 0)
-                LCN_ASSERT(!"pthread_create failed");
-        }
-        while (!atomic_load(&run->finished)) {
-            struct timespec ts = {0, 5000000};
-            nanosleep(&ts, NULL);
-            int64_t now = lcn_now_ns();
-            if (now >= run->stop_ns || (p->cancel && atomic_load(p->cancel)))
-                atomic_store(&run->stop, 1);
-            drain_events(run);
-            if (p->on_telemetry && now >= next_tel) {
-                struct engine_telemetry t;
-                collect_telemetry(run, &t);
-                p->on_telemetry(p->ctx, &t);
-                next_tel = now + tel_every;
-            }
-            if (p->on_layout && now >= next_ckpt && !atomic_load(&run->stop)) {
-                if (checkpoint(run, snap, &published_version, &last) != 0) {
-                    corrupt = 1;
-                    atomic_store(&run->stop, 1);
-                }
-                next_ckpt = lcn_now_ns() + ckpt_every;
-            }
-        }
-        for (int32_t t = 0; t < run->T; t++)
-            pthread_join(ws[t].th, NULL);
-    }
-    drain_events(run);
-
-    struct lcn_obj fin_obj;
-    if (!corrupt && final_layout(run, ready, t_val, &last, snap, &fin_obj) != 0)
-        corrupt = 1;
-    if (run->kn.debug) {
-        for (int32_t sl = 0; sl < ready; sl++) {
-            const struct anneal_replica *rp = &run->rep[run->rep_at[sl]];
-            char b1[96], b2[96];
-            struct lcn_obj cur;
-            state_obj(&rp->st, &cur);
-            obj_format(&cur, b1, sizeof(b1));
-            obj_format(&rp->best, b2, sizeof(b2));
-            fprintf(stderr,
-                    "slot %2d T %.4f sigma %8.1f | replica %2d acc/sel %.3f zero/sel %.3f cur %s "
-                    "best %s\n",
-                    sl, run->slot_T[sl], run->slot_sigma[sl], rp->id,
-                    rp->cnt.selected ? (double)rp->cnt.accepted / rp->cnt.selected : 0,
-                    rp->cnt.selected
-                        ? (double)(rp->cnt.replica_best_updates / 1000000) / rp->cnt.selected
-                        : 0,
-                    b1, b2);
-            if (run->kn.ap.ops_mode == ANNEAL_OPS_BANDIT) {
-                fprintf(stderr,
-                        "        bandit after %lld updates:", (long long)rp->bandit.updates);
-                for (int op = 0; op < ENGINE_OPS; op++)
-                    fprintf(stderr, " %s %.3f", engine_op_name((enum engine_op)op),
-                            rp->bandit.prob[op]);
-                fprintf(stderr, "\n");
-            }
-        }
-    }
-    struct engine_telemetry tel;
-    for (int32_t r = 0; r < ready; r++)
-        publish_counters(run, r); /* the workers are gone: the exact final counts */
-    collect_telemetry(run, &tel);
-    if (corrupt) {
-        rc = LCN_ECORRUPT;
-    } else {
-        out->best = fin_obj;
-        out->layout = snap;
-        snap = NULL;
-        out->stop = run->stop_reason;
-        out->backend = "cpu";
-        out->evaluator = run->eval == STATE_EVAL_SCAN ? "scan-delta" : "grid-delta";
-        out->threads = run->T;
-        out->replicas = run->R;
-        out->proposal_workers = run->kn.ap.proposal_workers;
-        out->tel = tel;
-        out->time_to_target_s = run->target_hit ? run->ttt : -1;
-        if (p->on_layout)
-            p->on_layout(p->ctx, out->layout, &out->best, elapsed_s(run));
-        out->elapsed_s = elapsed_s(run);
-        out->tel.elapsed_s = out->elapsed_s;
-    }
-
-    free(ws);
-    free(snap);
-    free(last.pts);
-    if (!halted) {
+    struct run *run = cj->run;
+    if (!run)
+        return;
+    free(cj->snap);
+    free(cj->last.pts);
+    if (cj->replicas && !cj->halted) {
         pthread_barrier_destroy(&run->bar);
         anneal_energy_release(&run->en);
     }
-    for (int32_t r = 0; r < ready; r++)
+    for (int32_t r = 0; r < cj->ready; r++)
         anneal_replica_release(&run->rep[r]);
     free(run->rep);
     free(run->pub);
@@ -1137,7 +956,256 @@ int engine_cpu_run(const struct lcn_graph *g, const struct engine_params *p,
     free(run->last_sel);
     free(run->last_acc);
     free(run->elite);
-    pthread_mutex_destroy(&run->mu);
+    if (cj->mutex)
+        pthread_mutex_destroy(&run->mu);
     free(run);
+    cj->run = NULL;
+}
+
+/* The knobs (the tuning over the defaults, the caller's overrides) and the run's sizes. */
+static int cj_new(struct cpu_job *cj, const struct lcn_graph *g, const struct engine_params *p)
+{
+    memset(cj, 0, sizeof(*cj));
+    struct run *run = cj->run = xcalloc(1, sizeof(*run));
+    run->g = g;
+    run->p = p;
+    knobs_default(&run->kn);
+    char err[160];
+    int rc = engine_params_check(p, err, sizeof(err));
+    if (!rc)
+        rc = cpu_knobs_parse(&run->kn, p->tuning, err, sizeof(err));
+    if (rc)
+        return rc;
+    if (p->proposal_workers > 0)
+        run->kn.ap.proposal_workers = p->proposal_workers;
+    if (((int64_t)g->width + 1) * ((int64_t)g->height + 1) < g->n)
+        return LCN_EINVAL;
+    run->T = p->threads > 0 ? p->threads : default_threads();
+    run->R = p->replicas > 0 ? p->replicas : LCN_MAX(4, 2 * run->T);
+    run->T = LCN_MIN(run->T, run->R);
+    run->sweep_moves = run->kn.sweep_moves > 0 ? run->kn.sweep_moves : auto_sweep_moves(g);
+    pthread_mutex_init(&run->mu, NULL);
+    cj->mutex = 1;
+    run->gbest = (struct lcn_obj){INT32_MAX, INT32_MAX, INT64_MAX, INT64_MAX};
+    run->elite_obj = run->gbest;
+    run->ttt = -1;
+    run->began_ns = lcn_now_ns();
+    return 0;
+}
+
+/* The replicas' arrays, the elite and the validated start; then the replicas
+ * from the ranked starts (replica r from starts[r % nstarts]). */
+static void cj_replicas(struct cpu_job *cj, const struct start *starts, int32_t nstarts, int32_t ebest)
+{
+    struct run *run = cj->run;
+    const struct lcn_graph *g = run->g;
+    int32_t R = run->R;
+    size_t nbytes = sizeof(struct lcn_pt) * (size_t)(g->n ? g->n : 1);
+    run->rep = xcalloc((size_t)R, sizeof(*run->rep));
+    run->pub = xcalloc((size_t)R, sizeof(*run->pub));
+    run->slot_T = xmalloc(sizeof(double) * (size_t)R);
+    run->slot_sigma = xmalloc(sizeof(double) * (size_t)R);
+    run->rep_at = xmalloc(sizeof(int32_t) * (size_t)R);
+    run->slot_of = xmalloc(sizeof(int32_t) * (size_t)R);
+    run->order = xmalloc(sizeof(int32_t) * (size_t)R);
+    run->last_sel = xcalloc((size_t)R, sizeof(uint64_t));
+    run->last_acc = xcalloc((size_t)R, sizeof(uint64_t));
+    run->elite = xmalloc(nbytes);
+    memcpy(run->elite, starts[ebest].pts, sizeof(struct lcn_pt) * (size_t)g->n);
+    run->elite_obj = cj->start_obj;
+    cj->last.pts = xmalloc(nbytes);
+    cj->last.obj = cj->start_obj;
+    memcpy(cj->last.pts, starts[ebest].pts, sizeof(struct lcn_pt) * (size_t)g->n);
+    cj->snap = xmalloc(nbytes);
+    cj->halted = replicas_init(run, starts, nstarts, ebest, &cj->ready);
+    cj->replicas = 1;
+    if (!cj->halted) {
+        set_order(run);
+        anneal_energy_init(&run->en, &run->kn.ap, g->m, cj->start_obj.K);
+        rng_init(&run->xrng, run->p->seed, 0, RNG_PURPOSE_EXCHANGE);
+        pthread_barrier_init(&run->bar, NULL, (unsigned)run->T);
+    }
+}
+
+/* Up to R ranked starts; the oracle passes the best one before anything is
+ * published (timing it tells how early the search must stop to validate its
+ * result); then the replicas. */
+static int cj_setup(struct cpu_job *cj)
+{
+    struct run *run = cj->run;
+    const struct lcn_graph *g = run->g;
+    const struct engine_params *p = run->p;
+    struct lcn_stop hard = hard_stop(run);
+    if (run->kn.start_spread < 0)
+        run->kn.start_spread = 2 * (int64_t)g->m <= 5 * (int64_t)g->n;
+    int32_t keep = LCN_MAX(1, LCN_MIN(run->R, 64)), nstarts = 0;
+    struct start *starts = xcalloc((size_t)keep, sizeof(*starts));
+    for (int32_t i = 0; i < keep; i++) {
+        starts[i].pts = xmalloc(sizeof(struct lcn_pt) * (size_t)(g->n ? g->n : 1));
+        starts[i].c = xmalloc(sizeof(int32_t) * (size_t)(g->m ? g->m : 1));
+    }
+    int rc = build_starts(run, starts, keep, &nstarts);
+    drain_events(run);
+    /* the elite starts as the best tuple among them (the best reported) */
+    int32_t ebest = 0;
+    for (int32_t i = 1; i < nstarts; i++)
+        if (obj_cmp(&starts[i].obj, &starts[ebest].obj) < 0)
+            ebest = i;
+    int64_t t0 = lcn_now_ns();
+    if (!rc)
+        rc = validate_claim(g, starts[ebest].pts, &starts[ebest].obj, &hard, NULL, NULL, 0);
+    cj->t_val = lcn_now_ns() - t0;
+    if (rc) {
+        starts_free(starts, keep);
+        return rc; /* LCN_EDEADLINE / LCN_ECANCELLED: nothing validated in time */
+    }
+    if (run->kn.fault_stall_ms > 0) { /* fault injection (tests): deaf to everything */
+        struct timespec ts = {run->kn.fault_stall_ms / 1000,
+                              (long)(run->kn.fault_stall_ms % 1000) * 1000000L};
+        while (nanosleep(&ts, &ts) != 0)
+            ;
+    }
+    cj->start_obj = starts[ebest].obj;
+    run->stop_ns = p->deadline_ns - LCN_MAX((int64_t)5000000, lcn_final_reserve_ns(p, cj->t_val));
+    if (run->kn.debug)
+        fprintf(stderr, "starts done at %.3f s, oracle %.3f s\n", elapsed_s(run),
+                (double)cj->t_val / 1e9);
+    cj_replicas(cj, starts, nstarts, ebest);
+    starts_free(starts, keep);
+    return 0;
+}
+
+/* The workers sweep while this thread drains events, publishes telemetry
+ * and checkpoints (the first one, the validated start, at once: a crash
+ * before the first interval still leaves a layout to resume from) and
+ * raises the stop at the deadline or on cancel. */
+static void cj_loop(struct cpu_job *cj)
+{
+    struct run *run = cj->run;
+    const struct engine_params *p = run->p;
+    if (run->kn.debug)
+        fprintf(stderr, "replicas ready at %.3f s, evaluator %d\n", elapsed_s(run), (int)run->eval);
+    if (cj->halted) {
+        run->stop_reason = cj->halted == LCN_ECANCELLED ? ENGINE_STOP_CANCELLED : ENGINE_STOP_DEADLINE;
+        return;
+    }
+    if (run->g->m == 0 || cj->start_obj.C == 0) {
+        run->stop_reason = ENGINE_STOP_OPTIMAL;
+        atomic_store(&run->finished, 1);
+        return;
+    }
+    int64_t tel_every = p->telemetry_interval_ns > 0 ? p->telemetry_interval_ns : 1000000000;
+    int64_t ckpt_every = p->checkpoint_interval_ns > 0 ? p->checkpoint_interval_ns : 1000000000;
+    int64_t next_tel = lcn_now_ns() + tel_every, next_ckpt = lcn_now_ns();
+    uint64_t published_version = UINT64_MAX;
+    struct worker *ws = xcalloc((size_t)run->T, sizeof(*ws));
+    for (int32_t t = 0; t < run->T; t++) {
+        ws[t].run = run;
+        ws[t].t = t;
+        if (pthread_create(&ws[t].th, NULL, worker_main, &ws[t]) != 0)
+            LCN_ASSERT(!"pthread_create failed");
+    }
+    while (!atomic_load(&run->finished)) {
+        struct timespec ts = {0, 5000000};
+        nanosleep(&ts, NULL);
+        int64_t now = lcn_now_ns();
+        if (now >= run->stop_ns || (p->cancel && atomic_load(p->cancel)))
+            atomic_store(&run->stop, 1);
+        drain_events(run);
+        if (p->on_telemetry && now >= next_tel) {
+            struct engine_telemetry t;
+            collect_telemetry(run, &t);
+            p->on_telemetry(p->ctx, &t);
+            next_tel = now + tel_every;
+        }
+        if (p->on_layout && now >= next_ckpt && !atomic_load(&run->stop)) {
+            if (checkpoint(run, cj->snap, &published_version, &cj->last) != 0) {
+                cj->corrupt = 1;
+                atomic_store(&run->stop, 1);
+            }
+            next_ckpt = lcn_now_ns() + ckpt_every;
+        }
+    }
+    for (int32_t t = 0; t < run->T; t++)
+        pthread_join(ws[t].th, NULL);
+    free(ws);
+}
+
+/* debug=1: each slot's temperature, step, acceptance and tuples (and the bandit's mix). */
+static void cj_debug_slots(const struct cpu_job *cj)
+{
+    const struct run *run = cj->run;
+    for (int32_t sl = 0; sl < cj->ready; sl++) {
+        const struct anneal_replica *rp = &run->rep[run->rep_at[sl]];
+        char b1[96], b2[96];
+        struct lcn_obj cur;
+        state_obj(&rp->st, &cur);
+        obj_format(&cur, b1, sizeof(b1));
+        obj_format(&rp->best, b2, sizeof(b2));
+        fprintf(stderr,
+                "slot %2d T %.4f sigma %8.1f | replica %2d acc/sel %.3f zero/sel %.3f cur %s "
+                "best %s\n",
+                sl, run->slot_T[sl], run->slot_sigma[sl], rp->id,
+                rp->cnt.selected ? (double)rp->cnt.accepted / rp->cnt.selected : 0,
+                rp->cnt.selected ? (double)(rp->cnt.replica_best_updates / 1000000) / rp->cnt.selected
+                                 : 0,
+                b1, b2);
+        if (run->kn.ap.ops_mode == ANNEAL_OPS_BANDIT) {
+            fprintf(stderr, "        bandit after %lld updates:", (long long)rp->bandit.updates);
+            for (int op = 0; op < ENGINE_OPS; op++)
+                fprintf(stderr, " %s %.3f", engine_op_name((enum engine_op)op), rp->bandit.prob[op]);
+            fprintf(stderr, "\n");
+        }
+    }
+}
+
+/* The final layout (revalidated, or the last validated one) and the result. */
+static int cj_report(struct cpu_job *cj, struct engine_result *out)
+{
+    struct run *run = cj->run;
+    const struct engine_params *p = run->p;
+    drain_events(run);
+    struct lcn_obj fin_obj;
+    if (!cj->corrupt && final_layout(run, cj->ready, cj->t_val, &cj->last, cj->snap, &fin_obj) != 0)
+        cj->corrupt = 1;
+    if (run->kn.debug)
+        cj_debug_slots(cj);
+    struct engine_telemetry tel;
+    for (int32_t r = 0; r < cj->ready; r++)
+        publish_counters(run, r); /* the workers are gone: the exact final counts */
+    collect_telemetry(run, &tel);
+    if (cj->corrupt)
+        return LCN_ECORRUPT;
+    out->best = fin_obj;
+    out->layout = cj->snap;
+    cj->snap = NULL;
+    out->stop = run->stop_reason;
+    out->backend = "cpu";
+    out->evaluator = run->eval == STATE_EVAL_SCAN ? "scan-delta" : "grid-delta";
+    out->threads = run->T;
+    out->replicas = run->R;
+    out->proposal_workers = run->kn.ap.proposal_workers;
+    out->tel = tel;
+    out->time_to_target_s = run->target_hit ? run->ttt : -1;
+    if (p->on_layout)
+        p->on_layout(p->ctx, out->layout, &out->best, elapsed_s(run));
+    out->elapsed_s = elapsed_s(run);
+    out->tel.elapsed_s = out->elapsed_s;
+    return 0;
+}
+
+int engine_cpu_run(const struct lcn_graph *g, const struct engine_params *p,
+                   struct engine_result *out)
+{
+    memset(out, 0, sizeof(*out));
+    struct cpu_job cj;
+    int rc = cj_new(&cj, g, p);
+    if (!rc)
+        rc = cj_setup(&cj);
+    if (!rc) {
+        cj_loop(&cj);
+        rc = cj_report(&cj, out);
+    }
+    cj_free(&cj);
     return rc;
 }
