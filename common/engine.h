@@ -85,11 +85,11 @@ const char *lcn_backend_name(enum lcn_backend b);
 int lcn_backend_parse(const char *name, enum lcn_backend *b);
 
 /*
- * The `ops` knob of both engines' tuning tables (knobs.h KNOB_CUSTOM):
- * "fixed" stores 0 (the knobs' mix), "bandit" 1 (each replica adapts its
- * mix) in the int32_t field; anything else is LCN_EINVAL with a message.
+ * The names of the `ops` knob of both engines' tuning tables (opts.h
+ * OPT_ENUM): "fixed" stores 0 (the knobs' mix), "bandit" 1 (each replica
+ * adapts its mix).
  */
-int engine_ops_mode_parse(const char *val, void *field, char *err, int errlen);
+#define ENGINE_OPS_MODES "fixed|bandit"
 
 /* "local", "bary", "median", "global", "empty", "pair", "swap", "cluster". */
 const char *engine_op_name(enum engine_op op);

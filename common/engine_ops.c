@@ -5,7 +5,6 @@
  */
 #include "engine.h"
 
-#include <stdio.h>
 #include <string.h>
 
 #include "err.h"
@@ -32,14 +31,4 @@ int lcn_backend_parse(const char *name, enum lcn_backend *b)
             return 0;
         }
     return LCN_EINVAL;
-}
-
-int engine_ops_mode_parse(const char *val, void *field, char *err, int errlen)
-{
-    if (strcmp(val, "fixed") && strcmp(val, "bandit")) {
-        snprintf(err, (size_t)errlen, "tuning: ops: '%s' is not fixed or bandit", val);
-        return LCN_EINVAL;
-    }
-    *(int32_t *)field = strcmp(val, "bandit") == 0;
-    return 0;
 }

@@ -450,9 +450,10 @@ int opts_parse_kv(const struct opt *opts, size_t count, void *base, const char *
             break;
         }
         char why[256];
-        rc = opts_set_value(o, base, eq + 1, why, sizeof why);
-        if (rc)
+        if (opts_set_value(o, base, eq + 1, why, sizeof why)) {
             fmt(err, errlen, "%s: %s: %s", what, tok, why);
+            rc = LCN_EINVAL; /* the engine contract's one code for bad tuning */
+        }
     }
     free(copy);
     return rc;

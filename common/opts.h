@@ -69,6 +69,20 @@ struct opt {
     unsigned flags;  /* enum opt_flags */
 };
 
+/* Rows of the engines' long knob tables: a ranged number, or a name. */
+#define OPT_I32(name_, off_, lo, hi)                                                               \
+    {                                                                                              \
+        .name = (name_), .kind = OPT_INT32, .off = (off_), .min = (lo), .max = (hi)                \
+    }
+#define OPT_DBL(name_, off_, lo, hi)                                                               \
+    {                                                                                              \
+        .name = (name_), .kind = OPT_DOUBLE, .off = (off_), .min = (lo), .max = (hi)               \
+    }
+#define OPT_CHOICE(name_, off_, choices_)                                                          \
+    {                                                                                              \
+        .name = (name_), .kind = OPT_ENUM, .off = (off_), .choices = (choices_)                    \
+    }
+
 /* A table and the struct its offsets point into. A command line may be
  * parsed against several (a command's options and the ones every command
  * shares). */
@@ -142,8 +156,9 @@ int opts_parse_argv(const struct opts_set *sets, size_t nsets, int argc, char **
  * is nothing) to base. Errors are prefixed with what: "tuning: unknown key
  * 'y'", "tuning: 'n' is not key=value", "tuning: n: expected an integer in
  * [1, 10], got '11'". A repeated key: the last one wins. Returns 0, or
- * LCN_EINVAL / LCN_ERANGE at the first bad entry; the entries before it
- * have been applied.
+ * LCN_EINVAL (also for a value out of range: the engine contract has one
+ * code for bad tuning) at the first bad entry; the entries before it have
+ * been applied.
  */
 int opts_parse_kv(const struct opt *opts, size_t count, void *base, const char *spec,
                   const char *what, char *err, size_t errlen);

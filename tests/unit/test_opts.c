@@ -304,7 +304,7 @@ static void test_kv(void **state)
     assert_int_equal(v.mask, 2);
     assert_int_equal(
         opts_parse_kv(table, LCN_ARRAY_LEN(table), &v, "count=5,frac=2", "tuning", err, sizeof err),
-        LCN_ERANGE);
+        LCN_EINVAL);
     assert_string_equal(err, "tuning: frac: expected a number in [0, 1], got '2'");
     assert_int_equal(v.count, 5); /* entries before the bad one were applied */
     assert_int_equal(
