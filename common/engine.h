@@ -78,6 +78,8 @@ enum lcn_backend {
     LCN_BACKEND_CPU,
 };
 #define LCN_BACKENDS 3
+/* Their names in the enum's order, as an opts.h OPT_ENUM row wants them. */
+#define LCN_BACKEND_CHOICES "auto|gpu|cpu"
 
 /* "auto", "gpu", "cpu"; "?" for anything else. */
 const char *lcn_backend_name(enum lcn_backend b);

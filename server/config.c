@@ -62,7 +62,7 @@ const struct opt config_options[] = {
     ROW("retry_after_s", OPT_INT, 1, 86400, "5", OFF(retry_after_s), NULL,
      "seconds sent in Retry-After with a 429"),
     /* execution */
-    ROW("backend", OPT_ENUM, 0, 0, "auto", OFF(backend), "auto|gpu|cpu",
+    ROW("backend", OPT_ENUM, 0, 0, "auto", OFF(backend), LCN_BACKEND_CHOICES,
      "backends to start: auto (GPUs when usable, plus the CPU pool), gpu (fail without one), cpu"),
     ROW("cpu_workers", OPT_INT, 0, 1024, "1", OFF(cpu_workers), NULL,
      "CPU jobs run at the same time (0: no CPU backend)"),

@@ -47,7 +47,7 @@ struct lcnd_config {
     int64_t max_queued;
     int64_t retry_after_s;
     /* execution */
-    int backend; /* enum lcn_backend (OPT_ENUM stores the index in "auto|gpu|cpu") */
+    int backend; /* enum lcn_backend (OPT_ENUM stores the index in LCN_BACKEND_CHOICES) */
     int64_t cpu_workers;
     int64_t cpu_threads;
     int64_t gpu_slots;

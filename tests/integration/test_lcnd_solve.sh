@@ -44,10 +44,10 @@ contains "$T/err" "missing --out" "missing out message"
 expect 0 "help" -- "$LCND" solve --help
 contains "$T/out" "usage: lcnd solve" "help text"
 expect 2 "bad budget" -- "$LCND" solve "$T/g.json" --out "$T/o.json" --budget-s -1
-contains "$T/err" "--budget-s: bad value '-1'" "bad budget message"
+contains "$T/err" "--budget-s: expected a number in [0, 10000000], got '-1'" "bad budget message"
 expect 2 "bad seed" -- "$LCND" solve "$T/g.json" --out "$T/o.json" --seed x
 expect 2 "bad backend" -- "$LCND" solve "$T/g.json" --out "$T/o.json" --backend tpu
-contains "$T/err" "--backend: bad value 'tpu'" "bad backend message"
+contains "$T/err" "--backend: expected one of auto|gpu|cpu, got 'tpu'" "bad backend message"
 expect 2 "unknown option" -- "$LCND" solve "$T/g.json" --out "$T/o.json" --frobnicate
 expect 2 "stop without target" -- "$LCND" solve "$T/g.json" --out "$T/o.json" --stop-at-target
 expect 2 "bad tuning" -- "$LCND" solve "$T/g.json" --out "$T/o.json" --tuning nope=1 --budget-s 1
