@@ -2,7 +2,6 @@
 
 #include <errno.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,17 +11,6 @@
 
 /* OPT_ENUM writes an int; the engines' knob structs declare int32_t. */
 _Static_assert(sizeof(int) == sizeof(int32_t), "OPT_ENUM stores an int into int32_t fields");
-
-static void fmt(char *err, size_t errlen, const char *f, ...) __attribute__((format(printf, 3, 4)));
-static void fmt(char *err, size_t errlen, const char *f, ...)
-{
-    if (!err || !errlen)
-        return;
-    va_list ap;
-    va_start(ap, f);
-    vsnprintf(err, errlen, f, ap);
-    va_end(ap);
-}
 
 /* Shortest decimal that reads back to v exactly; whole numbers without a
  * fraction or exponent. */
@@ -106,7 +94,7 @@ static int bad_value(const struct opt *o, const char *val, int rc, char *err, si
 {
     char what[96];
     opts_describe(o, what, sizeof what);
-    fmt(err, errlen, "expected %s, got '%s'", what, val);
+    snprintf(err, errlen, "expected %s, got '%s'", what, val);
     return rc;
 }
 
@@ -200,7 +188,7 @@ int opts_set_value(const struct opt *o, void *base, const char *val, char *err, 
     case OPT_STRING:
     case OPT_STRDUP:
         if ((o->flags & OPT_ONE_LINE) && strchr(val, '\n')) {
-            fmt(err, errlen, "expected one line, got a newline");
+            snprintf(err, errlen, "expected one line, got a newline");
             return LCN_EINVAL;
         }
         if (o->kind == OPT_STRING) {
@@ -364,7 +352,7 @@ int opts_parse_argv(const struct opts_set *sets, size_t nsets, int argc, char **
                 return 0;
             }
             if (args->npos >= args->max_pos) {
-                fmt(err, errlen, "unexpected argument '%s'", a);
+                snprintf(err, errlen, "unexpected argument '%s'", a);
                 return LCN_EINVAL;
             }
             args->pos[args->npos++] = argv[i];
@@ -387,7 +375,7 @@ int opts_parse_argv(const struct opts_set *sets, size_t nsets, int argc, char **
             size_t len = eq ? (size_t)(eq - name) : strlen(name);
             o = find_in_sets(sets, nsets, name, len, 0, &base);
             if (!o) {
-                fmt(err, errlen, "unknown option '--%.*s'", (int)len, name);
+                snprintf(err, errlen, "unknown option '--%.*s'", (int)len, name);
                 return LCN_EINVAL;
             }
             if (eq)
@@ -396,14 +384,14 @@ int opts_parse_argv(const struct opts_set *sets, size_t nsets, int argc, char **
         } else {
             o = a[2] ? NULL : find_in_sets(sets, nsets, NULL, 0, a[1], &base);
             if (!o) {
-                fmt(err, errlen, "unknown option '%s'", a);
+                snprintf(err, errlen, "unknown option '%s'", a);
                 return LCN_EINVAL;
             }
             snprintf(flag, sizeof flag, "%s", a);
         }
         if (o->kind == OPT_FLAG) {
             if (val) {
-                fmt(err, errlen, "%s takes no value", flag);
+                snprintf(err, errlen, "%s takes no value", flag);
                 return LCN_EINVAL;
             }
             val = "";
@@ -411,7 +399,7 @@ int opts_parse_argv(const struct opts_set *sets, size_t nsets, int argc, char **
             val = i + 1 < argc && bool_word(argv[i + 1]) >= 0 ? argv[++i] : "true";
         } else if (!val) {
             if (i + 1 >= argc) {
-                fmt(err, errlen, "%s needs a value", flag);
+                snprintf(err, errlen, "%s needs a value", flag);
                 return LCN_EINVAL;
             }
             val = argv[++i];
@@ -419,7 +407,7 @@ int opts_parse_argv(const struct opts_set *sets, size_t nsets, int argc, char **
         char why[256];
         int rc = opts_set_value(o, base, val, why, sizeof why);
         if (rc) {
-            fmt(err, errlen, "%s: %s", flag, why);
+            snprintf(err, errlen, "%s: %s", flag, why);
             return rc;
         }
     }
@@ -438,20 +426,20 @@ int opts_parse_kv(const struct opt *opts, size_t count, void *base, const char *
     for (char *tok = strtok_r(copy, ",", &save); tok && !rc; tok = strtok_r(NULL, ",", &save)) {
         char *eq = strchr(tok, '=');
         if (!eq) {
-            fmt(err, errlen, "%s: '%s' is not key=value", what, tok);
+            snprintf(err, errlen, "%s: '%s' is not key=value", what, tok);
             rc = LCN_EINVAL;
             break;
         }
         *eq = 0;
         const struct opt *o = opts_find(opts, count, tok, strlen(tok));
         if (!o) {
-            fmt(err, errlen, "%s: unknown key '%s'", what, tok);
+            snprintf(err, errlen, "%s: unknown key '%s'", what, tok);
             rc = LCN_EINVAL;
             break;
         }
         char why[256];
         if (opts_set_value(o, base, eq + 1, why, sizeof why)) {
-            fmt(err, errlen, "%s: %s: %s", what, tok, why);
+            snprintf(err, errlen, "%s: %s: %s", what, tok, why);
             rc = LCN_EINVAL; /* the engine contract's one code for bad tuning */
         }
     }

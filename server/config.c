@@ -1,7 +1,6 @@
 #include "config.h"
 
 #include <errno.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -103,17 +102,6 @@ const struct opt config_options[] = {
 /* clang-format on */
 const size_t config_option_count = LCN_ARRAY_LEN(config_options);
 
-static void fmt(char *err, size_t errlen, const char *f, ...) __attribute__((format(printf, 3, 4)));
-static void fmt(char *err, size_t errlen, const char *f, ...)
-{
-    if (!err || !errlen)
-        return;
-    va_list ap;
-    va_start(ap, f);
-    vsnprintf(err, errlen, f, ap);
-    va_end(ap);
-}
-
 const struct opt *config_find(const char *name)
 {
     return opts_find(config_options, config_option_count, name, strlen(name));
@@ -125,7 +113,7 @@ int config_set(struct lcnd_config *c, const struct opt *o, const char *value, ch
     char why[256];
     int rc = opts_set_value(o, c, value, why, sizeof why);
     if (rc)
-        fmt(err, errlen, "%s: %s", o->name, why);
+        snprintf(err, errlen, "%s: %s", o->name, why);
     return rc;
 }
 
@@ -154,7 +142,7 @@ int config_load_file(struct lcnd_config *c, const char *path, char *err, size_t 
 {
     FILE *f = fopen(path, "r");
     if (!f) {
-        fmt(err, errlen, "%s: %s", path, strerror(errno));
+        snprintf(err, errlen, "%s: %s", path, strerror(errno));
         return LCN_EIO;
     }
     unsigned char *seen = xcalloc(config_option_count, 1);
@@ -175,7 +163,7 @@ int config_load_file(struct lcnd_config *c, const char *path, char *err, size_t 
             continue;
         char *eq = strchr(s, '=');
         if (!eq) {
-            fmt(err, errlen, "%s:%d: expected 'name = value'", path, lineno);
+            snprintf(err, errlen, "%s:%d: expected 'name = value'", path, lineno);
             rc = LCN_EINVAL;
             break;
         }
@@ -183,13 +171,13 @@ int config_load_file(struct lcnd_config *c, const char *path, char *err, size_t 
         char *name = trim(s), *value = trim(eq + 1);
         const struct opt *o = config_find(name);
         if (!o) {
-            fmt(err, errlen, "%s:%d: unknown option '%s'", path, lineno, name);
+            snprintf(err, errlen, "%s:%d: unknown option '%s'", path, lineno, name);
             rc = LCN_EINVAL;
             break;
         }
         size_t idx = (size_t)(o - config_options);
         if (seen[idx]) {
-            fmt(err, errlen, "%s:%d: option '%s' given twice", path, lineno, name);
+            snprintf(err, errlen, "%s:%d: option '%s' given twice", path, lineno, name);
             rc = LCN_EINVAL;
             break;
         }
@@ -197,12 +185,12 @@ int config_load_file(struct lcnd_config *c, const char *path, char *err, size_t 
         char why[300];
         rc = config_set(c, o, value, why, sizeof why);
         if (rc) {
-            fmt(err, errlen, "%s:%d: %s", path, lineno, why);
+            snprintf(err, errlen, "%s:%d: %s", path, lineno, why);
             break;
         }
     }
     if (!rc && ferror(f)) {
-        fmt(err, errlen, "%s: read error", path);
+        snprintf(err, errlen, "%s: read error", path);
         rc = LCN_EIO;
     }
     free(line);
