@@ -119,33 +119,17 @@ static const struct opt submit_table[] = {
      .seen = OPT_SEEN(struct submit_opts, seen_target),
      .arg = "K",
      .help = "target K: time to target is measured against it"},
-    {.name = "stop-at-target",
-     .kind = OPT_FLAG,
-     .off = SOFF(stop),
-     .help = "end the job as soon as K <= target (needs --target-k)"},
-    {.name = "backend",
-     .kind = OPT_STRING,
-     .off = SOFF(backend),
-     .arg = "B",
-     .help = "auto (GPU when usable, else CPU), gpu or cpu"},
-    {.name = "name",
-     .kind = OPT_STRING,
-     .off = SOFF(name),
-     .arg = "TEXT",
-     .help = "a label shown by get and list (at most 128 bytes)"},
-    {.name = "wait",
-     .kind = OPT_FLAG,
-     .off = SOFF(wait),
-     .help = "follow the job until it ends, as `lcnctl watch` does"},
-    {.name = "render",
-     .kind = OPT_STRING,
-     .off = SOFF(render),
-     .arg = "OUT.svg",
-     .help = "with --wait: keep a picture of the best layout"},
-    {.name = "poll",
-     .kind = OPT_FLAG,
-     .off = SOFF(poll),
-     .help = "with --wait: poll instead of the event stream"},
+    OPT_ROW("stop-at-target", OPT_FLAG, SOFF(stop), NULL,
+            "end the job as soon as K <= target (needs --target-k)"),
+    OPT_ROW("backend", OPT_STRING, SOFF(backend), "B",
+            "auto (GPU when usable, else CPU), gpu or cpu"),
+    OPT_ROW("name", OPT_STRING, SOFF(name), "TEXT",
+            "a label shown by get and list (at most 128 bytes)"),
+    OPT_ROW("wait", OPT_FLAG, SOFF(wait), NULL,
+            "follow the job until it ends, as `lcnctl watch` does"),
+    OPT_ROW("render", OPT_STRING, SOFF(render), "OUT.svg",
+            "with --wait: keep a picture of the best layout"),
+    OPT_ROW("poll", OPT_FLAG, SOFF(poll), NULL, "with --wait: poll instead of the event stream"),
 };
 #undef SOFF
 
@@ -257,17 +241,13 @@ struct follow_opts {
     int poll;
 };
 
+/* poll first: wait takes that row only (it draws nothing) */
 static const struct opt watch_table[] = {
-    {.name = "render",
-     .kind = OPT_STRING,
-     .off = offsetof(struct follow_opts, render),
-     .arg = "OUT.svg",
-     .help = "keep a picture of the best validated layout in OUT.svg (redrawn on each new one "
-             "the daemon publishes, and at the end; see `lcnctl render`)"},
-    {.name = "poll",
-     .kind = OPT_FLAG,
-     .off = offsetof(struct follow_opts, poll),
-     .help = "poll GET /jobs/ID/progress instead of the event stream"},
+    OPT_ROW("poll", OPT_FLAG, offsetof(struct follow_opts, poll), NULL,
+            "poll GET /jobs/ID/progress instead of the event stream"),
+    OPT_ROW("render", OPT_STRING, offsetof(struct follow_opts, render), "OUT.svg",
+            "keep a picture of the best validated layout in OUT.svg (redrawn on each new one the "
+            "daemon publishes, and at the end; see `lcnctl render`)"),
 };
 
 static int cmd_watch(const struct lcnctl_cmd *cmd, int argc, char **argv)
@@ -294,14 +274,6 @@ static const char wait_usage[] =
     "\n"
     "Waits quietly until a job ends, then prints the one-line summary (with\n"
     "--json: the final job status).\n";
-
-/* watch's table without --render: wait draws nothing */
-static const struct opt wait_table[] = {
-    {.name = "poll",
-     .kind = OPT_FLAG,
-     .off = offsetof(struct follow_opts, poll),
-     .help = "poll GET /jobs/ID/progress instead of the event stream"},
-};
 
 static int cmd_wait(const struct lcnctl_cmd *cmd, int argc, char **argv)
 {
@@ -623,23 +595,12 @@ struct list_opts {
 };
 
 static const struct opt list_table[] = {
-    {.name = "state",
-     .kind = OPT_STRING,
-     .off = offsetof(struct list_opts, state),
-     .arg = "S",
-     .help = "only jobs in state S (queued, running, succeeded, failed, cancelled, interrupted)"},
-    {.name = "limit",
-     .kind = OPT_INT,
-     .off = offsetof(struct list_opts, limit),
-     .min = 1,
-     .max = 500,
-     .def = "50",
-     .help = "at most N jobs"},
-    {.name = "before",
-     .kind = OPT_STRING,
-     .off = offsetof(struct list_opts, before),
-     .arg = "ID",
-     .help = "the page after job ID (the last id of the previous page)"},
+    OPT_ROW("state", OPT_STRING, offsetof(struct list_opts, state), "S",
+            "only jobs in state S (queued, running, succeeded, failed, cancelled, interrupted)"),
+    OPT_RANGE("limit", OPT_INT, offsetof(struct list_opts, limit), 1, 500, "50", NULL,
+              "at most N jobs"),
+    OPT_ROW("before", OPT_STRING, offsetof(struct list_opts, before), "ID",
+            "the page after job ID (the last id of the previous page)"),
 };
 
 static int cmd_list(const struct lcnctl_cmd *cmd, int argc, char **argv)
@@ -725,15 +686,9 @@ struct ready_opts {
 };
 
 static const struct opt ready_table[] = {
-    {.name = "wait",
-     .kind = OPT_DOUBLE,
-     .off = offsetof(struct ready_opts, wait_s),
-     .min = 0,
-     .max = INFINITY,
-     .def = "0",
-     .arg = "S",
-     .help = "keep asking (every 0.2 s) for up to S seconds until it is ready or answers; a "
-             "daemon that is still starting is waited for"},
+    OPT_RANGE("wait", OPT_DOUBLE, offsetof(struct ready_opts, wait_s), 0, INFINITY, "0", "S",
+              "keep asking (every 0.2 s) for up to S seconds until it is ready or answers; a "
+              "daemon that is still starting is waited for"),
 };
 
 static int cmd_ready(const struct lcnctl_cmd *cmd, int argc, char **argv)
@@ -801,8 +756,8 @@ const struct lcnctl_cmd lcnctl_http_cmds[] = {
      TABLE(submit_table), submit_exit_status},
     {"watch", cmd_watch, "follow a job live: progress bar, best tuple, time to target", watch_usage,
      TABLE(watch_table), watch_exit_status},
-    {"wait", cmd_wait, "wait until a job ends; exit 0 when it succeeded", wait_usage,
-     TABLE(wait_table), watch_exit_status},
+    {"wait", cmd_wait, "wait until a job ends; exit 0 when it succeeded", wait_usage, watch_table,
+     1, watch_exit_status},
     {"get", cmd_get, "print a job's status", get_usage, NULL, 0, get_exit_status},
     {"solution", cmd_solution, "fetch a job's best validated layout", solution_usage,
      TABLE(solution_table), solution_exit_status},

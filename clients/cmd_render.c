@@ -41,17 +41,11 @@ static const struct opt render_table[] = {
      .short_name = 'o',
      .arg = "FILE",
      .help = "where to write the SVG (\"-\" = stdout; required)"},
-    {.name = "instance",
-     .kind = OPT_STRING,
-     .off = offsetof(struct render_opts, instance),
-     .arg = "FILE",
-     .help = "the layout must draw this instance (as lcnctl check --instance); nothing is "
-             "drawn when it does not"},
-    {.name = "title",
-     .kind = OPT_STRING,
-     .off = offsetof(struct render_opts, title),
-     .arg = "TEXT",
-     .help = "first caption line (default: the layout's file name)"},
+    OPT_ROW("instance", OPT_STRING, offsetof(struct render_opts, instance), "FILE",
+            "the layout must draw this instance (as lcnctl check --instance); nothing is drawn "
+            "when it does not"),
+    OPT_ROW("title", OPT_STRING, offsetof(struct render_opts, title), "TEXT",
+            "first caption line (default: the layout's file name)"),
 };
 
 static int cmd_render(const struct lcnctl_cmd *cmd, int argc, char **argv)

@@ -41,10 +41,8 @@ static const struct opt common_opts[] = {
      .off = offsetof(struct common, server),
      .arg = "URL",
      .help = "the lcnd to talk to (default $LCN_SERVER, else " LCNHTTP_DEFAULT_SERVER ")"},
-    {.name = "json",
-     .kind = OPT_FLAG,
-     .off = offsetof(struct common, json),
-     .help = "machine output (JSON) on stdout"},
+    OPT_ROW("json", OPT_FLAG, offsetof(struct common, json), NULL,
+            "machine output (JSON) on stdout"),
 };
 
 /* The options only main takes (before the command name). */
@@ -53,10 +51,8 @@ struct main_opts {
 };
 
 static const struct opt main_opts[] = {
-    {.name = "version",
-     .kind = OPT_FLAG,
-     .off = offsetof(struct main_opts, version),
-     .help = "print the version and build and exit"},
+    OPT_ROW("version", OPT_FLAG, offsetof(struct main_opts, version), NULL,
+            "print the version and build and exit"),
 };
 
 static const struct lcnctl_cmd *find_cmd(const char *name)

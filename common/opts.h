@@ -69,6 +69,19 @@ struct opt {
     unsigned flags;  /* enum opt_flags */
 };
 
+/* A row with no range, default or alias (a flag, a string). arg may be NULL. */
+#define OPT_ROW(name_, kind_, off_, arg_, help_)                                                   \
+    {                                                                                              \
+        .name = (name_), .kind = (kind_), .off = (off_), .arg = (arg_), .help = (help_)            \
+    }
+
+/* A ranged number with no alias; def and arg may be NULL. */
+#define OPT_RANGE(name_, kind_, off_, lo, hi, def_, arg_, help_)                                   \
+    {                                                                                              \
+        .name = (name_), .kind = (kind_), .off = (off_), .min = (lo), .max = (hi), .def = (def_),  \
+        .arg = (arg_), .help = (help_)                                                             \
+    }
+
 /* Rows of the engines' long knob tables: a ranged number, or a name. */
 #define OPT_I32(name_, off_, lo, hi)                                                               \
     {                                                                                              \

@@ -206,16 +206,11 @@ struct serve_cli {
 };
 
 static const struct opt cli_options[] = {
-    {.name = "config",
-     .kind = OPT_STRING,
-     .off = offsetof(struct serve_cli, config),
-     .arg = "FILE",
-     .help = "read the options from FILE (config/lcnd.conf documents it); flags override it "
-             "wherever they stand"},
-    {.name = "print-config",
-     .kind = OPT_FLAG,
-     .off = offsetof(struct serve_cli, print_config),
-     .help = "print the effective configuration in the config file syntax and exit"},
+    OPT_ROW("config", OPT_STRING, offsetof(struct serve_cli, config), "FILE",
+            "read the options from FILE (config/lcnd.conf documents it); flags override it "
+            "wherever they stand"),
+    OPT_ROW("print-config", OPT_FLAG, offsetof(struct serve_cli, print_config), NULL,
+            "print the effective configuration in the config file syntax and exit"),
 };
 
 int config_parse_args(struct lcnd_config *c, int argc, char **argv, int *help, int *print_config,
