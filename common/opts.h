@@ -13,7 +13,7 @@
  *
  *   --budget-s: expected a number > 0, got 'x'          (command line)
  *   lcnd.conf:3: max_nodes: expected an integer in ...  (config file)
- *   tuning: t_lo: expected a number in [0, 1e9], ...    (tuning string)
+ *   tuning: t_lo: expected a number in [0, 1000000000] (tuning string)
  *
  * Option names compare with '-' and '_' alike: the config file spells
  * max_nodes what the command line spells --max-nodes.
