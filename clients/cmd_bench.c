@@ -15,6 +15,7 @@
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -757,24 +758,56 @@ static const char bench_usage[] =
     "among successes, censored runs (missed the target; never dropped), failed\n"
     "and refused runs. A run whose layout fails `lcnctl check --instance` (or\n"
     "whose recounted tuple differs from the server's) is refused: named, not\n"
-    "summarised.\n"
-    "\n"
-    "options:\n"
-    "  --budget-s S        budget per run in seconds (default 10)\n"
-    "  --seeds N           seeds per graph (default 3)\n"
-    "  --first-seed N      first seed (default 1)\n"
-    "  --backend B         auto, gpu or cpu (default: the daemon's auto)\n"
-    "  --target FILE       \"NAME K\" lines (bench/targets.txt): K is sent as\n"
-    "                      target_k and success means final K <= K\n"
-    "  --stop-at-target    end runs at the target (default: use the full budget)\n"
-    "  -o, --out OUTDIR    output directory (default bench-results/DATE); must be\n"
-    "                      new or empty\n"
-    "  --poll              follow runs by polling instead of the event stream\n"
-    "  --json              print summary.json instead of the table\n"
-    "\n"
+    "summarised. With --json: prints summary.json instead of the table.\n";
+
+static const char bench_exit_status[] =
     "exit status: 0 every run succeeded and passed the check; 1 some run failed\n"
     "or was refused; 2 usage error or unreadable input; 4 server unreachable;\n"
     "5 refused.\n";
+
+struct bench_opts {
+    double budget;
+    int64_t seeds, first;
+    int stop, poll;
+    enum lcn_backend backend; /* OPT_ENUM: the index in LCN_BACKEND_CHOICES */
+    int backend_given;        /* 0: the request leaves the backend to the daemon */
+    const char *target_file, *out;
+};
+
+#define BOFF(f) offsetof(struct bench_opts, f)
+static const struct opt bench_table[] = {
+    {.name = "budget-s",
+     .kind = OPT_DOUBLE,
+     .off = BOFF(budget),
+     .min = 0,
+     .max = INFINITY,
+     .flags = OPT_GT_MIN,
+     .def = "10",
+     .arg = "S",
+     .help = "budget per run in seconds"},
+    OPT_RANGE("seeds", OPT_INT, BOFF(seeds), 1, 1000, "3", NULL, "seeds per graph"),
+    OPT_RANGE("first-seed", OPT_INT, BOFF(first), 0, 9007199254740000LL, "1", NULL, "first seed"),
+    {.name = "backend",
+     .kind = OPT_ENUM,
+     .off = BOFF(backend),
+     .choices = LCN_BACKEND_CHOICES,
+     .seen = OPT_SEEN(struct bench_opts, backend_given),
+     .help = "engine to ask for (default: the daemon's auto)"},
+    OPT_ROW("target", OPT_STRING, BOFF(target_file), "FILE",
+            "\"NAME K\" lines (bench/targets.txt): K is sent as target_k and success means final K "
+            "<= K"),
+    OPT_ROW("stop-at-target", OPT_FLAG, BOFF(stop), NULL,
+            "end runs at the target (default: use the full budget)"),
+    {.name = "out",
+     .kind = OPT_STRING,
+     .off = BOFF(out),
+     .short_name = 'o',
+     .arg = "OUTDIR",
+     .help = "output directory (default bench-results/DATE); must be new or empty"},
+    OPT_ROW("poll", OPT_FLAG, BOFF(poll), NULL,
+            "follow runs by polling instead of the event stream"),
+};
+#undef BOFF
 
 static int dir_nonempty(const char *path)
 {
@@ -792,35 +825,21 @@ static int dir_nonempty(const char *path)
 
 static int cmd_bench(const struct lcnctl_cmd *cmd, int argc, char **argv)
 {
-    double budget = 10;
-    int64_t seeds = 3, first = 1;
-    int stop = 0, poll = 0;
-    enum lcn_backend backend = LCN_BACKEND_AUTO;
-    int seen_backend = 0;
-    const char *target_file = NULL, *out = NULL;
-    const struct lcnctl_opt opts[] = {
-        {"budget-s", 0, LCNCTL_OPT_NUM, &budget, 0, 0, NULL},
-        {"seeds", 0, LCNCTL_OPT_INT, &seeds, 1, 1000, NULL},
-        {"first-seed", 0, LCNCTL_OPT_INT, &first, 0, 9007199254740000LL, NULL},
-        {"backend", 0, LCNCTL_OPT_BACKEND, &backend, 0, 0, &seen_backend},
-        {"target", 0, LCNCTL_OPT_STR, &target_file, 0, 0, NULL},
-        {"stop-at-target", 0, LCNCTL_OPT_FLAG, &stop, 0, 0, NULL},
-        {"out", 'o', LCNCTL_OPT_STR, &out, 0, 0, NULL},
-        {"poll", 0, LCNCTL_OPT_FLAG, &poll, 0, 0, NULL},
-        LCNCTL_COMMON_OPTS,
-        {NULL, 0, 0, NULL, 0, 0, NULL},
-    };
+    struct bench_opts o = {0};
+    opts_defaults(bench_table, LCN_ARRAY_LEN(bench_table), &o);
     char *pos[1];
     int npos;
-    int rc = lcnctl_parse(cmd, argc, argv, opts, pos, 1, &npos);
+    int rc = lcnctl_parse(cmd, argc, argv, &o, pos, 1, &npos);
+    double budget = o.budget;
+    int64_t seeds = o.seeds, first = o.first;
+    int stop = o.stop, poll = o.poll;
+    const char *target_file = o.target_file, *out = o.out;
     if (rc == LCNCTL_PARSE_HELP)
         return LCNCTL_EXIT_OK;
     if (rc)
         return rc;
     if (npos != 1)
         return lcnctl_usage_error(cmd, "expected one directory of graphs");
-    if (!(budget > 0))
-        return lcnctl_usage_error(cmd, "--budget-s: must be > 0, got %g", budget);
     if (stop && !target_file)
         return lcnctl_usage_error(cmd, "--stop-at-target needs --target");
 
@@ -869,7 +888,7 @@ static int cmd_bench(const struct lcnctl_cmd *cmd, int argc, char **argv)
     b.cmd = cmd;
     b.out = out;
     b.budget = budget;
-    b.backend = seen_backend ? lcn_backend_name(backend) : NULL;
+    b.backend = o.backend_given ? lcn_backend_name(o.backend) : NULL;
     b.stop_at_target = stop;
     b.poll = poll;
     b.total = ng * (int)seeds;
@@ -1014,6 +1033,6 @@ static int cmd_bench(const struct lcnctl_cmd *cmd, int argc, char **argv)
 
 const struct lcnctl_cmd lcnctl_bench_cmds[] = {
     {"bench", cmd_bench, "benchmark the daemon on a directory of graphs (paired seeds)",
-     bench_usage},
-    {NULL, NULL, NULL, NULL},
+     bench_usage, bench_table, LCN_ARRAY_LEN(bench_table), bench_exit_status},
+    {.name = NULL},
 };

@@ -1,7 +1,9 @@
 /* lcnctl commands that talk to lcnd over HTTP: submit, watch, wait, get,
  * solution, cancel, list (docs/API.md, docs/lcnctl.md). */
 #include <errno.h>
+#include <math.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,8 +38,7 @@ static int check_id(const struct lcnctl_cmd *cmd, const char *id)
 
 /* Parses options and exactly one job id. Returns 0, LCNCTL_PARSE_HELP or an
  * exit status. */
-static int parse_id(const struct lcnctl_cmd *cmd, int argc, char **argv,
-                    const struct lcnctl_opt *opts, char **id)
+static int parse_id(const struct lcnctl_cmd *cmd, int argc, char **argv, void *opts, char **id)
 {
     char *pos[1];
     int npos;
@@ -79,59 +80,84 @@ static const char submit_usage[] =
     "Submits a solve job for the graph in GRAPH.json (the contest format,\n"
     "docs/FORMAT.md; the file is checked locally first, so errors name the\n"
     "field). Prints the job id; with --json the server's answer\n"
-    "{id, state, links}.\n"
-    "\n"
-    "options:\n"
-    "  --budget-s S        wall-clock budget in seconds (default: the daemon's\n"
-    "                      default_budget_s)\n"
-    "  --seed N            random seed, 0..2^53 (default 1)\n"
-    "  --target-k K        target K: time to target is measured against it\n"
-    "  --stop-at-target    end the job as soon as K <= target (needs --target-k)\n"
-    "  --backend B         auto (GPU when usable, else CPU), gpu or cpu\n"
-    "  --name TEXT         a label shown by get and list (at most 128 bytes)\n"
-    "  --wait              follow the job until it ends, as `lcnctl watch` does\n"
-    "                      (with --json: print only the final status)\n"
-    "  --render OUT.svg    with --wait: keep a picture of the best layout\n"
-    "  --poll              with --wait: poll instead of the event stream\n"
-    "  --server URL        the daemon (default $LCN_SERVER, else " LCNHTTP_DEFAULT_SERVER ")\n"
-    "  --json              machine output\n"
-    "\n"
+    "{id, state, links} (with --wait: only the final status).\n";
+
+static const char submit_exit_status[] =
     "exit status: 0 submitted (with --wait: the job succeeded); 1 with --wait:\n"
     "the job failed, was cancelled or interrupted; 2 usage error or invalid\n"
     "input (locally or HTTP 400/413/422); 4 server unreachable; 5 refused.\n";
 
+struct submit_opts {
+    double budget;
+    int64_t seed, target;
+    int seen_budget, seen_seed, seen_target, seen_backend, stop, wait, poll;
+    enum lcn_backend backend; /* OPT_ENUM: the index in LCN_BACKEND_CHOICES */
+    const char *name, *render;
+};
+
+#define SOFF(f) offsetof(struct submit_opts, f)
+static const struct opt submit_table[] = {
+    {.name = "budget-s",
+     .kind = OPT_DOUBLE,
+     .off = SOFF(budget),
+     .min = 0,
+     .max = INFINITY,
+     .flags = OPT_GT_MIN,
+     .seen = OPT_SEEN(struct submit_opts, seen_budget),
+     .arg = "S",
+     .help = "wall-clock budget in seconds (default: the daemon's default_budget_s)"},
+    {.name = "seed",
+     .kind = OPT_INT,
+     .off = SOFF(seed),
+     .min = 0,
+     .max = SEED_MAX,
+     .seen = OPT_SEEN(struct submit_opts, seen_seed),
+     .help = "random seed (default 1)"},
+    {.name = "target-k",
+     .kind = OPT_INT,
+     .off = SOFF(target),
+     .min = 0,
+     .max = INT32_MAX,
+     .seen = OPT_SEEN(struct submit_opts, seen_target),
+     .arg = "K",
+     .help = "target K: time to target is measured against it"},
+    OPT_ROW("stop-at-target", OPT_FLAG, SOFF(stop), NULL,
+            "end the job as soon as K <= target (needs --target-k)"),
+    {.name = "backend",
+     .kind = OPT_ENUM,
+     .off = SOFF(backend),
+     .choices = LCN_BACKEND_CHOICES,
+     .seen = OPT_SEEN(struct submit_opts, seen_backend),
+     .help = "engine to ask for; auto: GPU when usable, else CPU (default: the daemon's auto)"},
+    OPT_ROW("name", OPT_STRING, SOFF(name), "TEXT",
+            "a label shown by get and list (at most 128 bytes)"),
+    OPT_ROW("wait", OPT_FLAG, SOFF(wait), NULL,
+            "follow the job until it ends, as `lcnctl watch` does"),
+    OPT_ROW("render", OPT_STRING, SOFF(render), "OUT.svg",
+            "with --wait: keep a picture of the best layout"),
+    OPT_ROW("poll", OPT_FLAG, SOFF(poll), NULL, "with --wait: poll instead of the event stream"),
+};
+#undef SOFF
+
 static int cmd_submit(const struct lcnctl_cmd *cmd, int argc, char **argv)
 {
-    double budget = 0;
-    int64_t seed = 1, target = 0;
-    int seen_budget = 0, seen_seed = 0, seen_target = 0, seen_backend = 0, stop = 0, wait = 0,
-        poll = 0;
-    enum lcn_backend backend = LCN_BACKEND_AUTO;
-    const char *name = NULL, *render = NULL;
-    const struct lcnctl_opt opts[] = {
-        {"budget-s", 0, LCNCTL_OPT_NUM, &budget, 0, 0, &seen_budget},
-        {"seed", 0, LCNCTL_OPT_INT, &seed, 0, SEED_MAX, &seen_seed},
-        {"target-k", 0, LCNCTL_OPT_INT, &target, 0, INT32_MAX, &seen_target},
-        {"stop-at-target", 0, LCNCTL_OPT_FLAG, &stop, 0, 0, NULL},
-        {"backend", 0, LCNCTL_OPT_BACKEND, &backend, 0, 0, &seen_backend},
-        {"name", 0, LCNCTL_OPT_STR, &name, 0, 0, NULL},
-        {"wait", 0, LCNCTL_OPT_FLAG, &wait, 0, 0, NULL},
-        {"render", 0, LCNCTL_OPT_STR, &render, 0, 0, NULL},
-        {"poll", 0, LCNCTL_OPT_FLAG, &poll, 0, 0, NULL},
-        LCNCTL_COMMON_OPTS,
-        {NULL, 0, 0, NULL, 0, 0, NULL},
-    };
+    struct submit_opts o = {0};
     char *pos[1];
     int npos;
-    int rc = lcnctl_parse(cmd, argc, argv, opts, pos, 1, &npos);
+    int rc = lcnctl_parse(cmd, argc, argv, &o, pos, 1, &npos);
+    double budget = o.budget;
+    int64_t seed = o.seed, target = o.target;
+    int seen_budget = o.seen_budget, seen_seed = o.seen_seed, seen_target = o.seen_target;
+    int stop = o.stop, wait = o.wait, poll = o.poll;
+    int seen_backend = o.seen_backend;
+    enum lcn_backend backend = o.backend;
+    const char *name = o.name, *render = o.render;
     if (rc == LCNCTL_PARSE_HELP)
         return LCNCTL_EXIT_OK;
     if (rc)
         return rc;
     if (npos != 1)
         return lcnctl_usage_error(cmd, "expected one graph file");
-    if (seen_budget && !(budget > 0))
-        return lcnctl_usage_error(cmd, "--budget-s: must be > 0, got %g", budget);
     if (stop && !seen_target)
         return lcnctl_usage_error(cmd, "--stop-at-target needs --target-k");
     if ((render || poll) && !wait)
@@ -210,28 +236,33 @@ static const char watch_usage[] =
     "to target. Otherwise one line per event. Ends with a one-line summary.\n"
     "A finished job's events are replayed.\n"
     "\n"
-    "options:\n"
-    "  --render OUT.svg   keep a picture of the best validated layout in OUT.svg\n"
-    "                     (redrawn on each new one the daemon publishes, and at\n"
-    "                     the end; see `lcnctl render`)\n"
-    "  --poll             poll GET /jobs/ID/progress instead of the event stream\n"
-    "  --json             each event as one JSON line, then the final status\n"
-    "\n"
+    "With --json: each event as one JSON line, then the final status.\n";
+
+static const char watch_exit_status[] =
     "exit status: 0 the job succeeded; 1 it failed, was cancelled or\n"
     "interrupted; 3 no such job; 4 server unreachable; 5 refused.\n";
 
+struct follow_opts {
+    const char *render;
+    int poll;
+};
+
+/* poll first: wait takes that row only (it draws nothing) */
+static const struct opt watch_table[] = {
+    OPT_ROW("poll", OPT_FLAG, offsetof(struct follow_opts, poll), NULL,
+            "poll GET /jobs/ID/progress instead of the event stream"),
+    OPT_ROW("render", OPT_STRING, offsetof(struct follow_opts, render), "OUT.svg",
+            "keep a picture of the best validated layout in OUT.svg (redrawn on each new one the "
+            "daemon publishes, and at the end; see `lcnctl render`)"),
+};
+
 static int cmd_watch(const struct lcnctl_cmd *cmd, int argc, char **argv)
 {
-    const char *render = NULL;
-    int poll = 0;
-    const struct lcnctl_opt opts[] = {
-        {"render", 0, LCNCTL_OPT_STR, &render, 0, 0, NULL},
-        {"poll", 0, LCNCTL_OPT_FLAG, &poll, 0, 0, NULL},
-        LCNCTL_COMMON_OPTS,
-        {NULL, 0, 0, NULL, 0, 0, NULL},
-    };
+    struct follow_opts o = {NULL, 0};
     char *id;
-    int rc = parse_id(cmd, argc, argv, opts, &id);
+    int rc = parse_id(cmd, argc, argv, &o, &id);
+    const char *render = o.render;
+    int poll = o.poll;
     if (rc == LCNCTL_PARSE_HELP)
         return LCNCTL_EXIT_OK;
     if (rc)
@@ -248,21 +279,14 @@ static const char wait_usage[] =
     "usage: lcnctl wait ID [--poll] [--server URL] [--json]\n"
     "\n"
     "Waits quietly until a job ends, then prints the one-line summary (with\n"
-    "--json: the final job status).\n"
-    "\n"
-    "exit status: 0 the job succeeded; 1 it failed, was cancelled or\n"
-    "interrupted; 3 no such job; 4 server unreachable; 5 refused.\n";
+    "--json: the final job status).\n";
 
 static int cmd_wait(const struct lcnctl_cmd *cmd, int argc, char **argv)
 {
-    int poll = 0;
-    const struct lcnctl_opt opts[] = {
-        {"poll", 0, LCNCTL_OPT_FLAG, &poll, 0, 0, NULL},
-        LCNCTL_COMMON_OPTS,
-        {NULL, 0, 0, NULL, 0, 0, NULL},
-    };
+    struct follow_opts o = {NULL, 0};
     char *id;
-    int rc = parse_id(cmd, argc, argv, opts, &id);
+    int rc = parse_id(cmd, argc, argv, &o, &id);
+    int poll = o.poll;
     if (rc == LCNCTL_PARSE_HELP)
         return LCNCTL_EXIT_OK;
     if (rc)
@@ -282,8 +306,9 @@ static const char get_usage[] =
     "\n"
     "Prints a job's status: state, timestamps, budget, seed, target and time to\n"
     "target, backend and evaluator, graph size, best tuple, error, telemetry.\n"
-    "With --json: GET /jobs/ID as the server sends it.\n"
-    "\n"
+    "With --json: GET /jobs/ID as the server sends it.\n";
+
+static const char get_exit_status[] =
     "exit status: 0 printed (whatever the job's state); 3 no such job;\n"
     "4 server unreachable; 5 refused.\n";
 
@@ -376,12 +401,8 @@ static void print_status(const json_t *st)
 
 static int cmd_get(const struct lcnctl_cmd *cmd, int argc, char **argv)
 {
-    const struct lcnctl_opt opts[] = {
-        LCNCTL_COMMON_OPTS,
-        {NULL, 0, 0, NULL, 0, 0, NULL},
-    };
     char *id;
-    int rc = parse_id(cmd, argc, argv, opts, &id);
+    int rc = parse_id(cmd, argc, argv, NULL, &id);
     if (rc == LCNCTL_PARSE_HELP)
         return LCNCTL_EXIT_OK;
     if (rc)
@@ -412,13 +433,23 @@ static const char solution_usage[] =
     "Fetches the best validated layout of a job (the final one once the job\n"
     "ended) in the input file format, with a top-level \"lcn\" record {job,\n"
     "final, K, nK, Phi, C, elapsed_s, validated}. The file is what\n"
-    "`lcnctl check --instance GRAPH.json` and `lcnctl render` read.\n"
-    "\n"
-    "options:\n"
-    "  -o, --output FILE   write it to FILE (atomically) instead of stdout and\n"
-    "                      print a one-line note (with --json: {job, file,\n"
-    "                      final, K, nK, Phi, C})\n"
-    "\n"
+    "`lcnctl check --instance GRAPH.json` and `lcnctl render` read.\n";
+
+struct solution_opts {
+    const char *out;
+};
+
+static const struct opt solution_table[] = {
+    {.name = "output",
+     .kind = OPT_STRING,
+     .off = offsetof(struct solution_opts, out),
+     .short_name = 'o',
+     .arg = "FILE",
+     .help = "write it to FILE (atomically) instead of stdout and print a one-line note (with "
+             "--json: {job, file, final, K, nK, Phi, C})"},
+};
+
+static const char solution_exit_status[] =
     "exit status: 0 written; 2 FILE cannot be written; 3 no such job;\n"
     "4 server unreachable; 5 refused (e.g. 409 no_solution: no validated\n"
     "layout yet).\n";
@@ -438,14 +469,10 @@ static int save_solution(const char *path, const char *buf, size_t len, char *er
 
 static int cmd_solution(const struct lcnctl_cmd *cmd, int argc, char **argv)
 {
-    const char *out = NULL;
-    const struct lcnctl_opt opts[] = {
-        {"output", 'o', LCNCTL_OPT_STR, &out, 0, 0, NULL},
-        LCNCTL_COMMON_OPTS,
-        {NULL, 0, 0, NULL, 0, 0, NULL},
-    };
+    struct solution_opts so = {NULL};
     char *id;
-    int rc = parse_id(cmd, argc, argv, opts, &id);
+    int rc = parse_id(cmd, argc, argv, &so, &id);
+    const char *out = so.out;
     if (rc == LCNCTL_PARSE_HELP)
         return LCNCTL_EXIT_OK;
     if (rc)
@@ -518,19 +545,16 @@ static const char cancel_usage[] =
     "Cancels a queued or running job (DELETE /jobs/ID; idempotent: a finished\n"
     "job is left as it is). A running job stops at its next batch boundary and\n"
     "keeps its best validated layout; `lcnctl wait ID` waits for that.\n"
-    "With --json: the job status the server answers with.\n"
-    "\n"
+    "With --json: the job status the server answers with.\n";
+
+static const char cancel_exit_status[] =
     "exit status: 0 cancelled, cancelling, or already finished; 3 no such\n"
     "job; 4 server unreachable; 5 refused.\n";
 
 static int cmd_cancel(const struct lcnctl_cmd *cmd, int argc, char **argv)
 {
-    const struct lcnctl_opt opts[] = {
-        LCNCTL_COMMON_OPTS,
-        {NULL, 0, 0, NULL, 0, 0, NULL},
-    };
     char *id;
-    int rc = parse_id(cmd, argc, argv, opts, &id);
+    int rc = parse_id(cmd, argc, argv, NULL, &id);
     if (rc == LCNCTL_PARSE_HELP)
         return LCNCTL_EXIT_OK;
     if (rc)
@@ -566,30 +590,34 @@ static const char list_usage[] =
     "usage: lcnctl list [--state S] [--limit N] [--before ID] [--server URL] [--json]\n"
     "\n"
     "Lists jobs, newest first: id, state, backend, elapsed/budget, best tuple,\n"
-    "name. With --json: the server's page {jobs, next_before}.\n"
-    "\n"
-    "options:\n"
-    "  --state S     only jobs in state S (queued, running, succeeded, failed,\n"
-    "                cancelled, interrupted)\n"
-    "  --limit N     at most N jobs, 1..500 (default 50)\n"
-    "  --before ID   the page after job ID (the last id of the previous page)\n"
-    "\n"
+    "name. With --json: the server's page {jobs, next_before}.\n";
+
+static const char list_exit_status[] =
     "exit status: 0 listed; 2 usage error; 4 server unreachable; 5 refused.\n";
+
+struct list_opts {
+    const char *state, *before;
+    int64_t limit;
+};
+
+static const struct opt list_table[] = {
+    OPT_ROW("state", OPT_STRING, offsetof(struct list_opts, state), "S",
+            "only jobs in state S (queued, running, succeeded, failed, cancelled, interrupted)"),
+    OPT_RANGE("limit", OPT_INT, offsetof(struct list_opts, limit), 1, 500, "50", NULL,
+              "at most N jobs"),
+    OPT_ROW("before", OPT_STRING, offsetof(struct list_opts, before), "ID",
+            "the page after job ID (the last id of the previous page)"),
+};
 
 static int cmd_list(const struct lcnctl_cmd *cmd, int argc, char **argv)
 {
-    const char *state = NULL, *before = NULL;
-    int64_t limit = 50;
-    const struct lcnctl_opt opts[] = {
-        {"state", 0, LCNCTL_OPT_STR, &state, 0, 0, NULL},
-        {"limit", 0, LCNCTL_OPT_INT, &limit, 1, 500, NULL},
-        {"before", 0, LCNCTL_OPT_STR, &before, 0, 0, NULL},
-        LCNCTL_COMMON_OPTS,
-        {NULL, 0, 0, NULL, 0, 0, NULL},
-    };
+    struct list_opts o = {0};
+    opts_defaults(list_table, LCN_ARRAY_LEN(list_table), &o);
     char *pos[1];
     int npos;
-    int rc = lcnctl_parse(cmd, argc, argv, opts, pos, 0, &npos);
+    int rc = lcnctl_parse(cmd, argc, argv, &o, pos, 0, &npos);
+    const char *state = o.state, *before = o.before;
+    int64_t limit = o.limit;
     if (rc == LCNCTL_PARSE_HELP)
         return LCNCTL_EXIT_OK;
     if (rc)
@@ -654,31 +682,33 @@ static const char ready_usage[] =
     "\n"
     "Asks the daemon whether it is ready (GET /readyz: store healthy, GPU usable\n"
     "when configured, not stopping) and prints its answer and version (with\n"
-    "--json: {\"readyz\": ..., \"version\": ...}). For scripts and probes.\n"
-    "\n"
-    "options:\n"
-    "  --wait S   keep asking (every 0.2 s) for up to S seconds until it is ready\n"
-    "             or answers; a daemon that is still starting is waited for\n"
-    "\n"
+    "--json: {\"readyz\": ..., \"version\": ...}). For scripts and probes.\n";
+
+static const char ready_exit_status[] =
     "exit status: 0 ready; 4 server unreachable; 5 not ready (503) or refused.\n";
+
+struct ready_opts {
+    double wait_s;
+};
+
+static const struct opt ready_table[] = {
+    OPT_RANGE("wait", OPT_DOUBLE, offsetof(struct ready_opts, wait_s), 0, INFINITY, "0", "S",
+              "keep asking (every 0.2 s) for up to S seconds until it is ready or answers; a "
+              "daemon that is still starting is waited for"),
+};
 
 static int cmd_ready(const struct lcnctl_cmd *cmd, int argc, char **argv)
 {
-    double wait_s = 0;
-    const struct lcnctl_opt opts[] = {
-        {"wait", 0, LCNCTL_OPT_NUM, &wait_s, 0, 0, NULL},
-        LCNCTL_COMMON_OPTS,
-        {NULL, 0, 0, NULL, 0, 0, NULL},
-    };
+    struct ready_opts o = {0};
+    opts_defaults(ready_table, LCN_ARRAY_LEN(ready_table), &o);
     char *pos[1];
     int npos;
-    int rc = lcnctl_parse(cmd, argc, argv, opts, pos, 0, &npos);
+    int rc = lcnctl_parse(cmd, argc, argv, &o, pos, 0, &npos);
+    double wait_s = o.wait_s;
     if (rc == LCNCTL_PARSE_HELP)
         return LCNCTL_EXIT_OK;
     if (rc)
         return rc;
-    if (wait_s < 0)
-        return lcnctl_usage_error(cmd, "--wait: must be >= 0, got %g", wait_s);
     struct lcnhttp h;
     if ((rc = client_connect(cmd, &h)))
         return rc;
@@ -726,15 +756,22 @@ static int cmd_ready(const struct lcnctl_cmd *cmd, int argc, char **argv)
     return is_ready ? LCNCTL_EXIT_OK : LCNCTL_EXIT_REFUSED;
 }
 
+#define TABLE(t) t, LCN_ARRAY_LEN(t)
 const struct lcnctl_cmd lcnctl_http_cmds[] = {
-    {"submit", cmd_submit, "submit a solve job (--wait follows it to the end)", submit_usage},
-    {"watch", cmd_watch, "follow a job live: progress bar, best tuple, time to target",
-     watch_usage},
-    {"wait", cmd_wait, "wait until a job ends; exit 0 when it succeeded", wait_usage},
-    {"get", cmd_get, "print a job's status", get_usage},
-    {"solution", cmd_solution, "fetch a job's best validated layout", solution_usage},
-    {"cancel", cmd_cancel, "cancel a queued or running job", cancel_usage},
-    {"list", cmd_list, "list jobs, newest first", list_usage},
-    {"ready", cmd_ready, "is the daemon ready? (--wait S while it starts)", ready_usage},
-    {NULL, NULL, NULL, NULL},
+    {"submit", cmd_submit, "submit a solve job (--wait follows it to the end)", submit_usage,
+     TABLE(submit_table), submit_exit_status},
+    {"watch", cmd_watch, "follow a job live: progress bar, best tuple, time to target", watch_usage,
+     TABLE(watch_table), watch_exit_status},
+    {"wait", cmd_wait, "wait until a job ends; exit 0 when it succeeded", wait_usage, watch_table,
+     1, watch_exit_status},
+    {"get", cmd_get, "print a job's status", get_usage, NULL, 0, get_exit_status},
+    {"solution", cmd_solution, "fetch a job's best validated layout", solution_usage,
+     TABLE(solution_table), solution_exit_status},
+    {"cancel", cmd_cancel, "cancel a queued or running job", cancel_usage, NULL, 0,
+     cancel_exit_status},
+    {"list", cmd_list, "list jobs, newest first", list_usage, TABLE(list_table), list_exit_status},
+    {"ready", cmd_ready, "is the daemon ready? (--wait S while it starts)", ready_usage,
+     TABLE(ready_table), ready_exit_status},
+    {.name = NULL},
 };
+#undef TABLE

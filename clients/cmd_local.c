@@ -1,5 +1,6 @@
 /* lcnctl commands that need no daemon: check (the oracle on a file) and gen. */
 #include <inttypes.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,36 +40,39 @@ static const char check_usage[] =
     "{kind, node|nodes|edge|edges}), violations_listed_all, problems (why the\n"
     "layout is invalid other than V1-V4: nodes without coordinates, differences\n"
     "from the instance). K..C and violation_counts are null when a node has no\n"
-    "coordinates.\n"
-    "\n"
-    "options:\n"
-    "  --instance FILE       the layout must draw this instance: same node count,\n"
-    "                        same edges in the same order (either direction), same\n"
-    "                        width and height\n"
-    "  --max-violations N    list at most N violations (default 100; all are counted)\n"
-    "  --counts              also print the per-edge crossing counts as \"c\"\n"
-    "  --pretty              indent the output\n"
-    "  --json                accepted for symmetry: the output is always JSON\n"
-    "\n"
+    "coordinates. The output is always JSON: --json is accepted for symmetry.\n";
+
+static const char check_exit_status[] =
     "exit status: 0 valid, 1 invalid, 2 usage error or a file that cannot be read\n"
     "(the reason, with its JSON path, on stderr).\n";
 
+struct check_opts {
+    const char *instance;
+    int64_t max_listed;
+    int counts, pretty;
+};
+
+static const struct opt check_table[] = {
+    OPT_ROW("instance", OPT_STRING, offsetof(struct check_opts, instance), "FILE",
+            "the layout must draw this instance: same node count, same edges in the same order "
+            "(either direction), same width and height"),
+    OPT_RANGE("max-violations", OPT_INT, offsetof(struct check_opts, max_listed), 0, 10000000,
+              "100", NULL, "list at most N violations (all are counted)"),
+    OPT_ROW("counts", OPT_FLAG, offsetof(struct check_opts, counts), NULL,
+            "also print the per-edge crossing counts as \"c\""),
+    OPT_ROW("pretty", OPT_FLAG, offsetof(struct check_opts, pretty), NULL, "indent the output"),
+};
+
 static int cmd_check(const struct lcnctl_cmd *cmd, int argc, char **argv)
 {
-    const char *instance = NULL;
-    int64_t max_listed = 100;
-    int counts = 0, pretty = 0;
-    const struct lcnctl_opt opts[] = {
-        {"instance", 0, LCNCTL_OPT_STR, &instance, 0, 0, NULL},
-        {"max-violations", 0, LCNCTL_OPT_INT, &max_listed, 0, 10000000, NULL},
-        {"counts", 0, LCNCTL_OPT_FLAG, &counts, 0, 0, NULL},
-        {"pretty", 0, LCNCTL_OPT_FLAG, &pretty, 0, 0, NULL},
-        LCNCTL_COMMON_OPTS,
-        {NULL, 0, 0, NULL, 0, 0, NULL},
-    };
+    struct check_opts o = {0};
+    opts_defaults(check_table, LCN_ARRAY_LEN(check_table), &o);
     char *pos[1];
     int npos;
-    int rc = lcnctl_parse(cmd, argc, argv, opts, pos, 1, &npos);
+    int rc = lcnctl_parse(cmd, argc, argv, &o, pos, 1, &npos);
+    const char *instance = o.instance;
+    int64_t max_listed = o.max_listed;
+    int counts = o.counts, pretty = o.pretty;
     if (rc == LCNCTL_PARSE_HELP)
         return LCNCTL_EXIT_OK;
     if (rc)
@@ -113,7 +117,8 @@ static const char gen_usage[] =
     "Generates an instance with a valid starting layout (common/gen.h) and\n"
     "writes it in the graph file format, with a top-level \"generator\" object\n"
     "recording the parameters. The output is a deterministic function of the\n"
-    "parameters.\n"
+    "parameters. With --json (not with -o -): prints {\"instance\", \"planted\",\n"
+    "\"generator\"} on stdout.\n"
     "\n"
     "families:\n"
     "  random    m distinct uniform random edges (default m = 3n)\n"
@@ -121,22 +126,52 @@ static const char gen_usage[] =
     "  dense     random with m = 15n\n"
     "  large     grid family on 250000 x 250000 bounds\n"
     "  planted   a drawing with K <= k is built first, then the coordinates\n"
-    "            are scrambled: the achievable k is known\n"
-    "\n"
-    "options:\n"
-    "  --nodes N         number of nodes (required, >= 2)\n"
-    "  --edges M         number of edges (default: the family's)\n"
-    "  --width W, --height H\n"
-    "                    drawing bounds (default: the family's, 4 ceil(sqrt(n)))\n"
-    "  --seed S          generator seed (default 1)\n"
-    "  --k K             planted only: the K the planted drawing respects (default 2)\n"
-    "  -o, --output FILE where to write the instance (\"-\" = stdout; required)\n"
-    "  --planted FILE    planted only: also write the planted drawing\n"
-    "  --pretty          one node or edge per line\n"
-    "  --json            print {\"instance\", \"planted\", \"generator\"} on stdout\n"
-    "                    (not with -o -)\n"
-    "\n"
+    "            are scrambled: the achievable k is known\n";
+
+static const char gen_exit_status[] =
     "exit status: 0 written, 2 usage error or the parameters admit no instance.\n";
+
+struct gen_opts {
+    int64_t n, m, w, h, seed, k;
+    int seen_n, seen_k, pretty;
+    const char *out, *planted_out;
+};
+
+#define GOFF(f) offsetof(struct gen_opts, f)
+static const struct opt gen_table[] = {
+    {.name = "nodes",
+     .kind = OPT_INT,
+     .off = GOFF(n),
+     .min = 2,
+     .max = LCN_MAX_NODES,
+     .seen = OPT_SEEN(struct gen_opts, seen_n),
+     .help = "number of nodes (required)"},
+    OPT_RANGE("edges", OPT_INT, GOFF(m), 1, LCN_MAX_EDGES, NULL, "M",
+              "number of edges (default: the family's)"),
+    OPT_RANGE("width", OPT_INT, GOFF(w), 1, LCN_COORD_LIMIT, NULL, "W",
+              "drawing width (default: the family's, 4 ceil(sqrt(n)))"),
+    OPT_RANGE("height", OPT_INT, GOFF(h), 1, LCN_COORD_LIMIT, NULL, "H",
+              "drawing height (default: the family's, 4 ceil(sqrt(n)))"),
+    OPT_RANGE("seed", OPT_INT, GOFF(seed), 0, INT64_MAX, "1", "S", "generator seed"),
+    {.name = "k",
+     .kind = OPT_INT,
+     .off = GOFF(k),
+     .min = 1,
+     .max = LCN_MAX_EDGES,
+     .seen = OPT_SEEN(struct gen_opts, seen_k),
+     .arg = "K",
+     .help = "planted only: the K the planted drawing respects (default 2)"},
+    {.name = "output",
+     .kind = OPT_STRING,
+     .off = GOFF(out),
+     .short_name = 'o',
+     .arg = "FILE",
+     .help = "where to write the instance (\"-\" = stdout; required)"},
+    OPT_ROW("planted", OPT_STRING, GOFF(planted_out), "FILE",
+            "planted only: also write the planted drawing"),
+    OPT_ROW("pretty", OPT_FLAG, GOFF(pretty), NULL, "one node or edge per line"),
+};
+#undef GOFF
 
 static json_t *gen_meta(const struct gen_params *p, const char *drawing)
 {
@@ -165,25 +200,14 @@ static int write_doc(const struct lcnctl_cmd *cmd, json_t *doc, const char *path
 
 static int cmd_gen(const struct lcnctl_cmd *cmd, int argc, char **argv)
 {
-    int64_t n = 0, m = 0, w = 0, h = 0, seed = 1, k = 0;
-    int seen_n = 0, seen_k = 0, pretty = 0;
-    const char *out = NULL, *planted_out = NULL;
-    const struct lcnctl_opt opts[] = {
-        {"nodes", 0, LCNCTL_OPT_INT, &n, 2, LCN_MAX_NODES, &seen_n},
-        {"edges", 0, LCNCTL_OPT_INT, &m, 1, LCN_MAX_EDGES, NULL},
-        {"width", 0, LCNCTL_OPT_INT, &w, 1, LCN_COORD_LIMIT, NULL},
-        {"height", 0, LCNCTL_OPT_INT, &h, 1, LCN_COORD_LIMIT, NULL},
-        {"seed", 0, LCNCTL_OPT_INT, &seed, 0, INT64_MAX, NULL},
-        {"k", 0, LCNCTL_OPT_INT, &k, 1, LCN_MAX_EDGES, &seen_k},
-        {"output", 'o', LCNCTL_OPT_STR, &out, 0, 0, NULL},
-        {"planted", 0, LCNCTL_OPT_STR, &planted_out, 0, 0, NULL},
-        {"pretty", 0, LCNCTL_OPT_FLAG, &pretty, 0, 0, NULL},
-        LCNCTL_COMMON_OPTS,
-        {NULL, 0, 0, NULL, 0, 0, NULL},
-    };
+    struct gen_opts o = {0};
+    opts_defaults(gen_table, LCN_ARRAY_LEN(gen_table), &o);
     char *pos[1];
     int npos;
-    int rc = lcnctl_parse(cmd, argc, argv, opts, pos, 1, &npos);
+    int rc = lcnctl_parse(cmd, argc, argv, &o, pos, 1, &npos);
+    int64_t n = o.n, m = o.m, w = o.w, h = o.h, seed = o.seed, k = o.k;
+    int seen_n = o.seen_n, seen_k = o.seen_k, pretty = o.pretty;
+    const char *out = o.out, *planted_out = o.planted_out;
     if (rc == LCNCTL_PARSE_HELP)
         return LCNCTL_EXIT_OK;
     if (rc)
@@ -241,7 +265,9 @@ static int cmd_gen(const struct lcnctl_cmd *cmd, int argc, char **argv)
 }
 
 const struct lcnctl_cmd lcnctl_local_cmds[] = {
-    {"check", cmd_check, "validate a layout file and print its verdict and tuple", check_usage},
-    {"gen", cmd_gen, "generate an instance (random, grid, dense, large, planted)", gen_usage},
-    {NULL, NULL, NULL, NULL},
+    {"check", cmd_check, "validate a layout file and print its verdict and tuple", check_usage,
+     check_table, LCN_ARRAY_LEN(check_table), check_exit_status},
+    {"gen", cmd_gen, "generate an instance (random, grid, dense, large, planted)", gen_usage,
+     gen_table, LCN_ARRAY_LEN(gen_table), gen_exit_status},
+    {.name = NULL},
 };

@@ -1,4 +1,5 @@
 /* lcnctl render: an SVG picture of a layout file (render.h). */
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +12,7 @@
 #include "graphio.h"
 #include "clients/lcnctl.h"
 #include "clients/render.h"
+#include "util.h"
 
 static const char render_usage[] =
     "usage: lcnctl render LAYOUT.json -o OUT.svg [--instance GRAPH.json] [--title TEXT] [--json]\n"
@@ -20,32 +22,39 @@ static const char render_usage[] =
     "with K, nK, C (and Phi), n, m, the bounds and the verdict of the validator.\n"
     "Nodes involved in a violation of rules V1-V4 are drawn red. The y axis\n"
     "points up: (0,0) is the bottom-left corner of the bounds, (W,H) the\n"
-    "top-right one; both corners are labelled.\n"
-    "\n"
-    "options:\n"
-    "  -o, --output FILE   where to write the SVG (\"-\" = stdout; required)\n"
-    "  --instance FILE     the layout must draw this instance (as lcnctl check\n"
-    "                      --instance); nothing is drawn when it does not\n"
-    "  --title TEXT        first caption line (default: the layout's file name)\n"
-    "  --json              print {output, K, nK, Phi, C, valid} on stdout\n"
-    "\n"
+    "top-right one; both corners are labelled. With --json: prints {output, K,\n"
+    "nK, Phi, C, valid} on stdout.\n";
+
+static const char render_exit_status[] =
     "exit status: 0 written and the layout is valid; 1 written but the layout\n"
     "violates V1-V4, or it does not draw the instance (nothing written); 2 usage\n"
     "error, or a file that cannot be read or written.\n";
 
+struct render_opts {
+    const char *out, *instance, *title;
+};
+
+static const struct opt render_table[] = {
+    {.name = "output",
+     .kind = OPT_STRING,
+     .off = offsetof(struct render_opts, out),
+     .short_name = 'o',
+     .arg = "FILE",
+     .help = "where to write the SVG (\"-\" = stdout; required)"},
+    OPT_ROW("instance", OPT_STRING, offsetof(struct render_opts, instance), "FILE",
+            "the layout must draw this instance (as lcnctl check --instance); nothing is drawn "
+            "when it does not"),
+    OPT_ROW("title", OPT_STRING, offsetof(struct render_opts, title), "TEXT",
+            "first caption line (default: the layout's file name)"),
+};
+
 static int cmd_render(const struct lcnctl_cmd *cmd, int argc, char **argv)
 {
-    const char *out = NULL, *instance = NULL, *title = NULL;
-    const struct lcnctl_opt opts[] = {
-        {"output", 'o', LCNCTL_OPT_STR, &out, 0, 0, NULL},
-        {"instance", 0, LCNCTL_OPT_STR, &instance, 0, 0, NULL},
-        {"title", 0, LCNCTL_OPT_STR, &title, 0, 0, NULL},
-        LCNCTL_COMMON_OPTS,
-        {NULL, 0, 0, NULL, 0, 0, NULL},
-    };
+    struct render_opts o = {NULL, NULL, NULL};
     char *pos[1];
     int npos;
-    int rc = lcnctl_parse(cmd, argc, argv, opts, pos, 1, &npos);
+    int rc = lcnctl_parse(cmd, argc, argv, &o, pos, 1, &npos);
+    const char *out = o.out, *instance = o.instance, *title = o.title;
     if (rc == LCNCTL_PARSE_HELP)
         return LCNCTL_EXIT_OK;
     if (rc)
@@ -122,6 +131,7 @@ static int cmd_render(const struct lcnctl_cmd *cmd, int argc, char **argv)
 }
 
 const struct lcnctl_cmd lcnctl_render_cmds[] = {
-    {"render", cmd_render, "draw a layout as SVG (edges coloured by crossings)", render_usage},
-    {NULL, NULL, NULL, NULL},
+    {"render", cmd_render, "draw a layout as SVG (edges coloured by crossings)", render_usage,
+     render_table, LCN_ARRAY_LEN(render_table), render_exit_status},
+    {.name = NULL},
 };

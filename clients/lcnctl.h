@@ -24,7 +24,11 @@
 #ifndef LCN_LCNCTL_H
 #define LCN_LCNCTL_H
 
+#include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
+
+#include "opts.h"
 
 enum {
     LCNCTL_EXIT_OK = 0,
@@ -39,7 +43,13 @@ struct lcnctl_cmd {
     const char *name; /* the word after "lcnctl" */
     int (*run)(const struct lcnctl_cmd *cmd, int argc, char **argv);
     const char *summary; /* one line for `lcnctl --help` */
-    const char *usage;   /* the full `lcnctl NAME --help` text, ending in a newline */
+    /* `lcnctl NAME --help`: usage (synopsis and description, ending in a
+     * newline), then the options generated from opts (the command's table,
+     * opts.h, nopts rows; the common options are added), then exit_status */
+    const char *usage;
+    const struct opt *opts;
+    size_t nopts;
+    const char *exit_status;
 };
 
 /* The groups (each terminated by a NULL name). */
@@ -51,46 +61,28 @@ extern const struct lcnctl_cmd lcnctl_bench_cmds[];  /* cmd_bench.c: bench */
 /*
  * Options every command accepts, also before the command name
  * (`lcnctl --server URL --json list`): the server URL (NULL: $LCN_SERVER or
- * the default, see http.h) and machine output. Put LCNCTL_COMMON_OPTS in a
- * command's option table to accept them after the command name too.
+ * the default, see http.h) and machine output.
  */
 extern const char *lcnctl_server;
 extern int lcnctl_json;
-#define LCNCTL_COMMON_OPTS                                                                         \
-    {"server", 0, LCNCTL_OPT_STR, &lcnctl_server, 0, 0, NULL},                                     \
-    {                                                                                              \
-        "json", 0, LCNCTL_OPT_FLAG, &lcnctl_json, 0, 0, NULL                                       \
-    }
-
-enum lcnctl_opt_type {
-    LCNCTL_OPT_FLAG, /* no value; dst is an int set to 1 */
-    LCNCTL_OPT_STR,  /* dst is a const char * set to the argument */
-    LCNCTL_OPT_INT,  /* dst is an int64_t; the value must be a decimal integer in [min, max] */
-    LCNCTL_OPT_NUM,  /* dst is a double; any finite decimal number (the command checks the range) */
-    LCNCTL_OPT_BACKEND, /* dst is an enum lcn_backend, the value one of lcn_backend_name's */
-};
-
-struct lcnctl_opt {
-    const char *name; /* long name without the dashes; NULL ends the table */
-    char short_name;  /* single-letter alias (-o), or 0 */
-    enum lcnctl_opt_type type;
-    void *dst;
-    int64_t min, max; /* LCNCTL_OPT_INT only */
-    int *seen;        /* optional: set to 1 when the option was given */
-};
 
 /*
- * Parses argv[1..argc) against opts. Options may come before or after
- * positional arguments; "--name=value" and "--name value" are both
- * accepted; "--" ends the options. Positional arguments are stored in
- * pos (at most max_pos, else a usage error) and counted in *npos.
- * Returns 0, LCNCTL_EXIT_OK + 100 when --help/-h was given (the usage text
- * has been printed to stdout; the caller exits 0), or LCNCTL_EXIT_USAGE
- * after printing "lcnctl NAME: reason" and a hint to stderr.
+ * Parses argv[1..argc) against the command's table (cmd->opts, whose
+ * offsets point into base) and the common options, with opts.h: options
+ * may come before or after positional arguments; "--name=value" and
+ * "--name value" are both accepted; "--" ends the options. Positional
+ * arguments are stored in pos (at most max_pos, else a usage error) and
+ * counted in *npos. Returns 0, LCNCTL_PARSE_HELP when --help/-h was given
+ * (the help has been printed to stdout; the caller exits 0), or
+ * LCNCTL_EXIT_USAGE after printing "lcnctl NAME: reason" and a hint to
+ * stderr.
  */
 #define LCNCTL_PARSE_HELP 100
-int lcnctl_parse(const struct lcnctl_cmd *cmd, int argc, char **argv, const struct lcnctl_opt *opts,
-                 char **pos, int max_pos, int *npos);
+int lcnctl_parse(const struct lcnctl_cmd *cmd, int argc, char **argv, void *base, char **pos,
+                 int max_pos, int *npos);
+
+/* Writes the `lcnctl NAME --help` text of cmd. */
+void lcnctl_write_help(FILE *f, const struct lcnctl_cmd *cmd);
 
 /* Prints "lcnctl NAME: <formatted message>" and the --help hint to stderr;
  * returns LCNCTL_EXIT_USAGE. */

@@ -41,7 +41,7 @@
  * Operator selection (enum engine_op). FIXED draws from the probabilities
  * below; BANDIT adapts them per replica (struct anneal_bandit).
  */
-/* the values engine_ops_mode_parse stores */
+/* the values of the ops knob (ENGINE_OPS_MODES in engine.h) */
 enum anneal_ops_mode { ANNEAL_OPS_FIXED = 0, ANNEAL_OPS_BANDIT };
 
 /* Move mix and energy weights. */

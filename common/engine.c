@@ -33,8 +33,8 @@
 #include "anneal.h"
 #include "crossings.h"
 #include "err.h"
-#include "knobs.h"
 #include "layout.h"
+#include "opts.h"
 #include "rng.h"
 #include "state.h"
 #include "stop.h"
@@ -150,7 +150,7 @@ static int parse_starts(const char *val, void *field, char *err, size_t errlen)
     for (char *nm = strtok_r(vcopy, "+", &s2); nm && !rc; nm = strtok_r(NULL, "+", &s2)) {
         enum layout_kind lk;
         if (layout_kind_parse(nm, &lk)) {
-            snprintf(err, errlen, "tuning: starts: unknown layout '%s'", nm);
+            snprintf(err, errlen, "unknown layout '%s'", nm);
             rc = LCN_EINVAL;
         } else {
             mask |= 1 << lk;
@@ -158,7 +158,7 @@ static int parse_starts(const char *val, void *field, char *err, size_t errlen)
     }
     free(vcopy);
     if (!rc && mask == 0) {
-        snprintf(err, errlen, "tuning: starts: no layout named");
+        snprintf(err, errlen, "no layout named");
         rc = LCN_EINVAL;
     }
     if (!rc)
@@ -166,74 +166,62 @@ static int parse_starts(const char *val, void *field, char *err, size_t errlen)
     return rc;
 }
 
-/* evaluator: auto (0), grid (1) or scan (2). */
-static int parse_evaluator(const char *val, void *field, char *err, size_t errlen)
-{
-    int32_t ev = strcmp(val, "auto") == 0   ? 0
-                 : strcmp(val, "grid") == 0 ? 1
-                 : strcmp(val, "scan") == 0 ? 2
-                                            : -1;
-    if (ev < 0) {
-        snprintf(err, errlen, "tuning: evaluator: '%s' is not auto, grid or scan", val);
-        return LCN_EINVAL;
-    }
-    *(int32_t *)field = ev;
-    return 0;
-}
-
-static const struct knob knob_table[] = {
-    {"proposal_workers", KNOB_INT, AP(proposal_workers), 1, LCN_MAX_PROPOSAL_WORKERS, NULL},
-    {"ops", KNOB_CUSTOM, AP(ops_mode), 0, 0, engine_ops_mode_parse}, /* enum anneal_ops_mode */
-    {"p_global", KNOB_DOUBLE, AP(p_global), 0, 1, NULL},
-    {"p_bary", KNOB_DOUBLE, AP(p_bary), 0, 1, NULL},
-    {"p_median", KNOB_DOUBLE, AP(p_median), 0, 1, NULL},
-    {"p_empty", KNOB_DOUBLE, AP(p_empty), 0, 1, NULL},
-    {"p_pair", KNOB_DOUBLE, AP(p_pair), 0, 1, NULL},
-    {"p_swap", KNOB_DOUBLE, AP(p_swap), 0, 1, NULL},
-    {"p_cluster", KNOB_DOUBLE, AP(p_cluster), 0, 1, NULL},
-    {"bandit_floor", KNOB_DOUBLE, AP(bandit_floor), 0, 1.0 / ENGINE_OPS, NULL},
-    {"bandit_every", KNOB_INT, AP(bandit_every), 1, 1e9, NULL},
-    {"bandit_decay", KNOB_DOUBLE, AP(bandit_decay), 0, 0.999999, NULL},
-    {"bandit_bonus", KNOB_DOUBLE, AP(bandit_bonus), 0, 1e9, NULL},
-    {"p_focus", KNOB_DOUBLE, AP(p_focus), 0, 1, NULL},
-    {"p_partner", KNOB_DOUBLE, AP(p_partner), 0, 1, NULL},
-    {"p_weighted", KNOB_DOUBLE, AP(p_weighted), 0, 1, NULL},
-    {"focus_slack", KNOB_INT, AP(focus_slack), 0, 1e6, NULL},
-    {"a_K", KNOB_DOUBLE, AP(a_K), 0, 1e9, NULL},
-    {"a_nK", KNOB_DOUBLE, AP(a_nK), 0, 1e9, NULL},
-    {"lin", KNOB_DOUBLE, AP(lin), 0, 1e9, NULL},
-    {"quad", KNOB_DOUBLE, AP(quad), 0, 1e9, NULL},
-    {"exp_w", KNOB_DOUBLE, AP(exp_w), 0, 1e9, NULL},
-    {"base", KNOB_DOUBLE, AP(base), 1.01, 1e3, NULL},
-    {"beta_k", KNOB_DOUBLE, AP(beta_k), 0, 100, NULL},
-    {"hinge_w", KNOB_DOUBLE, AP(hinge_w), 0, 1e9, NULL},
-    {"hinge_off", KNOB_INT, AP(hinge_off), -1000, 1000, NULL},
-    {"pnorm_w", KNOB_DOUBLE, AP(pnorm_w), 0, 1e9, NULL},
-    {"pnorm_rho", KNOB_DOUBLE, AP(pnorm_rho), 0.01, 10, NULL},
-    {"sweep_moves", KNOB_INT, offsetof(struct cpu_knobs, sweep_moves), 0, 1e8, NULL},
-    {"t_lo", KNOB_DOUBLE, offsetof(struct cpu_knobs, t_lo), 0, 1e9, NULL},
-    {"t_hi", KNOB_DOUBLE, offsetof(struct cpu_knobs, t_hi), 0, 1e9, NULL},
-    {"t_shape", KNOB_DOUBLE, offsetof(struct cpu_knobs, t_shape), 0.1, 10, NULL},
-    {"stall_sweeps", KNOB_INT, offsetof(struct cpu_knobs, stall_sweeps), 1, 1e9, NULL},
-    {"restart_share", KNOB_DOUBLE, offsetof(struct cpu_knobs, restart_share), 0, 1, NULL},
-    {"cold_boost", KNOB_INT, offsetof(struct cpu_knobs, cold_boost), 1, 64, NULL},
-    {"start_share", KNOB_DOUBLE, offsetof(struct cpu_knobs, start_share), 0, 1, NULL},
-    {"starts", KNOB_CUSTOM, offsetof(struct cpu_knobs, starts), 0, 0, parse_starts},
-    {"start_variants", KNOB_INT, offsetof(struct cpu_knobs, start_variants), 1, 1000, NULL},
-    {"start_rank", KNOB_INT, offsetof(struct cpu_knobs, start_rank), 0, 1, NULL},
-    {"start_spread", KNOB_INT, offsetof(struct cpu_knobs, start_spread), -1, 1, NULL},
-    {"evaluator", KNOB_CUSTOM, offsetof(struct cpu_knobs, evaluator), 0, 0, parse_evaluator},
-    {"accept_lo", KNOB_DOUBLE, offsetof(struct cpu_knobs, accept_lo), 0, 1, NULL},
-    {"accept_hi", KNOB_DOUBLE, offsetof(struct cpu_knobs, accept_hi), 0, 1, NULL},
-    {"debug", KNOB_INT, offsetof(struct cpu_knobs, debug), 0, 1, NULL},
-    {"fault_stall_ms", KNOB_INT, offsetof(struct cpu_knobs, fault_stall_ms), 0, 600000, NULL},
+static const struct opt knob_table[] = {
+    OPT_I32("proposal_workers", AP(proposal_workers), 1, LCN_MAX_PROPOSAL_WORKERS),
+    OPT_CHOICE("ops", AP(ops_mode), ENGINE_OPS_MODES), /* enum anneal_ops_mode */
+    OPT_DBL("p_global", AP(p_global), 0, 1),
+    OPT_DBL("p_bary", AP(p_bary), 0, 1),
+    OPT_DBL("p_median", AP(p_median), 0, 1),
+    OPT_DBL("p_empty", AP(p_empty), 0, 1),
+    OPT_DBL("p_pair", AP(p_pair), 0, 1),
+    OPT_DBL("p_swap", AP(p_swap), 0, 1),
+    OPT_DBL("p_cluster", AP(p_cluster), 0, 1),
+    OPT_DBL("bandit_floor", AP(bandit_floor), 0, 1.0 / ENGINE_OPS),
+    OPT_I32("bandit_every", AP(bandit_every), 1, 1e9),
+    OPT_DBL("bandit_decay", AP(bandit_decay), 0, 0.999999),
+    OPT_DBL("bandit_bonus", AP(bandit_bonus), 0, 1e9),
+    OPT_DBL("p_focus", AP(p_focus), 0, 1),
+    OPT_DBL("p_partner", AP(p_partner), 0, 1),
+    OPT_DBL("p_weighted", AP(p_weighted), 0, 1),
+    OPT_I32("focus_slack", AP(focus_slack), 0, 1e6),
+    OPT_DBL("a_K", AP(a_K), 0, 1e9),
+    OPT_DBL("a_nK", AP(a_nK), 0, 1e9),
+    OPT_DBL("lin", AP(lin), 0, 1e9),
+    OPT_DBL("quad", AP(quad), 0, 1e9),
+    OPT_DBL("exp_w", AP(exp_w), 0, 1e9),
+    OPT_DBL("base", AP(base), 1.01, 1e3),
+    OPT_DBL("beta_k", AP(beta_k), 0, 100),
+    OPT_DBL("hinge_w", AP(hinge_w), 0, 1e9),
+    OPT_I32("hinge_off", AP(hinge_off), -1000, 1000),
+    OPT_DBL("pnorm_w", AP(pnorm_w), 0, 1e9),
+    OPT_DBL("pnorm_rho", AP(pnorm_rho), 0.01, 10),
+    OPT_I32("sweep_moves", offsetof(struct cpu_knobs, sweep_moves), 0, 1e8),
+    OPT_DBL("t_lo", offsetof(struct cpu_knobs, t_lo), 0, 1e9),
+    OPT_DBL("t_hi", offsetof(struct cpu_knobs, t_hi), 0, 1e9),
+    OPT_DBL("t_shape", offsetof(struct cpu_knobs, t_shape), 0.1, 10),
+    OPT_I32("stall_sweeps", offsetof(struct cpu_knobs, stall_sweeps), 1, 1e9),
+    OPT_DBL("restart_share", offsetof(struct cpu_knobs, restart_share), 0, 1),
+    OPT_I32("cold_boost", offsetof(struct cpu_knobs, cold_boost), 1, 64),
+    OPT_DBL("start_share", offsetof(struct cpu_knobs, start_share), 0, 1),
+    {.name = "starts",
+     .kind = OPT_CUSTOM,
+     .off = offsetof(struct cpu_knobs, starts),
+     .set = parse_starts},
+    OPT_I32("start_variants", offsetof(struct cpu_knobs, start_variants), 1, 1000),
+    OPT_I32("start_rank", offsetof(struct cpu_knobs, start_rank), 0, 1),
+    OPT_I32("start_spread", offsetof(struct cpu_knobs, start_spread), -1, 1),
+    OPT_CHOICE("evaluator", offsetof(struct cpu_knobs, evaluator), "auto|grid|scan"),
+    OPT_DBL("accept_lo", offsetof(struct cpu_knobs, accept_lo), 0, 1),
+    OPT_DBL("accept_hi", offsetof(struct cpu_knobs, accept_hi), 0, 1),
+    OPT_I32("debug", offsetof(struct cpu_knobs, debug), 0, 1),
+    OPT_I32("fault_stall_ms", offsetof(struct cpu_knobs, fault_stall_ms), 0, 600000),
 };
 #undef AP
 
-/* Parses "key=value,..." into k (knobs.h). */
+/* Parses "key=value,..." into k (opts.h). */
 static int cpu_knobs_parse(struct cpu_knobs *k, const char *spec, char *err, size_t errlen)
 {
-    return knobs_parse(knob_table, LCN_ARRAY_LEN(knob_table), k, spec, err, errlen);
+    return opts_parse_kv(knob_table, LCN_ARRAY_LEN(knob_table), k, spec, "tuning", err, errlen);
 }
 
 /* ---- shared run state ---------------------------------------------------- */

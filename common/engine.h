@@ -79,6 +79,12 @@ enum lcn_backend {
     LCN_BACKEND_CPU,
 };
 #define LCN_BACKENDS 3
+/* Their names in the enum's order, as an opts.h OPT_ENUM row wants them
+ * (the row writes the index as an int into an enum lcn_backend field). */
+#define LCN_BACKEND_CHOICES "auto|gpu|cpu"
+#ifndef __cplusplus
+_Static_assert(sizeof(enum lcn_backend) == sizeof(int), "OPT_ENUM stores an int");
+#endif
 
 /* "auto", "gpu", "cpu"; "?" for anything else. */
 const char *lcn_backend_name(enum lcn_backend b);
@@ -86,11 +92,11 @@ const char *lcn_backend_name(enum lcn_backend b);
 int lcn_backend_parse(const char *name, enum lcn_backend *b);
 
 /*
- * The `ops` knob of both engines' tuning tables (knobs.h KNOB_CUSTOM):
- * "fixed" stores 0 (the knobs' mix), "bandit" 1 (each replica adapts its
- * mix) in the int32_t field; anything else is LCN_EINVAL with a message.
+ * The names of the `ops` knob of both engines' tuning tables (opts.h
+ * OPT_ENUM): "fixed" stores 0 (the knobs' mix), "bandit" 1 (each replica
+ * adapts its mix).
  */
-int engine_ops_mode_parse(const char *val, void *field, char *err, size_t errlen);
+#define ENGINE_OPS_MODES "fixed|bandit"
 
 /*
  * Elite restarts, both engines: when the best has been flat long enough,

@@ -1,12 +1,10 @@
 /*
  * engine_ops.c - the names of the move operators and of the backends,
- * the ops knob's parser and the restart rule both engines share
- * (engine.h), apart from the CPU engine so that the wire format
- * (proto/job.c) links without it.
+ * and the restart rule both engines share (engine.h), apart from the CPU
+ * engine so that the wire format (proto/job.c) links without it.
  */
 #include "engine.h"
 
-#include <stdio.h>
 #include <string.h>
 
 #include "err.h"
@@ -33,16 +31,6 @@ int lcn_backend_parse(const char *name, enum lcn_backend *b)
             return 0;
         }
     return LCN_EINVAL;
-}
-
-int engine_ops_mode_parse(const char *val, void *field, char *err, size_t errlen)
-{
-    if (strcmp(val, "fixed") && strcmp(val, "bandit")) {
-        snprintf(err, errlen, "tuning: ops: '%s' is not fixed or bandit", val);
-        return LCN_EINVAL;
-    }
-    *(int32_t *)field = strcmp(val, "bandit") == 0;
-    return 0;
 }
 
 int32_t engine_restart_slots(double share, int32_t L)

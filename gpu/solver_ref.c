@@ -8,7 +8,7 @@
 
 #include "crossings.h"
 #include "gpu.h"
-#include "knobs.h"
+#include "opts.h"
 #include "err.h"
 #include "util.h"
 
@@ -522,41 +522,41 @@ void gpu_solver_params_default(struct gpu_solver_params *sp)
     sp->reuse = 1;
 }
 
-/* The GPU engine's knobs: one table drives parsing and ranges (knobs.h). */
+/* The GPU engine's knobs: one table drives parsing and ranges (opts.h). */
 #define GK(f) offsetof(struct gpu_solver_params, f)
-static const struct knob gknobs[] = {
-    {"replicas", KNOB_INT, GK(replicas), 0, 65536, NULL},
-    {"ladder", KNOB_INT, GK(ladder), 1, 64, NULL},
-    {"W", KNOB_INT, GK(W), 1, SOL_WMAX, NULL},
-    {"block", KNOB_INT, GK(block), 32, 1024, NULL},
-    {"batch_steps", KNOB_INT, GK(batch_steps), 0, 1 << 20, NULL},
-    {"tournament", KNOB_INT, GK(tournament), 1, SOL_TMAX, NULL},
-    {"t_lo", KNOB_DOUBLE, GK(t_lo), 1e-6, 1e6, NULL},
-    {"t_hi", KNOB_DOUBLE, GK(t_hi), 1e-6, 1e6, NULL},
-    {"cool", KNOB_DOUBLE, GK(cool), 1e-6, 1, NULL},
-    {"beta", KNOB_DOUBLE, GK(beta), 0.01, 5, NULL},
-    {"beta_alt", KNOB_DOUBLE, GK(beta_alt), 0.01, 5, NULL},
-    {"beta_k", KNOB_DOUBLE, GK(beta_k), 0, 100, NULL},
-    {"alt_every", KNOB_INT, GK(alt_every), 0, 64, NULL},
-    {"pnorm_rho", KNOB_DOUBLE, GK(pnorm_rho), 0, 10, NULL},
-    {"pnorm_up", KNOB_INT, GK(pnorm_up), 0, 1, NULL},
-    {"p_hot", KNOB_DOUBLE, GK(p_hot), 0, 1, NULL},
-    {"p_local", KNOB_DOUBLE, GK(p_local), 0, 1, NULL},
-    {"p_bary", KNOB_DOUBLE, GK(p_bary), 0, 1, NULL},
-    {"p_median", KNOB_DOUBLE, GK(p_median), 0, 1, NULL},
-    {"ops", KNOB_CUSTOM, GK(ops_bandit), 0, 0, engine_ops_mode_parse},
-    {"bandit_floor", KNOB_DOUBLE, GK(bandit_floor), 0, 0.25, NULL},
-    {"lin", KNOB_DOUBLE, GK(lin), 0, 16, NULL},
-    {"restart_steps", KNOB_INT, GK(restart_steps), 0, 1000000000, NULL},
-    {"restart_node", KNOB_INT, GK(restart_node), 0, 1000000, NULL},
-    {"restart_share", KNOB_DOUBLE, GK(restart_share), 0, 1, NULL},
-    {"reuse", KNOB_INT, GK(reuse), 0, 1, NULL},
+static const struct opt gknobs[] = {
+    OPT_I32("replicas", GK(replicas), 0, 65536),
+    OPT_I32("ladder", GK(ladder), 1, 64),
+    OPT_I32("W", GK(W), 1, SOL_WMAX),
+    OPT_I32("block", GK(block), 32, 1024),
+    OPT_I32("batch_steps", GK(batch_steps), 0, 1 << 20),
+    OPT_I32("tournament", GK(tournament), 1, SOL_TMAX),
+    OPT_DBL("t_lo", GK(t_lo), 1e-6, 1e6),
+    OPT_DBL("t_hi", GK(t_hi), 1e-6, 1e6),
+    OPT_DBL("cool", GK(cool), 1e-6, 1),
+    OPT_DBL("beta", GK(beta), 0.01, 5),
+    OPT_DBL("beta_alt", GK(beta_alt), 0.01, 5),
+    OPT_DBL("beta_k", GK(beta_k), 0, 100),
+    OPT_I32("alt_every", GK(alt_every), 0, 64),
+    OPT_DBL("pnorm_rho", GK(pnorm_rho), 0, 10),
+    OPT_I32("pnorm_up", GK(pnorm_up), 0, 1),
+    OPT_DBL("p_hot", GK(p_hot), 0, 1),
+    OPT_DBL("p_local", GK(p_local), 0, 1),
+    OPT_DBL("p_bary", GK(p_bary), 0, 1),
+    OPT_DBL("p_median", GK(p_median), 0, 1),
+    OPT_CHOICE("ops", GK(ops_bandit), ENGINE_OPS_MODES),
+    OPT_DBL("bandit_floor", GK(bandit_floor), 0, 0.25),
+    OPT_DBL("lin", GK(lin), 0, 16),
+    OPT_I32("restart_steps", GK(restart_steps), 0, 1000000000),
+    OPT_I32("restart_node", GK(restart_node), 0, 1000000),
+    OPT_DBL("restart_share", GK(restart_share), 0, 1),
+    OPT_I32("reuse", GK(reuse), 0, 1),
 };
 #undef GK
 
 int gpu_solver_params_parse(struct gpu_solver_params *sp, const char *spec, char *err, int errlen)
 {
-    int rc = knobs_parse(gknobs, LCN_ARRAY_LEN(gknobs), sp, spec, err, errlen);
+    int rc = opts_parse_kv(gknobs, LCN_ARRAY_LEN(gknobs), sp, spec, "tuning", err, (size_t)errlen);
     if (!rc && sp->p_local + sp->p_bary + sp->p_median > 1) {
         snprintf(err, (size_t)errlen, "tuning: p_local + p_bary + p_median must not exceed 1");
         rc = LCN_EINVAL;

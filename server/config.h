@@ -1,7 +1,7 @@
 /*
- * config.h - lcnd's configuration: one options table drives the config
- * file parser, the command-line flags, `lcnd serve --help` and the
- * documented sample config/lcnd.conf.
+ * config.h - lcnd's configuration: one options table (opts.h rows) drives
+ * the config file parser, the command-line flags, `lcnd serve --help` and
+ * the documented sample config/lcnd.conf.
  *
  * Precedence, lowest first: the embedded defaults (the table), the config
  * file (--config FILE), the command-line flags. Every value, defaults
@@ -19,6 +19,7 @@
 #include <stdio.h>
 
 #include "engine.h"
+#include "opts.h"
 
 enum config_log_level { LOG_LEVEL_ERROR = 0, LOG_LEVEL_WARN, LOG_LEVEL_INFO, LOG_LEVEL_DEBUG };
 enum config_sync { CONFIG_SYNC_NORMAL = 0, CONFIG_SYNC_FULL };
@@ -46,7 +47,7 @@ struct lcnd_config {
     int64_t max_queued;
     int64_t retry_after_s;
     /* execution */
-    enum lcn_backend backend; /* CONFIG_ENUM: the index in "auto|gpu|cpu" */
+    enum lcn_backend backend; /* OPT_ENUM: the index in LCN_BACKEND_CHOICES */
     int64_t cpu_workers;
     int64_t cpu_threads;
     int64_t gpu_slots;
@@ -67,39 +68,26 @@ struct lcnd_config {
     int64_t test_fake_gpu_ms;
 };
 
-enum config_type { CONFIG_STRING, CONFIG_INT, CONFIG_DOUBLE, CONFIG_BOOL, CONFIG_ENUM };
-
-struct config_option {
-    const char *name; /* snake_case in the file, --kebab-case on the command line */
-    enum config_type type;
-    double min, max;     /* CONFIG_INT and CONFIG_DOUBLE: inclusive range */
-    const char *def;     /* default, in the file syntax */
-    size_t offset;       /* offsetof(struct lcnd_config, field) */
-    const char *choices; /* CONFIG_ENUM: "a|b|c"; the value stored is the index, into an
-                            enum field whose names are in that order */
-    const char *help;    /* one sentence, lower case, no full stop */
-};
-
 /* The options table and its length. */
-extern const struct config_option config_options[];
+extern const struct opt config_options[];
 extern const size_t config_option_count;
 
 /* Finds an option by its file name or flag name ("max_nodes" or "max-nodes");
  * NULL when there is none. */
-const struct config_option *config_find(const char *name);
+const struct opt *config_find(const char *name);
 
-/* Fills c with the embedded defaults. Returns 0 (a failure is a bug in the
- * table and aborts through LCN_ASSERT). */
+/* Fills c with the embedded defaults (a default its option rejects is a bug
+ * in the table and aborts through LCN_ASSERT). */
 void config_defaults(struct lcnd_config *c);
 
 void config_release(struct lcnd_config *c);
 
 /*
  * Parses value (file syntax) for option o and stores it in c. Returns 0, or
- * LCN_EINVAL / LCN_ERANGE with a message in err ("max_nodes: 0 is below the
- * minimum 1").
+ * LCN_EINVAL / LCN_ERANGE with a message in err ("max_nodes: expected an
+ * integer in [1, 1000000], got '0'").
  */
-int config_set(struct lcnd_config *c, const struct config_option *o, const char *value, char *err,
+int config_set(struct lcnd_config *c, const struct opt *o, const char *value, char *err,
                size_t errlen);
 
 /*
@@ -113,17 +101,15 @@ int config_load_file(struct lcnd_config *c, const char *path, char *err, size_t 
 
 /*
  * Parses the command line of `lcnd serve` (argv[0] is the subcommand
- * name): --config FILE is read first, then every --name VALUE or
- * --name=VALUE flag; a bool flag given without a value means true. Sets
- * *help when --help was given and *print_config when --print-config was
- * given. Returns 0 or a negative LCN_E* code with err filled.
+ * name) with opts.h: --config FILE is read first, then every --name VALUE
+ * or --name=VALUE flag; a bool flag given without a value means true. Sets
+ * *help when --help was given (the rest is then not applied) and
+ * *print_config when --print-config was given. Returns 0 or a negative
+ * LCN_E* code with err filled ("--max-nodes: expected an integer in
+ * [1, 1000000], got '0'").
  */
 int config_parse_args(struct lcnd_config *c, int argc, char **argv, int *help, int *print_config,
                       char *err, size_t errlen);
-
-/* Formats the current value of option o (file syntax) into buf. */
-void config_format_value(const struct lcnd_config *c, const struct config_option *o, char *buf,
-                         size_t len);
 
 /*
  * Writes c in the config file syntax: for every option its help, range and
@@ -132,10 +118,8 @@ void config_format_value(const struct lcnd_config *c, const struct config_option
  */
 void config_write(FILE *f, const struct lcnd_config *c);
 
-/* Writes the `lcnd serve --help` text (usage and one entry per option). */
+/* Writes the `lcnd serve --help` text (usage and one entry per option,
+ * generated from the tables). */
 void config_write_help(FILE *f, const char *prog);
-
-/* Name of enum value v of option o ("auto"), or "?" when out of range. */
-const char *config_choice_name(const struct config_option *o, int v);
 
 #endif

@@ -9,7 +9,6 @@
  */
 #include "server/solve.h"
 
-#include <errno.h>
 #include <math.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -25,6 +24,7 @@
 #include "err.h"
 #include "graphio.h"
 #include "job.h"
+#include "opts.h"
 #include "util.h"
 #include "validate.h"
 
@@ -33,61 +33,58 @@ enum { EXIT_RUN = 1, EXIT_USAGE = 2 };
 struct solve_opts {
     const char *graph, *out, *tuning;
     double budget_s;
-    uint64_t seed;
+    int64_t seed;
     int32_t target_k;
     int stop_at_target;
     int32_t threads, replicas, workers;
     int64_t move_limit;
-    enum lcn_backend backend;
+    enum lcn_backend backend; /* OPT_ENUM: the index in LCN_BACKEND_CHOICES */
     int quiet, budget_given;
 };
 
-enum opt_id {
-    OPT_BUDGET,
-    OPT_SEED,
-    OPT_TARGET,
-    OPT_STOP,
-    OPT_THREADS,
-    OPT_REPLICAS,
-    OPT_WORKERS,
-    OPT_BACKEND,
-    OPT_OUT,
-    OPT_TUNING,
-    OPT_LIMIT,
-    OPT_QUIET,
-    OPT_HELP,
+#define OFF(f) offsetof(struct solve_opts, f)
+static const struct opt solve_options[] = {
+    {.name = "budget-s",
+     .kind = OPT_DOUBLE,
+     .off = OFF(budget_s),
+     .min = 0,
+     .max = 1e7,
+     .def = "10",
+     .seen = OPT_SEEN(struct solve_opts, budget_given),
+     .arg = "S",
+     .help = "wall-clock budget in seconds"},
+    OPT_RANGE("seed", OPT_INT, OFF(seed), 0, INFINITY, "1", NULL, "random seed"),
+    OPT_RANGE("target-k", OPT_INT32, OFF(target_k), 0, INFINITY, NULL, "K",
+              "target K; time_to_target_s reports when it is reached"),
+    OPT_ROW("stop-at-target", OPT_FLAG, OFF(stop_at_target), NULL,
+            "stop as soon as the target K is reached"),
+    OPT_RANGE("threads", OPT_INT32, OFF(threads), 1, LCN_MAX_THREADS, NULL, "T",
+              "worker threads (default: online cores)"),
+    OPT_RANGE("replicas", OPT_INT32, OFF(replicas), 1, LCN_MAX_REPLICAS, NULL, "R",
+              "parallel-tempering replicas (default: the engine's)"),
+    OPT_RANGE("proposal-workers", OPT_INT32, OFF(workers), 1, LCN_MAX_PROPOSAL_WORKERS, NULL, "W",
+              "candidate points per move, best-of-W"),
+    {.name = "backend",
+     .kind = OPT_ENUM,
+     .off = OFF(backend),
+     .choices = LCN_BACKEND_CHOICES,
+     .def = "auto",
+     .help = "engine to run (auto: gpu when available)"},
+    OPT_ROW("out", OPT_STRING, OFF(out), "OUT.json", "where the best layout is written (required)"),
+    OPT_ROW("tuning", OPT_STRING, OFF(tuning), "k=v,...", "engine knobs (docs/ENGINE.md)"),
+    OPT_RANGE("move-limit", OPT_INT, OFF(move_limit), 1, INFINITY, NULL, NULL,
+              "stop after N moves per replica (deterministic runs)"),
+    OPT_ROW("quiet", OPT_FLAG, OFF(quiet), NULL, "no progress on stderr"),
 };
-
-struct opt {
-    const char *name;
-    enum opt_id id;
-    int has_arg;
-    const char *help;
-};
-
-static const struct opt opts[] = {
-    {"budget-s", OPT_BUDGET, 1, "S: wall-clock budget in seconds (default 10)"},
-    {"seed", OPT_SEED, 1, "N: random seed, an integer >= 0 (default 1)"},
-    {"target-k", OPT_TARGET, 1, "K: target K; time_to_target_s reports when it is reached"},
-    {"stop-at-target", OPT_STOP, 0, "stop as soon as the target K is reached"},
-    {"threads", OPT_THREADS, 1, "T: worker threads (default: online cores)"},
-    {"replicas", OPT_REPLICAS, 1, "R: parallel-tempering replicas (default: the engine's)"},
-    {"proposal-workers", OPT_WORKERS, 1, "W: candidate points per move, best-of-W"},
-    {"backend", OPT_BACKEND, 1, "cpu|gpu|auto (default auto: gpu when available)"},
-    {"out", OPT_OUT, 1, "OUT.json: where the best layout is written (required)"},
-    {"tuning", OPT_TUNING, 1, "k=v,...: engine knobs (docs/ENGINE.md)"},
-    {"move-limit", OPT_LIMIT, 1, "N: stop after N moves per replica (deterministic runs)"},
-    {"quiet", OPT_QUIET, 0, "no progress on stderr"},
-    {"help", OPT_HELP, 0, "this text"},
-};
+#undef OFF
 
 static void usage(FILE *f)
 {
     fprintf(f, "usage: lcnd solve GRAPH.json --out OUT.json [OPTIONS]\n\n"
                "Solves one graph under a time budget: live progress on stderr, a JSON\n"
                "summary on stdout, the best layout (validated) in OUT.json.\n\noptions:\n");
-    for (size_t i = 0; i < sizeof(opts) / sizeof(opts[0]); i++)
-        fprintf(f, "  --%-18s %s\n", opts[i].name, opts[i].help);
+    struct opts_set set = {solve_options, LCN_ARRAY_LEN(solve_options), NULL};
+    opts_write_help(f, &set, 1);
     fprintf(f, "\nexit status: 0 success, 1 run-time failure, 2 usage or input error\n");
 }
 
@@ -102,115 +99,24 @@ __attribute__((format(printf, 1, 2))) static int usage_error(const char *fmt, ..
     return EXIT_USAGE;
 }
 
-static int parse_int(const char *s, int64_t lo, int64_t hi, int64_t *out)
-{
-    char *end = NULL;
-    errno = 0;
-    long long v = strtoll(s, &end, 10);
-    if (errno || end == s || *end || v < lo || v > hi)
-        return -1;
-    *out = v;
-    return 0;
-}
-
+/* Returns 0, -1 after printing the help, or EXIT_USAGE after a usage error. */
 static int parse_opts(int argc, char **argv, struct solve_opts *o)
 {
     memset(o, 0, sizeof(*o));
-    o->budget_s = 10;
-    o->seed = 1;
     o->target_k = -1;
-    o->backend = LCN_BACKEND_AUTO;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (strncmp(a, "--", 2) != 0 || a[2] == 0) {
-            if (o->graph)
-                return usage_error("unexpected argument '%s'", a);
-            o->graph = a;
-            continue;
-        }
-        const char *name = a + 2, *val = NULL;
-        size_t len = strlen(name);
-        const char *eq = strchr(name, '=');
-        if (eq) {
-            len = (size_t)(eq - name);
-            val = eq + 1;
-        }
-        const struct opt *op = NULL;
-        for (size_t k = 0; k < sizeof(opts) / sizeof(opts[0]); k++)
-            if (strlen(opts[k].name) == len && strncmp(opts[k].name, name, len) == 0)
-                op = &opts[k];
-        if (!op)
-            return usage_error("unknown option '%s'", a);
-        if (op->has_arg && !val) {
-            if (i + 1 >= argc)
-                return usage_error("option '--%s' needs a value", op->name);
-            val = argv[++i];
-        } else if (!op->has_arg && val) {
-            return usage_error("option '--%s' takes no value", op->name);
-        }
-        int64_t iv;
-        switch (op->id) {
-        case OPT_BUDGET: {
-            char *end = NULL;
-            double b = strtod(val, &end);
-            if (end == val || *end || !isfinite(b) || b < 0 || b > 1e7)
-                return usage_error("--budget-s: bad value '%s' (seconds, 0 to 1e7)", val);
-            o->budget_s = b;
-            o->budget_given = 1;
-            break;
-        }
-        case OPT_SEED:
-            if (parse_int(val, 0, INT64_MAX, &iv))
-                return usage_error("--seed: bad value '%s' (an integer >= 0)", val);
-            o->seed = (uint64_t)iv;
-            break;
-        case OPT_TARGET:
-            if (parse_int(val, 0, INT32_MAX, &iv))
-                return usage_error("--target-k: bad value '%s' (an integer >= 0)", val);
-            o->target_k = (int32_t)iv;
-            break;
-        case OPT_STOP:
-            o->stop_at_target = 1;
-            break;
-        case OPT_THREADS:
-            if (parse_int(val, 1, LCN_MAX_THREADS, &iv))
-                return usage_error("--threads: bad value '%s' (1 to %d)", val, LCN_MAX_THREADS);
-            o->threads = (int32_t)iv;
-            break;
-        case OPT_REPLICAS:
-            if (parse_int(val, 1, LCN_MAX_REPLICAS, &iv))
-                return usage_error("--replicas: bad value '%s' (1 to %d)", val, LCN_MAX_REPLICAS);
-            o->replicas = (int32_t)iv;
-            break;
-        case OPT_WORKERS:
-            if (parse_int(val, 1, LCN_MAX_PROPOSAL_WORKERS, &iv))
-                return usage_error("--proposal-workers: bad value '%s' (1 to %d)", val,
-                                   LCN_MAX_PROPOSAL_WORKERS);
-            o->workers = (int32_t)iv;
-            break;
-        case OPT_BACKEND:
-            if (lcn_backend_parse(val, &o->backend))
-                return usage_error("--backend: bad value '%s' (cpu, gpu or auto)", val);
-            break;
-        case OPT_OUT:
-            o->out = val;
-            break;
-        case OPT_TUNING:
-            o->tuning = val;
-            break;
-        case OPT_LIMIT:
-            if (parse_int(val, 1, INT64_MAX, &iv))
-                return usage_error("--move-limit: bad value '%s' (an integer >= 1)", val);
-            o->move_limit = iv;
-            break;
-        case OPT_QUIET:
-            o->quiet = 1;
-            break;
-        case OPT_HELP:
-            usage(stdout);
-            return -1;
-        }
+    opts_defaults(solve_options, LCN_ARRAY_LEN(solve_options), o);
+    char err[300];
+    struct opts_set set = {solve_options, LCN_ARRAY_LEN(solve_options), o};
+    char *graph[1];
+    struct opts_args args = {.pos = graph, .max_pos = 1};
+    int rc = opts_parse_argv(&set, 1, argc, argv, &args, err, sizeof err);
+    if (rc == OPTS_HELP) {
+        usage(stdout);
+        return -1;
     }
+    if (rc)
+        return usage_error("%s", err);
+    o->graph = args.npos ? graph[0] : NULL;
     if (!o->graph)
         return usage_error("missing GRAPH.json");
     if (!o->out)

@@ -279,7 +279,7 @@ class Lifecycle(unittest.TestCase):
         self.assertIn("\nmax_nodes = 77\n", p.stdout)
         p = subprocess.run([LCND, "serve", "--max-nodes", "0"], capture_output=True, text=True)
         self.assertEqual(p.returncode, 2)
-        self.assertIn("--max-nodes: 0 is outside", p.stderr)
+        self.assertIn("--max-nodes: expected an integer in [1, 1000000], got '0'", p.stderr)
 
 
 if __name__ == "__main__":

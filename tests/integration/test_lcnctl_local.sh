@@ -49,7 +49,7 @@ contains "$T/err" "unexpected argument 'b.json'" "extra argument message"
 expect 2 "check unknown option" -- "$LCNCTL" check --bogus x.json
 contains "$T/err" "unknown option '--bogus'" "unknown option message"
 expect 2 "check bad integer" -- "$LCNCTL" check x.json --max-violations ten
-contains "$T/err" "--max-violations: expected an integer, got 'ten'" "bad integer message"
+contains "$T/err" "--max-violations: expected an integer in [0, 10000000], got 'ten'" "bad integer message"
 expect 2 "check negative integer" -- "$LCNCTL" check x.json --max-violations=-1
 expect 2 "check missing value" -- "$LCNCTL" check x.json --instance
 contains "$T/err" "--instance needs a value" "missing value message"
@@ -60,7 +60,7 @@ expect 2 "gen unknown family" -- "$LCNCTL" gen spiral --nodes 10 -o "$T/g.json"
 contains "$T/err" "unknown family 'spiral'" "gen family message"
 expect 2 "gen --k for random" -- "$LCNCTL" gen random --nodes 10 --k 3 -o "$T/g.json"
 expect 2 "gen one node" -- "$LCNCTL" gen random --nodes 1 -o "$T/g.json"
-contains "$T/err" "--nodes: 1 outside [2, 1000000]" "gen range message"
+contains "$T/err" "--nodes: expected an integer in [2, 1000000], got '1'" "gen range message"
 expect 2 "gen too many edges" -- "$LCNCTL" gen random --nodes 5 --edges 11 -o "$T/g.json"
 contains "$T/err" "edge count exceeds the simple-graph maximum" "gen impossible message"
 expect 2 "gen unwritable" -- "$LCNCTL" gen random --nodes 10 -o /nonexistent/dir/g.json

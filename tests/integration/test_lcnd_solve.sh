@@ -44,14 +44,14 @@ contains "$T/err" "missing --out" "missing out message"
 expect 0 "help" -- "$LCND" solve --help
 contains "$T/out" "usage: lcnd solve" "help text"
 expect 2 "bad budget" -- "$LCND" solve "$T/g.json" --out "$T/o.json" --budget-s -1
-contains "$T/err" "--budget-s: bad value '-1'" "bad budget message"
+contains "$T/err" "--budget-s: expected a number in [0, 10000000], got '-1'" "bad budget message"
 expect 2 "bad seed" -- "$LCND" solve "$T/g.json" --out "$T/o.json" --seed x
 expect 2 "bad backend" -- "$LCND" solve "$T/g.json" --out "$T/o.json" --backend tpu
-contains "$T/err" "--backend: bad value 'tpu'" "bad backend message"
+contains "$T/err" "--backend: expected one of auto|gpu|cpu, got 'tpu'" "bad backend message"
 expect 2 "too many proposal workers" -- "$LCND" solve "$T/g.json" --out "$T/o.json" --proposal-workers 300
-contains "$T/err" "--proposal-workers: bad value '300' (1 to 256)" "proposal workers message"
+contains "$T/err" "--proposal-workers: expected an integer in [1, 256], got '300'" "proposal workers message"
 expect 2 "too many threads" -- "$LCND" solve "$T/g.json" --out "$T/o.json" --threads 1025
-contains "$T/err" "--threads: bad value '1025' (1 to 1024)" "threads message"
+contains "$T/err" "--threads: expected an integer in [1, 1024], got '1025'" "threads message"
 expect 2 "knob beyond the limit" -- "$LCND" solve "$T/g.json" --out "$T/o.json" --backend cpu \
     --tuning proposal_workers=300 --budget-s 1
 contains "$T/err" "invalid argument" "knob beyond the limit message"
