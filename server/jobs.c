@@ -845,9 +845,9 @@ void jobs_on_report(void *ctx, struct worker *w, struct worker_report *rep)
 
 /* ------------------------------------------------------------ commits */
 
-void jobs_on_store_done(void *ctx, struct store_op *op)
+/* What a landed commit changes in its job (none for an owner-less op). */
+static void op_landed(struct jobs *t, struct store_op *op)
 {
-    struct jobs *t = ctx;
     struct jobop *jo = op->owner;
     if (!jo)
         return;
@@ -896,6 +896,14 @@ void jobs_on_store_done(void *ctx, struct store_op *op)
     if (cancel)
         cancel_apply(t, j);
     hook_changed(t, j);
+}
+
+void jobs_on_store_done(void *ctx, struct store_op *op)
+{
+    struct jobs *t = ctx;
+    op_landed(t, op);
+    /* after every landed commit, whatever it carried (a retention remove
+     * too): a shutdown waiting for the last one advances here */
     hook_idle(t);
 }
 

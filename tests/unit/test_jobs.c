@@ -89,6 +89,7 @@ static int n_started_now(void)
 
 struct hooks_seen {
     int changed, removed, store_failed, counts, idle, fatal, fatal_code;
+    int idle_drained; /* idle hooks that saw no run and an idle store queue */
 };
 
 struct fx {
@@ -130,7 +131,10 @@ static void on_counts(void *ctx)
 
 static void on_idle(void *ctx)
 {
-    ((struct fx *)ctx)->seen.idle++;
+    struct fx *f = ctx;
+    f->seen.idle++;
+    if (f->t.running == 0 && storeq_idle(&f->sq))
+        f->seen.idle_drained++; /* a shutdown waiting for this would advance now */
 }
 
 static void on_fatal(void *ctx, int code, const char *why)
@@ -355,6 +359,32 @@ static void test_fifo_order(void **state)
     fx_free(f);
 }
 
+/* The idle hook is what a shutdown waits for: once no run is left and the
+ * last commit landed, it must have fired with nothing left to wait for,
+ * also when that last commit only removed a job past the retention limit
+ * (a daemon once waited out its shutdown timeout there: a remove commit
+ * ended the batch and no hook fired after it). */
+static void test_idle_after_last_commit(void **state)
+{
+    (void)state;
+    struct fx *f = fx_new();
+    f->cfg.retain_jobs = 1;
+    start_pool(f, 0, 1);
+    submit(f, 1, "cpu");
+    wait_started(f, 1);
+    release(1);
+    run_until(f, none_running);
+    submit(f, 2, "cpu");
+    wait_started(f, 2);
+    int removed = f->seen.removed;
+    f->seen.idle_drained = 0;
+    release(2);
+    run_until(f, none_running);
+    assert_int_equal(f->seen.removed, removed + 1); /* job 1 went: retention */
+    assert_true(f->seen.idle_drained >= 1);
+    fx_free(f);
+}
+
 /* A job waiting for a busy GPU does not hold up a CPU job behind it; auto
  * jobs go to a GPU that can hold them, else to the CPU. */
 static void test_kinds(void **state)
@@ -576,7 +606,7 @@ int main(void)
         cmocka_unit_test(test_fifo_order),          cmocka_unit_test(test_kinds),
         cmocka_unit_test(test_admission),           cmocka_unit_test(test_cancel_queued),
         cmocka_unit_test(test_sticky_gpu_is_fatal), cmocka_unit_test(test_resume_after_restart),
-        cmocka_unit_test(test_no_resume),
+        cmocka_unit_test(test_no_resume),           cmocka_unit_test(test_idle_after_last_commit),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     log_close();
