@@ -102,6 +102,14 @@ void layout_descent_scales(const struct lcn_graph *g, const double *xy, double *
                            double *tau1, double *r0);
 
 /*
+ * The iterations that fit: after the first one (begun at t0, lcn_now_ns()),
+ * as many as the stop's deadline leaves time for at that pace, at most
+ * iters (iters itself without a deadline). Both descents call it once, so
+ * their tau schedule ends by the deadline instead of being cut.
+ */
+int32_t layout_descent_fit(int32_t iters, int64_t t0, const struct lcn_stop *stop);
+
+/*
  * The surrogate itself at scale tau with spacing radius r0, for tests:
  * returns its value, writes its gradient to grad (2n doubles, NULL = not
  * wanted) and the drawing's exact per-edge crossing counts to c (m ints,

@@ -209,6 +209,17 @@ void layout_descent_scales(const struct lcn_graph *g, const double *xy, double *
     *r0 = fmax(1.0, DESC_SPACING * spacing);
 }
 
+int32_t layout_descent_fit(int32_t iters, int64_t t0, const struct lcn_stop *stop)
+{
+    if (!stop || !stop->deadline_ns)
+        return iters;
+    /* fit the schedule to the time left: the anneal should end, not be cut */
+    int64_t t_first = LCN_MAX(1, lcn_now_ns() - t0);
+    int64_t left = stop->deadline_ns - lcn_now_ns();
+    int64_t fit = left > 0 ? 1 + left / t_first : 1;
+    return fit < iters ? (int32_t)LCN_MAX(1, fit) : iters;
+}
+
 int32_t layout_descent_stop(const struct lcn_graph *g, int32_t iters, const struct lcn_stop *stop,
                             double *xy, int64_t *crossings)
 {
@@ -254,14 +265,8 @@ int32_t layout_descent_stop(const struct lcn_graph *g, int32_t iters, const stru
             /* a dense drawing: fewer passes, fixed by its pair count (deterministic) */
             iters = (int32_t)LCN_MAX(DESC_MIN_ITERS, DESC_PAIRS / LCN_MAX(1, pairs));
         }
-        if (it == 0 && stop && stop->deadline_ns) {
-            /* fit the schedule to the time left: the anneal should end, not be cut */
-            int64_t t_first = LCN_MAX(1, lcn_now_ns() - t0);
-            int64_t left = stop->deadline_ns - lcn_now_ns();
-            int64_t fit = left > 0 ? 1 + left / t_first : 1;
-            if (fit < iters)
-                iters = (int32_t)LCN_MAX(1, fit);
-        }
+        if (it == 0)
+            iters = layout_descent_fit(iters, t0, stop);
         if (it + 1 >= iters)
             break; /* the last pass only counts */
         /* Adam */

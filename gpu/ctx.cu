@@ -188,25 +188,25 @@ static void slot_release(struct gpu_ctx *ctx, struct gpu_slot *s)
     memset(s, 0, sizeof(*s));
 }
 
-extern "C" int gpu_ctx_new(const struct gpu_config *cfg, struct gpu_ctx **out, char *err, int errlen)
+extern "C" int gpu_ctx_new(const struct gpu_config *cfg, struct gpu_ctx **out, char *err, size_t errlen)
 {
     *out = NULL;
     if (errlen > 0)
         err[0] = 0;
     int ndev = gpu_device_count();
     if (ndev <= 0 || cfg->device < 0 || cfg->device >= ndev) {
-        snprintf(err, (size_t)errlen, "no usable CUDA device %d (%d found)", cfg->device, ndev);
+        snprintf(err, errlen, "no usable CUDA device %d (%d found)", cfg->device, ndev);
         return LCN_ENOGPU;
     }
     if (cfg->slots < 1 || cfg->slots > 64 || cfg->max_nodes < 2 || cfg->max_edges < 1 ||
         cfg->max_edges > SOL_MAX_EDGES || cfg->max_replicas < 1 || cfg->max_nodes > LCN_MAX_NODES) {
-        snprintf(err, (size_t)errlen, "invalid gpu configuration (slots 1..64, max_edges 1..%d)",
+        snprintf(err, errlen, "invalid gpu configuration (slots 1..64, max_edges 1..%d)",
                  SOL_MAX_EDGES);
         return LCN_EINVAL;
     }
     if (cudaSetDevice(cfg->device) != cudaSuccess) {
         cudaGetLastError();
-        snprintf(err, (size_t)errlen, "cannot select CUDA device %d", cfg->device);
+        snprintf(err, errlen, "cannot select CUDA device %d", cfg->device);
         return LCN_ENOGPU;
     }
     struct gpu_ctx *ctx = (struct gpu_ctx *)xcalloc(1, sizeof(*ctx));
@@ -228,7 +228,7 @@ extern "C" int gpu_ctx_new(const struct gpu_config *cfg, struct gpu_ctx **out, c
     for (int32_t i = 0; i < cfg->slots && !rc; i++)
         rc = slot_init(ctx, &ctx->slots[i]);
     if (rc) {
-        snprintf(err, (size_t)errlen,
+        snprintf(err, errlen,
                  "cannot allocate the gpu workspace pool (%d slots of %d nodes, %d edges, %d "
                  "replicas): %s",
                  cfg->slots, cfg->max_nodes, cfg->max_edges, cfg->max_replicas, lcn_strerror(rc));

@@ -361,14 +361,8 @@ extern "C" int gpu_layout_descent(struct gpu_ctx *ctx, int slot, const struct lc
                 break;
             }
         }
-        if (it == 0 && stop && stop->deadline_ns) {
-            /* fit the schedule to the time left: the anneal should end, not be cut */
-            int64_t t_first = LCN_MAX(1, lcn_now_ns() - t0);
-            int64_t left = stop->deadline_ns - lcn_now_ns();
-            int64_t fit = left > 0 ? 1 + left / t_first : 1;
-            if (fit < iters)
-                iters = (int32_t)LCN_MAX(1, fit);
-        }
+        if (it == 0)
+            iters = layout_descent_fit(iters, t0, stop);
         if (it + 1 >= iters)
             continue; /* the last pass only counts */
         b1t *= 0.9;

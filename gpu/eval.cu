@@ -121,6 +121,17 @@ __device__ static inline void cell_range(const struct grid_geo g, int2 a, int2 b
     *cy1 = (int)((y1 - g.oy) / g.cs);
 }
 
+/* Edge e's cell range; 0 when it spans more than GRID_LONG_SPAN cells (a
+ * long edge: the long list holds it, no cell does). */
+__device__ static int edge_cells(const int2 *__restrict__ edges, const int2 *__restrict__ pts,
+                                 struct grid_geo g, int e, int *cx0, int *cy0, int *cx1, int *cy1)
+{
+    int2 ee = edges[e];
+    cell_range(g, pts[ee.x], pts[ee.y], cx0, cy0, cx1, cy1);
+    long long span = (long long)(*cx1 - *cx0 + 1) * (*cy1 - *cy0 + 1);
+    return span <= GRID_LONG_SPAN;
+}
+
 static __global__ void k_grid_count(const int2 *__restrict__ edges, const int2 *__restrict__ pts,
                                     int m, struct grid_geo g, int *cell_count, int *long_list,
                                     int *long_n)
@@ -128,11 +139,8 @@ static __global__ void k_grid_count(const int2 *__restrict__ edges, const int2 *
     int e = blockIdx.x * blockDim.x + threadIdx.x;
     if (e >= m)
         return;
-    int2 ee = edges[e];
     int cx0, cy0, cx1, cy1;
-    cell_range(g, pts[ee.x], pts[ee.y], &cx0, &cy0, &cx1, &cy1);
-    long long span = (long long)(cx1 - cx0 + 1) * (cy1 - cy0 + 1);
-    if (span > GRID_LONG_SPAN) {
+    if (!edge_cells(edges, pts, g, e, &cx0, &cy0, &cx1, &cy1)) {
         long_list[atomicAdd(long_n, 1)] = e;
         return;
     }
@@ -148,11 +156,8 @@ static __global__ void k_grid_fill(const int2 *__restrict__ edges, const int2 *_
     int e = blockIdx.x * blockDim.x + threadIdx.x;
     if (e >= m)
         return;
-    int2 ee = edges[e];
     int cx0, cy0, cx1, cy1;
-    cell_range(g, pts[ee.x], pts[ee.y], &cx0, &cy0, &cx1, &cy1);
-    long long span = (long long)(cx1 - cx0 + 1) * (cy1 - cy0 + 1);
-    if (span > GRID_LONG_SPAN)
+    if (!edge_cells(edges, pts, g, e, &cx0, &cy0, &cx1, &cy1))
         return;
     for (int cy = cy0; cy <= cy1; cy++)
         for (int cx = cx0; cx <= cx1; cx++) {

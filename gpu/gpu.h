@@ -67,7 +67,7 @@ void gpu_config_default(struct gpu_config *cfg);
  * (no device), LCN_EINVAL (bad configuration) or LCN_EGPU (allocation
  * failed: the pool does not fit). err receives a message.
  */
-int gpu_ctx_new(const struct gpu_config *cfg, struct gpu_ctx **out, char *err, int errlen);
+int gpu_ctx_new(const struct gpu_config *cfg, struct gpu_ctx **out, char *err, size_t errlen);
 void gpu_ctx_free(struct gpu_ctx *ctx);
 
 int gpu_ctx_healthy(const struct gpu_ctx *ctx);
@@ -83,7 +83,7 @@ void gpu_slot_release(struct gpu_ctx *ctx, int slot);
  * Whether the graph fits a slot and the solver's limits (edges, degree,
  * shared memory). Returns 0 or LCN_ETOOBIG with the reason in why.
  */
-int gpu_fits(const struct gpu_ctx *ctx, const struct lcn_graph *g, char *why, int len);
+int gpu_fits(const struct gpu_ctx *ctx, const struct lcn_graph *g, char *why, size_t len);
 
 /* ---- evaluators (tests and benchmarks) ---- */
 
@@ -202,7 +202,7 @@ void gpu_solver_params_default(struct gpu_solver_params *sp);
  * Returns 0, or LCN_EINVAL with a message for an unknown key or a value out
  * of range.
  */
-int gpu_solver_params_parse(struct gpu_solver_params *sp, const char *spec, char *err, int errlen);
+int gpu_solver_params_parse(struct gpu_solver_params *sp, const char *spec, char *err, size_t errlen);
 
 /*
  * Runs the solver under the engine contract (engine.h): progress on every

@@ -938,23 +938,23 @@ extern "C" void gpu_ctx_last_run(const struct gpu_ctx *ctx, struct gpu_run_stats
     *st = ctx->last_run;
 }
 
-extern "C" int gpu_fits(const struct gpu_ctx *ctx, const struct lcn_graph *g, char *why, int len)
+extern "C" int gpu_fits(const struct gpu_ctx *ctx, const struct lcn_graph *g, char *why, size_t len)
 {
     int G, dmax, lcap, keep;
     size_t bytes;
     if (g->n > ctx->cfg.max_nodes || g->m > ctx->cfg.max_edges) {
-        snprintf(why, (size_t)len, "graph of %d nodes and %d edges exceeds the gpu slot (%d nodes, %d edges)",
+        snprintf(why, len, "graph of %d nodes and %d edges exceeds the gpu slot (%d nodes, %d edges)",
                  g->n, g->m, ctx->cfg.max_nodes, ctx->cfg.max_edges);
         return LCN_ETOOBIG;
     }
     if (g->max_degree > SOL_DMAX) {
-        snprintf(why, (size_t)len, "node degree %d exceeds the gpu solver's limit %d", g->max_degree,
+        snprintf(why, len, "node degree %d exceeds the gpu solver's limit %d", g->max_degree,
                  SOL_DMAX);
         return LCN_ETOOBIG;
     }
     if (smem_plan(ctx, g, SOL_WMAX, 0, &G, &dmax, &lcap, &keep, &bytes) &&
         smem_plan(ctx, g, 1, 0, &G, &dmax, &lcap, &keep, &bytes)) {
-        snprintf(why, (size_t)len, "layout of %d nodes does not fit the gpu's shared memory", g->n);
+        snprintf(why, len, "layout of %d nodes does not fit the gpu's shared memory", g->n);
         return LCN_ETOOBIG;
     }
     return 0;
@@ -964,7 +964,7 @@ extern "C" int gpu_fits(const struct gpu_ctx *ctx, const struct lcn_graph *g, ch
  * the replica count (whole ladders). */
 static int sjob_plan(struct gpu_ctx *ctx, int slot, const struct lcn_graph *g,
                      const struct lcn_pt *start, const struct gpu_solver_params *gp,
-                     struct sjob *j, char *why, int len)
+                     struct sjob *j, char *why, size_t len)
 {
     memset(j, 0, sizeof(*j));
     j->ctx = ctx;
@@ -978,11 +978,11 @@ static int sjob_plan(struct gpu_ctx *ctx, int slot, const struct lcn_graph *g,
         gp->block < 32 || gp->block > 1024 || (gp->block & 31) || gp->t_lo <= 0 ||
         gp->t_hi < gp->t_lo || gp->beta <= 0 || gp->beta > 5 || gp->cool <= 0 || gp->cool > 1 ||
         gp->alt_every < 0 || (gp->alt_every > 0 && (gp->beta_alt <= 0 || gp->beta_alt > 5))) {
-        snprintf(why, (size_t)len, "invalid gpu solver parameters");
+        snprintf(why, len, "invalid gpu solver parameters");
         return LCN_EINVAL;
     }
     if (smem_plan(ctx, g, gp->W, gp->reuse, &j->G, &j->dmax, &j->lcap, &j->keep, &j->smem)) {
-        snprintf(why, (size_t)len, "%d proposal workers do not fit the gpu's shared memory for this graph", gp->W);
+        snprintf(why, len, "%d proposal workers do not fit the gpu's shared memory for this graph", gp->W);
         return LCN_ETOOBIG;
     }
     GPU_CHECK(ctx, cudaSetDevice(ctx->cfg.device));
@@ -996,7 +996,7 @@ static int sjob_plan(struct gpu_ctx *ctx, int slot, const struct lcn_graph *g,
     GPU_CHECK(ctx, cudaFuncGetAttributes(&fa, steps_kernel(j)));
     const int dyn_max = ctx->info.smem_per_block_optin - (int)fa.sharedSizeBytes;
     if (dyn_max < 0 || (size_t)dyn_max < j->smem) {
-        snprintf(why, (size_t)len, "%d proposal workers do not fit the gpu's shared memory for this graph", gp->W);
+        snprintf(why, len, "%d proposal workers do not fit the gpu's shared memory for this graph", gp->W);
         return LCN_ETOOBIG;
     }
     GPU_CHECK(ctx, cudaFuncSetAttribute(steps_kernel(j), cudaFuncAttributeMaxDynamicSharedMemorySize, dyn_max));
@@ -1012,7 +1012,7 @@ static int sjob_plan(struct gpu_ctx *ctx, int slot, const struct lcn_graph *g,
         R = ctx->cfg.max_replicas;
     R -= R % j->L;
     if (R < j->L) {
-        snprintf(why, (size_t)len, "%d replicas cannot hold one ladder of %d", R, j->L);
+        snprintf(why, len, "%d replicas cannot hold one ladder of %d", R, j->L);
         return LCN_EINVAL;
     }
     j->R = R;
@@ -1124,7 +1124,7 @@ static int sjob_upload(struct sjob *j, const struct lcn_pt *start, const int32_t
 static int sjob_setup(struct gpu_ctx *ctx, int slot, const struct lcn_graph *g,
                       const struct lcn_pt *start, const int32_t *start_c,
                       const struct gpu_solver_params *gp, uint64_t seed, struct sjob *j, char *why,
-                      int len)
+                      size_t len)
 {
     int rc = sjob_plan(ctx, slot, g, start, gp, j, why, len);
     if (rc)
@@ -1209,6 +1209,19 @@ static int device_descent(void *arg, const struct lcn_graph *g, const struct lcn
     return gpu_layout_descent(d->ctx, d->slot, g, 0, stop, xy, NULL, NULL);
 }
 
+/* pts (counts c) replaces best (tuple *bo) when it is better or the first. */
+static void keep_better(const struct lcn_graph *g, const struct lcn_pt *pts, const int32_t *c,
+                        struct lcn_pt *best, struct lcn_obj *bo, int *have)
+{
+    struct lcn_obj o;
+    obj_from_counts(&o, c, g->m);
+    if (!*have || obj_cmp(&o, bo) < 0) {
+        memcpy(best, pts, sizeof(*pts) * (size_t)g->n);
+        *bo = o;
+    }
+    *have = 1;
+}
+
 static int build_start(struct gpu_ctx *ctx, int slot, const struct lcn_graph *g,
                        const struct engine_params *p, const struct lcn_stop *hard,
                        struct lcn_pt *best)
@@ -1246,26 +1259,14 @@ static int build_start(struct gpu_ctx *ctx, int slot, const struct lcn_graph *g,
         }
         if (r)
             continue;
-        struct lcn_obj o;
-        obj_from_counts(&o, c, g->m);
-        if (!have || obj_cmp(&o, &bo) < 0) {
-            memcpy(best, pts, sizeof(*pts) * (size_t)g->n);
-            bo = o;
-        }
-        have = 1;
+        keep_better(g, pts, c, best, &bo, &have);
     }
     /* the device's force-directed layout, when the host drawers left time */
     if (!rc && ctx && slot >= 0 && lcn_now_ns() < dl && !lcn_stop_check(hard)) {
         double *xy = (double *)xmalloc(sizeof(double) * 2 * (size_t)(g->n ? g->n : 1));
         if (gpu_layout_force(ctx, slot, g, 0, p->seed, xy) == 0 && layout_snap(g, xy, pts) == 0) {
             crossings_grid(g, pts, c, 0);
-            struct lcn_obj o;
-            obj_from_counts(&o, c, g->m);
-            if (!have || obj_cmp(&o, &bo) < 0) {
-                memcpy(best, pts, sizeof(*pts) * (size_t)g->n);
-                bo = o;
-            }
-            have = 1;
+            keep_better(g, pts, c, best, &bo, &have);
         }
         free(xy);
     }

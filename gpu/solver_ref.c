@@ -554,11 +554,11 @@ static const struct opt gknobs[] = {
 };
 #undef GK
 
-int gpu_solver_params_parse(struct gpu_solver_params *sp, const char *spec, char *err, int errlen)
+int gpu_solver_params_parse(struct gpu_solver_params *sp, const char *spec, char *err, size_t errlen)
 {
-    int rc = opts_parse_kv(gknobs, LCN_ARRAY_LEN(gknobs), sp, spec, "tuning", err, (size_t)errlen);
+    int rc = opts_parse_kv(gknobs, LCN_ARRAY_LEN(gknobs), sp, spec, "tuning", err, errlen);
     if (!rc && sp->p_local + sp->p_bary + sp->p_median > 1) {
-        snprintf(err, (size_t)errlen, "tuning: p_local + p_bary + p_median must not exceed 1");
+        snprintf(err, errlen, "tuning: p_local + p_bary + p_median must not exceed 1");
         rc = LCN_EINVAL;
     }
     return rc;

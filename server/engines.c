@@ -28,7 +28,7 @@ int engines_gpu_open(const struct gpu_config *cfg, char *err, size_t errlen)
         struct gpu_config def;
         gpu_config_default(&def);
         gpu_tried = 1;
-        rc = gpu_device_count() > 0 ? gpu_ctx_new(cfg ? cfg : &def, &gpu, err, (int)errlen)
+        rc = gpu_device_count() > 0 ? gpu_ctx_new(cfg ? cfg : &def, &gpu, err, errlen)
                                     : LCN_ENOGPU;
         if (rc == LCN_ENOGPU && errlen && !err[0])
             snprintf(err, errlen, "no CUDA device");

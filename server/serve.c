@@ -400,7 +400,7 @@ static int gpu_fits_real(void *ctx, const struct lcn_graph *g, char *why, size_t
 {
     (void)ctx;
     struct gpu_ctx *c = engines_gpu_ctx();
-    return c ? gpu_fits(c, g, why, (int)len) : LCN_ENOGPU;
+    return c ? gpu_fits(c, g, why, len) : LCN_ENOGPU;
 }
 #endif
 
