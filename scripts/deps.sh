@@ -5,6 +5,9 @@ set -eu
 PKGS="build-essential cmake pkg-config git python3 curl clang
 libjansson-dev libmicrohttpd-dev libuv1-dev libsqlite3-dev libcurl4-openssl-dev
 libssl-dev libcmocka-dev libsystemd-dev systemd libclang-rt-dev valgrind"
+# the PostgreSQL job store (issue 20): libpq to build, the server binaries for
+# the throwaway databases of the tests (tests/pg/with-postgres.sh)
+PKGS="$PKGS libpq-dev postgresql"
 # the Kubernetes example is checked with PyYAML (deploy/check-k8s.py)
 PKGS="$PKGS python3-yaml"
 missing=""

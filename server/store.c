@@ -508,8 +508,9 @@ void store_close(struct store *st)
     free(st);
 }
 
-static void *layout_blob(const struct lcn_pt *p, int32_t n)
+void *store_layout_blob(const struct lcn_pt *p, int32_t n, size_t *bytes)
 {
+    *bytes = (size_t)n * 8;
     unsigned char *b = xmalloc((size_t)n * 8 + 1);
     for (int32_t i = 0; i < n; i++) {
         uint32_t x = (uint32_t)p[i].x, y = (uint32_t)p[i].y;
@@ -521,7 +522,7 @@ static void *layout_blob(const struct lcn_pt *p, int32_t n)
     return b;
 }
 
-static void blob_layout(const unsigned char *b, int32_t n, struct lcn_pt *p)
+void store_blob_layout(const unsigned char *b, int32_t n, struct lcn_pt *p)
 {
     for (int32_t i = 0; i < n; i++) {
         uint32_t x = 0, y = 0;
@@ -587,7 +588,8 @@ static int apply_one(struct store *st, struct store_op *op)
             return LCN_ESTORE;
     }
     if (op->layout) {
-        void *blob = layout_blob(op->layout, op->n);
+        size_t bytes;
+        void *blob = store_layout_blob(op->layout, op->n, &bytes);
         s = st->ws[Q_UPSERT_CKPT];
         sqlite3_bind_int64(s, 1, op->job);
         sqlite3_bind_int64(s, 2, op->ckpt_seq);
@@ -598,7 +600,7 @@ static int apply_one(struct store *st, struct store_op *op)
         sqlite3_bind_int64(s, 7, op->obj.C);
         sqlite3_bind_int(s, 8, op->final);
         sqlite3_bind_int(s, 9, op->n);
-        sqlite3_bind_blob64(s, 10, blob, (sqlite3_uint64)op->n * 8, SQLITE_STATIC);
+        sqlite3_bind_blob64(s, 10, blob, (sqlite3_uint64)bytes, SQLITE_STATIC);
         int rc = step_done(s);
         free(blob);
         if (rc)
@@ -712,7 +714,7 @@ int store_load_checkpoint(struct store *st, int64_t job, struct store_checkpoint
             ret = LCN_ESTORE;
         } else {
             ck->layout = xmalloc(sizeof *ck->layout * (size_t)(ck->n + 1));
-            blob_layout(sqlite3_column_blob(s, 8), ck->n, ck->layout);
+            store_blob_layout(sqlite3_column_blob(s, 8), ck->n, ck->layout);
             ret = 0;
         }
     } else {

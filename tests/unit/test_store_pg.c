@@ -1,0 +1,389 @@
+/*
+ * The PostgreSQL job store (server/store_pg.c) against its twin, the SQLite
+ * store (server/store.c): the same batches of operations go to both, and
+ * everything the daemon can read back must be the same. Plus what only the
+ * PostgreSQL side has: migrations (a new database gets the schema, a newer
+ * one is refused with a message), binary request bodies, reconnection.
+ *
+ * Needs a server: run under tests/pg/with-postgres.sh, which sets
+ * LCN_TEST_PG_URL; without it the test is skipped (exit 77).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <libpq-fe.h>
+
+#include "err.h"
+#include "rng.h"
+#include "server/store.h"
+#include "server/store_pg.h"
+#include "util.h"
+
+static const char *url;
+static char dir[64], dbpath[128];
+
+/* Empties the database: every test starts from nothing. */
+static void pg_reset(void)
+{
+    PGconn *c = PQconnectdb(url);
+    assert_int_equal(PQstatus(c), CONNECTION_OK);
+    PGresult *r = PQexec(c, "DROP TABLE IF EXISTS meta, jobs, requests, events, checkpoints");
+    assert_int_equal(PQresultStatus(r), PGRES_COMMAND_OK);
+    PQclear(r);
+    PQfinish(c);
+}
+
+static void pg_sql(const char *sql)
+{
+    PGconn *c = PQconnectdb(url);
+    PGresult *r = PQexec(c, sql);
+    assert_true(PQresultStatus(r) == PGRES_COMMAND_OK || PQresultStatus(r) == PGRES_TUPLES_OK);
+    PQclear(r);
+    PQfinish(c);
+}
+
+static int setup(void **state)
+{
+    (void)state;
+    snprintf(dir, sizeof dir, "/tmp/lcn-test-storepg-XXXXXX");
+    assert_non_null(mkdtemp(dir));
+    snprintf(dbpath, sizeof dbpath, "%s/jobs.db", dir);
+    pg_reset();
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    char cmd[200];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    return system(cmd) == 0 ? 0 : -1;
+}
+
+/* ------------------------------------------------------------ what a store shows */
+
+struct view {
+    char *text; /* everything readable, one line per fact */
+    size_t len, cap;
+};
+
+static void put(struct view *v, const char *f, ...)
+{
+    char line[512];
+    va_list ap;
+    va_start(ap, f);
+    int n = vsnprintf(line, sizeof line, f, ap);
+    va_end(ap);
+    xgrow((void **)&v->text, 1, &v->cap, v->len + (size_t)n + 1);
+    memcpy(v->text + v->len, line, (size_t)n + 1);
+    v->len += (size_t)n;
+}
+
+static int job_cb(void *ctx, int64_t id, const char *state, const char *status)
+{
+    put(ctx, "job %lld %s %s\n", (long long)id, state, status);
+    return 0;
+}
+
+static void ev_cb(void *ctx, int64_t seq, const char *body)
+{
+    put(ctx, "  event %lld %s\n", (long long)seq, body);
+}
+
+/* One of the two stores. */
+struct any {
+    struct store *lite;
+    struct pg_store *pg;
+};
+
+/* The view of ids 1..maxid through one store's read functions. */
+static void view_of(struct any *a, int64_t maxid, struct view *v)
+{
+    memset(v, 0, sizeof *v);
+    if (a->lite) {
+        assert_int_equal(store_load_jobs(a->lite, job_cb, v), 0);
+        put(v, "next %lld\n", (long long)store_next_id(a->lite));
+    } else {
+        assert_int_equal(pg_store_load_jobs(a->pg, job_cb, v), 0);
+        put(v, "next %lld\n", (long long)pg_store_next_id(a->pg));
+    }
+    for (int64_t id = 1; id <= maxid; id++) {
+        char *body = NULL;
+        size_t len = 0;
+        int rc = a->lite ? store_load_request(a->lite, id, &body, &len)
+                         : pg_store_load_request(a->pg, id, &body, &len);
+        put(v, "request %lld rc %d len %zu\n", (long long)id, rc, rc ? (size_t)0 : len);
+        if (!rc) {
+            uint64_t h = 1469598103934665603ull;
+            for (size_t i = 0; i < len; i++)
+                h = (h ^ (unsigned char)body[i]) * 1099511628211ull;
+            put(v, "  hash %016llx nul-terminated %d\n", (unsigned long long)h, body[len] == 0);
+            free(body);
+        }
+        struct store_checkpoint ck;
+        rc = a->lite ? store_load_checkpoint(a->lite, id, &ck) : pg_store_load_checkpoint(a->pg, id, &ck);
+        put(v, "ckpt %lld rc %d\n", (long long)id, rc);
+        if (!rc) {
+            put(v, "  seq %lld el %.17g K %d nK %d Phi %lld C %lld final %d n %d\n",
+                (long long)ck.seq, ck.elapsed_s, ck.obj.K, ck.obj.nK, (long long)ck.obj.Phi,
+                (long long)ck.obj.C, ck.final, ck.n);
+            for (int32_t i = 0; i < ck.n; i++)
+                put(v, "  %d %d\n", ck.layout[i].x, ck.layout[i].y);
+            store_checkpoint_release(&ck);
+        }
+        int n = a->lite ? store_load_events(a->lite, id, 2, 5, ev_cb, v)
+                        : pg_store_load_events(a->pg, id, 2, 5, ev_cb, v);
+        put(v, "events after 2 (5): %d; last %lld\n", n,
+            (long long)(a->lite ? store_last_seq(a->lite, id) : pg_store_last_seq(a->pg, id)));
+    }
+}
+
+/* ------------------------------------------------------------ random batches */
+
+static char *randstr(struct lcn_rng *r, const char *tag)
+{
+    char s[96];
+    snprintf(s, sizeof s, "{\"%s\":%u,\"x\":\"%u\"}", tag, rng_below(r, 1000000), rng_u32(r));
+    return xstrdup(s);
+}
+
+/* A random op on ids 1..*maxid (new ids go above it). */
+static struct store_op *random_op(struct lcn_rng *r, int64_t *maxid, int64_t *created)
+{
+    uint32_t kind = rng_below(r, 10);
+    if (kind < 3 || *created == 0) {
+        int64_t id = ++*maxid;
+        struct store_op *op = store_op_new(id);
+        op->create = 1;
+        op->created_ms = 1000 + id;
+        /* binary bodies: NULs and high bytes must come back as they went */
+        size_t len = 1 + rng_below(r, 300);
+        op->request = xmalloc(len + 1);
+        for (size_t i = 0; i < len; i++)
+            op->request[i] = (char)rng_below(r, 256);
+        op->request[len] = 0;
+        op->request_len = len;
+        op->state = xstrdup("queued");
+        op->status = randstr(r, "status");
+        (*created)++;
+        return op;
+    }
+    int64_t id = 1 + (int64_t)rng_below(r, (uint32_t)*maxid);
+    struct store_op *op = store_op_new(id);
+    if (kind == 3) {
+        op->reserve = 1;
+        op->job = *maxid + 1 + (int64_t)rng_below(r, 3);
+        *maxid = LCN_MAX(*maxid, op->job);
+        return op;
+    }
+    if (kind == 4) {
+        op->remove = 1;
+        return op;
+    }
+    if (kind <= 6) {
+        op->state = xstrdup(rng_below(r, 2) ? "running" : "succeeded");
+        op->status = randstr(r, "st");
+        op->updated_ms = 5000 + rng_below(r, 1000);
+    }
+    int ne = (int)rng_below(r, 4);
+    for (int i = 0; i < ne; i++)
+        store_op_add_event(op, 1 + rng_below(r, 9), randstr(r, "ev"));
+    if (kind >= 7) {
+        op->n = (int32_t)rng_below(r, 40);
+        op->layout = xmalloc(sizeof(struct lcn_pt) * (size_t)(op->n + 1));
+        for (int32_t i = 0; i < op->n; i++) {
+            op->layout[i].x = (int32_t)rng_u32(r); /* negative and large coordinates too */
+            op->layout[i].y = (int32_t)rng_below(r, 1000000);
+        }
+        op->obj.K = (int32_t)rng_below(r, 500);
+        op->obj.nK = (int32_t)rng_below(r, 20);
+        op->obj.Phi = (int64_t)rng_u32(r) * 1000;
+        op->obj.C = rng_below(r, 100000);
+        op->elapsed_s = rng_unit53(r) * 100;
+        op->ckpt_seq = rng_below(r, 50);
+        op->final = (int)rng_below(r, 2);
+    }
+    return op;
+}
+
+static struct store_op *copy_op(const struct store_op *o)
+{
+    struct store_op *op = store_op_new(o->job);
+    op->create = o->create;
+    op->created_ms = o->created_ms;
+    if (o->request) {
+        op->request = xmalloc(o->request_len + 1);
+        memcpy(op->request, o->request, o->request_len + 1);
+        op->request_len = o->request_len;
+    }
+    op->state = o->state ? xstrdup(o->state) : NULL;
+    op->status = o->status ? xstrdup(o->status) : NULL;
+    op->updated_ms = o->updated_ms;
+    for (int32_t i = 0; i < o->n_events; i++)
+        store_op_add_event(op, o->events[i].seq, xstrdup(o->events[i].body));
+    if (o->layout) {
+        op->layout = xmalloc(sizeof(struct lcn_pt) * (size_t)(o->n + 1));
+        memcpy(op->layout, o->layout, sizeof(struct lcn_pt) * (size_t)o->n);
+    }
+    op->n = o->n;
+    op->obj = o->obj;
+    op->elapsed_s = o->elapsed_s;
+    op->ckpt_seq = o->ckpt_seq;
+    op->final = o->final;
+    op->remove = o->remove;
+    op->reserve = o->reserve;
+    return op;
+}
+
+static void free_list(struct store_op *op)
+{
+    while (op) {
+        struct store_op *next = op->next;
+        store_op_free(op);
+        op = next;
+    }
+}
+
+/* 40 random batches of 1-6 ops to both stores (some made to fail at
+ * commit on both): after each, the two views are the same. */
+static void test_twin(void **state)
+{
+    (void)state;
+    struct any lite = {0}, pg = {0};
+    char err[400];
+    assert_int_equal(store_open(dbpath, STORE_SYNC_NORMAL, &lite.lite, err, sizeof err), 0);
+    assert_int_equal(pg_store_open(url, &pg.pg, err, sizeof err), 0);
+    struct lcn_rng r;
+    rng_init(&r, 20, 1, RNG_PURPOSE_INIT);
+    int64_t maxid = 0, created = 0;
+    for (int b = 0; b < 40; b++) {
+        struct store_op *a = NULL, **at = &a, *c = NULL, **ct = &c;
+        int nops = 1 + (int)rng_below(&r, 6);
+        for (int i = 0; i < nops; i++) {
+            *at = random_op(&r, &maxid, &created);
+            *ct = copy_op(*at);
+            at = &(*at)->next;
+            ct = &(*ct)->next;
+        }
+        int fail = b % 9 == 8; /* the whole batch rolls back */
+        if (fail) {
+            store_fail_commits(lite.lite, 1);
+            pg_store_fail_commits(pg.pg, 1);
+        }
+        int ra = store_apply(lite.lite, a, err, sizeof err);
+        int rb = pg_store_apply(pg.pg, c, err, sizeof err);
+        assert_int_equal(ra, fail ? LCN_ESTORE : 0);
+        assert_int_equal(rb, ra);
+        for (struct store_op *x = a, *y = c; x; x = x->next, y = y->next)
+            assert_int_equal(x->rc, y->rc);
+        free_list(a);
+        free_list(c);
+        struct view va, vb;
+        view_of(&lite, maxid + 2, &va);
+        view_of(&pg, maxid + 2, &vb);
+        if (strcmp(va.text, vb.text))
+            fprintf(stderr, "batch %d:\n--- sqlite\n%s--- postgresql\n%s", b, va.text, vb.text);
+        assert_string_equal(va.text, vb.text);
+        free(va.text);
+        free(vb.text);
+    }
+    assert_int_equal(pg_store_ping(pg.pg), 0);
+    store_close(lite.lite);
+    pg_store_close(pg.pg);
+}
+
+/* A new database gets the schema at this binary's version; opening again
+ * keeps the data; a database written by a newer lcnd is refused with a
+ * message that says so; something that is not an lcn database too. */
+static void test_migrations(void **state)
+{
+    (void)state;
+    struct pg_store *st;
+    char err[400];
+    assert_int_equal(pg_store_open(url, &st, err, sizeof err), 0);
+    struct store_op *op = store_op_new(7);
+    op->create = 1;
+    op->request = xstrdup("{}");
+    op->request_len = 2;
+    op->status = xstrdup("{\"id\":7}");
+    assert_int_equal(pg_store_apply(st, op, err, sizeof err), 0);
+    store_op_free(op);
+    pg_store_close(st);
+    assert_int_equal(pg_store_open(url, &st, err, sizeof err), 0);
+    assert_int_equal(pg_store_next_id(st), 8);
+    pg_store_close(st);
+
+    char sql[128];
+    snprintf(sql, sizeof sql, "UPDATE meta SET value = '%d' WHERE key = 'schema_version'",
+             pg_store_schema_version() + 1);
+    pg_sql(sql);
+    err[0] = 0;
+    assert_int_equal(pg_store_open(url, &st, err, sizeof err), LCN_ESTORE);
+    assert_non_null(strstr(err, "newer than this lcnd"));
+    pg_sql("DELETE FROM meta WHERE key = 'schema_version'");
+    assert_int_equal(pg_store_open(url, &st, err, sizeof err), LCN_ESTORE);
+    assert_non_null(strstr(err, "not an lcn database"));
+}
+
+/* A server that cannot be reached: a clear error, no crash. */
+static void test_unreachable(void **state)
+{
+    (void)state;
+    struct pg_store *st = NULL;
+    char err[400] = "";
+    assert_int_equal(pg_store_open("postgresql://lcn@/lcn?host=/nonexistent-dir", &st, err, sizeof err),
+                     LCN_ESTORE);
+    assert_null(st);
+    assert_non_null(strstr(err, "postgresql store:"));
+    assert_true(pg_store_is_url("postgresql://x/y") && pg_store_is_url("postgres://x") &&
+                !pg_store_is_url("/var/lib/lcnd/jobs.db"));
+}
+
+/* A server-side disconnect: the next calls reconnect (PQreset). */
+static void test_reconnect(void **state)
+{
+    (void)state;
+    struct pg_store *st;
+    char err[400];
+    assert_int_equal(pg_store_open(url, &st, err, sizeof err), 0);
+    pg_sql("SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+           "WHERE datname = 'lcn' AND pid <> pg_backend_pid()");
+    /* the first use of each connection may fail (it finds the dead
+     * socket); the next ones reset it */
+    int ok = 0;
+    for (int i = 0; i < 3 && !ok; i++)
+        ok = pg_store_ping(st) == 0;
+    assert_true(ok);
+    struct store_op *op = store_op_new(1);
+    op->reserve = 1;
+    int rc = pg_store_apply(st, op, err, sizeof err);
+    if (rc)
+        rc = pg_store_apply(st, op, err, sizeof err);
+    assert_int_equal(rc, 0);
+    store_op_free(op);
+    assert_int_equal(pg_store_next_id(st), 2);
+    pg_store_close(st);
+}
+
+int main(void)
+{
+    url = getenv("LCN_TEST_PG_URL");
+    if (!url || !*url) {
+        printf("SKIP: LCN_TEST_PG_URL is not set (run under tests/pg/with-postgres.sh)\n");
+        return 77;
+    }
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_twin, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_migrations, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_unreachable, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_reconnect, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
