@@ -85,6 +85,9 @@ const struct opt config_options[] = {
     /* store */
     ROW("state_dir", OPT_STRDUP, 0, 0, "lcnd-state", OFF(state_dir), NULL,
      "directory of the job store (created when missing)"),
+    ROW("store_url", OPT_STRDUP, 0, 0, "", OFF(store_url), NULL,
+     "PostgreSQL job store instead of the SQLite file in state_dir: postgresql://USER@HOST/DB "
+     "(libpq URL; one lcnd per database for now)"),
     ROW("store_sync", OPT_ENUM, 0, 0, "full", OFF(store_sync), "normal|full",
      "sqlite synchronous mode: full survives power loss, normal survives a process crash"),
     ROW("resume_interrupted", OPT_BOOL, 0, 1, "true", OFF(resume_interrupted), NULL,

@@ -55,6 +55,7 @@ struct lcnd_config {
     double telemetry_interval_s;
     /* store */
     char *state_dir;
+    char *store_url; /* "" = the SQLite file state_dir/jobs.db */
     enum config_sync store_sync;
     int resume_interrupted;
     int64_t retain_jobs;

@@ -52,6 +52,7 @@
 #include "server/lcnd.h"
 #include "server/log.h"
 #include "server/notify.h"
+#include "server/store_pg.h"
 #include "util.h"
 #ifdef LCN_HAVE_CUDA
 #include "gpu.h"
@@ -484,6 +485,13 @@ static int start(struct lcnd *d, char *err, size_t errlen)
     }
     char path[4200];
     snprintf(path, sizeof path, "%s/jobs.db", d->cfg.state_dir);
+    if (d->cfg.store_url && d->cfg.store_url[0]) {
+        if (!pg_store_is_url(d->cfg.store_url)) {
+            snprintf(err, errlen, "store_url: expected a postgresql:// URL");
+            return LCN_EINVAL;
+        }
+        snprintf(path, sizeof path, "%s", d->cfg.store_url);
+    }
     if ((rc = store_open(
              path, d->cfg.store_sync == CONFIG_SYNC_FULL ? STORE_SYNC_FULL : STORE_SYNC_NORMAL,
              &d->store, err, errlen)))

@@ -11,6 +11,7 @@
 #include <sqlite3.h>
 
 #include "err.h"
+#include "server/store_pg.h"
 #include "util.h"
 
 /* 2: meta holds next_id (version 1 databases are migrated at open) */
@@ -101,6 +102,7 @@ struct checkpointer {
 #define WAL_CHECKPOINT_PAGES 1000
 
 struct store {
+    struct pg_store *pg; /* opened from a postgresql:// URL: every call goes there */
     sqlite3 *w, *r, *b;
     struct checkpointer ck;
     atomic_int fail_commits; /* test hook (store_fail_commits) */
@@ -460,6 +462,15 @@ int store_open(const char *path, int sync, struct store **out, char *err, size_t
     struct store *st = xcalloc(1, sizeof *st);
     char why[400] = "";
     *out = NULL;
+    if (pg_store_is_url(path)) {
+        int rc = pg_store_open(path, &st->pg, err, errlen);
+        if (rc) {
+            free(st);
+            return rc;
+        }
+        *out = st;
+        return 0;
+    }
     int rc = open_conn(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX,
                        &st->w, why, sizeof why);
     if (!rc)
@@ -495,6 +506,11 @@ void store_close(struct store *st)
 {
     if (!st)
         return;
+    if (st->pg) {
+        pg_store_close(st->pg);
+        free(st);
+        return;
+    }
     checkpointer_stop(st);
     for (int i = 0; i < Q_COUNT_W; i++)
         sqlite3_finalize(st->ws[i]);
@@ -620,6 +636,8 @@ static int apply_one(struct store *st, struct store_op *op)
 
 int store_apply(struct store *st, struct store_op *ops, char *err, size_t errlen)
 {
+    if (st->pg)
+        return pg_store_apply(st->pg, ops, err, errlen);
     int rc = exec(st->w, "BEGIN IMMEDIATE", err, errlen);
     if (rc) {
         for (struct store_op *op = ops; op; op = op->next)
@@ -650,11 +668,17 @@ int store_apply(struct store *st, struct store_op *ops, char *err, size_t errlen
 
 void store_fail_commits(struct store *st, int n)
 {
+    if (st->pg) {
+        pg_store_fail_commits(st->pg, n);
+        return;
+    }
     atomic_store(&st->fail_commits, n);
 }
 
 int store_load_jobs(struct store *st, store_job_cb cb, void *ctx)
 {
+    if (st->pg)
+        return pg_store_load_jobs(st->pg, cb, ctx);
     sqlite3_stmt *s = NULL;
     if (sqlite3_prepare_v2(st->r, "SELECT id, state, status FROM jobs ORDER BY id", -1, &s, NULL) !=
         SQLITE_OK)
@@ -672,6 +696,8 @@ int store_load_jobs(struct store *st, store_job_cb cb, void *ctx)
 
 int store_load_request(struct store *st, int64_t job, char **body, size_t *len)
 {
+    if (st->pg)
+        return pg_store_load_request(st->pg, job, body, len);
     sqlite3_mutex_enter(sqlite3_db_mutex(st->b));
     sqlite3_stmt *s = st->bs[R_REQUEST];
     sqlite3_bind_int64(s, 1, job);
@@ -695,6 +721,8 @@ int store_load_request(struct store *st, int64_t job, char **body, size_t *len)
 
 int store_load_checkpoint(struct store *st, int64_t job, struct store_checkpoint *ck)
 {
+    if (st->pg)
+        return pg_store_load_checkpoint(st->pg, job, ck);
     memset(ck, 0, sizeof *ck);
     sqlite3_mutex_enter(sqlite3_db_mutex(st->b));
     sqlite3_stmt *s = st->bs[R_CKPT];
@@ -734,6 +762,8 @@ void store_checkpoint_release(struct store_checkpoint *ck)
 int store_load_events(struct store *st, int64_t job, int64_t after, int limit, store_event_cb cb,
                       void *ctx)
 {
+    if (st->pg)
+        return pg_store_load_events(st->pg, job, after, limit, cb, ctx);
     sqlite3_mutex_enter(sqlite3_db_mutex(st->r));
     sqlite3_stmt *s = st->rs[R_EVENTS];
     sqlite3_bind_int64(s, 1, job);
@@ -751,6 +781,8 @@ int store_load_events(struct store *st, int64_t job, int64_t after, int limit, s
 
 int64_t store_last_seq(struct store *st, int64_t job)
 {
+    if (st->pg)
+        return pg_store_last_seq(st->pg, job);
     sqlite3_mutex_enter(sqlite3_db_mutex(st->r));
     sqlite3_stmt *s = st->rs[R_LAST_SEQ];
     sqlite3_bind_int64(s, 1, job);
@@ -762,6 +794,8 @@ int64_t store_last_seq(struct store *st, int64_t job)
 
 int64_t store_next_id(struct store *st)
 {
+    if (st->pg)
+        return pg_store_next_id(st->pg);
     sqlite3_mutex_enter(sqlite3_db_mutex(st->r));
     sqlite3_stmt *s = st->rs[R_NEXT_ID];
     int64_t v = sqlite3_step(s) == SQLITE_ROW ? sqlite3_column_int64(s, 0) : LCN_ESTORE;
@@ -772,6 +806,8 @@ int64_t store_next_id(struct store *st)
 
 int store_ping(struct store *st)
 {
+    if (st->pg)
+        return pg_store_ping(st->pg);
     sqlite3_mutex_enter(sqlite3_db_mutex(st->r));
     sqlite3_stmt *s = st->rs[R_PING];
     int rc = sqlite3_step(s);

@@ -100,7 +100,9 @@ enum store_sync { STORE_SYNC_NORMAL = 0, STORE_SYNC_FULL = 1 };
  * Opens (creating when missing) the database at path, in WAL mode with the
  * given synchronous mode, and creates the schema; a version 1 database is
  * migrated (next_id). Returns 0 with *out set, or LCN_ESTORE with a
- * message in err.
+ * message in err. A path that is a postgresql:// (or postgres://) URL opens
+ * the PostgreSQL store instead (store_pg.h: the same operations, the same
+ * meaning; sync does not apply), and every call below goes there.
  */
 int store_open(const char *path, int sync, struct store **out, char *err, size_t errlen);
 void store_close(struct store *st);

@@ -34,6 +34,7 @@ static const char *const migrations[] = {
 };
 #define PG_SCHEMA_VERSION ((int)LCN_ARRAY_LEN(migrations))
 #define PG_MIGRATION_LOCK 0x6c636e31 /* "lcn1": the advisory lock of migrations */
+#define PG_OWNER_LOCK 0x6c636e32     /* "lcn2": held by the one lcnd that uses the database */
 
 struct pg_store {
     PGconn *w;             /* writes: the store thread */
@@ -72,12 +73,34 @@ int pg_store_schema_version(void)
     return PG_SCHEMA_VERSION;
 }
 
-/* A connection that is usable now: reset once when the server dropped it. */
-static int conn_ok(PGconn *c)
+static int exec(PGconn *c, const char *sql, int n, const char *const *vals, const int *lens,
+                char *err, size_t errlen);
+
+/* The session lock that makes this lcnd the database's only user (ids are
+ * handed out by the daemon until issue 20's shared queue): 0, or LCN_ESTORE
+ * when another session holds it. */
+static int take_owner_lock(PGconn *c, char *err, size_t errlen)
 {
-    if (PQstatus(c) != CONNECTION_OK)
-        PQreset(c);
-    return PQstatus(c) == CONNECTION_OK;
+    char key[32];
+    snprintf(key, sizeof key, "%d", PG_OWNER_LOCK);
+    const char *v[1] = {key};
+    PGresult *res = PQexecParams(c, "SELECT pg_try_advisory_lock($1::bigint)", 1, NULL, v, NULL,
+                                 NULL, 0);
+    int ok = PQresultStatus(res) == PGRES_TUPLES_OK && PQgetvalue(res, 0, 0)[0] == 't';
+    PQclear(res);
+    if (!ok)
+        fmt(err, errlen, "the database is in use by another lcnd (one lcnd per database)");
+    return ok ? 0 : LCN_ESTORE;
+}
+
+/* A connection that is usable now: reset once when the server dropped it
+ * (the write connection takes its owner lock again). */
+static int conn_ok(PGconn *c, int owner)
+{
+    if (PQstatus(c) == CONNECTION_OK)
+        return 1;
+    PQreset(c);
+    return PQstatus(c) == CONNECTION_OK && (!owner || take_owner_lock(c, NULL, 0) == 0);
 }
 
 /*
@@ -207,6 +230,8 @@ int pg_store_open(const char *url, struct pg_store **out, char *err, size_t errl
     char why[400] = "";
     int rc = (st->w = connect_to(url, why, sizeof why)) ? 0 : LCN_ESTORE;
     if (!rc)
+        rc = take_owner_lock(st->w, why, sizeof why);
+    if (!rc)
         rc = migrate(st->w, why, sizeof why);
     if (!rc && !(st->r = connect_to(url, why, sizeof why)))
         rc = LCN_ESTORE;
@@ -332,7 +357,7 @@ static int apply_one(PGconn *c, const struct store_op *op, char *err, size_t err
 int pg_store_apply(struct pg_store *st, struct store_op *ops, char *err, size_t errlen)
 {
     char why[400] = "";
-    int rc = conn_ok(st->w) ? exec(st->w, "BEGIN", 0, NULL, NULL, why, sizeof why) : LCN_ESTORE;
+    int rc = conn_ok(st->w, 1) ? exec(st->w, "BEGIN", 0, NULL, NULL, why, sizeof why) : LCN_ESTORE;
     if (rc && !why[0])
         conn_error(st->w, why, sizeof why);
     for (struct store_op *op = ops; op && !rc; op = op->next) {
@@ -371,7 +396,7 @@ void pg_store_fail_commits(struct pg_store *st, int n)
 static PGresult *read_q(struct pg_store *st, const char *sql, int n, const char *const *vals)
 {
     pthread_mutex_lock(&st->rmu);
-    PGresult *res = conn_ok(st->r) ? run(st->r, sql, n, vals, NULL, NULL, 0) : NULL;
+    PGresult *res = conn_ok(st->r, 0) ? run(st->r, sql, n, vals, NULL, NULL, 0) : NULL;
     pthread_mutex_unlock(&st->rmu);
     return res;
 }

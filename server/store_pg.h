@@ -18,11 +18,13 @@
  * connection) and one for reads, shared by the loop and the thread pool
  * under a mutex (a libpq connection serves one query at a time).
  *
- * Not yet here (issue 20's later parts): ids drawn from the database for
- * several daemons, claiming queued jobs with leases, following another
- * daemon's events, and the reconnection policy: a lost connection fails
- * the calls (LCN_ESTORE) and the store queue's retries (storeq.h) reconnect
- * on the next attempt.
+ * One lcnd per database: the write connection holds a session advisory lock
+ * (taken again after a reconnection); a second daemon is refused at open
+ * with a message that says so. Not yet here (issue 20's later parts): ids
+ * drawn from the database for several daemons, claiming queued jobs with
+ * leases, following another daemon's events. A lost connection fails the
+ * calls (LCN_ESTORE) and the next call reconnects (the store queue retries
+ * its commits, storeq.h).
  */
 #ifndef LCN_SERVER_STORE_PG_H
 #define LCN_SERVER_STORE_PG_H

@@ -332,6 +332,40 @@ static void test_migrations(void **state)
     assert_non_null(strstr(err, "not an lcn database"));
 }
 
+/* store_open with a URL routes every call to the PostgreSQL store; a
+ * second opener of the same database is refused (one lcnd per database). */
+static void test_dispatch_and_owner(void **state)
+{
+    (void)state;
+    struct store *st, *other = NULL;
+    char err[400] = "";
+    assert_int_equal(store_open(url, STORE_SYNC_FULL, &st, err, sizeof err), 0);
+    struct store_op *op = store_op_new(3);
+    op->create = 1;
+    op->request = xstrdup("{\"graph\":1}");
+    op->request_len = strlen(op->request);
+    op->status = xstrdup("{\"id\":3}");
+    store_op_add_event(op, 1, xstrdup("{\"e\":1}"));
+    assert_int_equal(store_apply(st, op, err, sizeof err), 0);
+    store_op_free(op);
+    assert_int_equal(store_next_id(st), 4);
+    assert_int_equal(store_last_seq(st, 3), 1);
+    assert_int_equal(store_ping(st), 0);
+    char *body;
+    size_t len;
+    assert_int_equal(store_load_request(st, 3, &body, &len), 0);
+    assert_string_equal(body, "{\"graph\":1}");
+    free(body);
+    assert_int_equal(store_open(url, STORE_SYNC_FULL, &other, err, sizeof err), LCN_ESTORE);
+    assert_null(other);
+    assert_non_null(strstr(err, "in use by another lcnd"));
+    store_close(st);
+    /* the lock goes with the connection */
+    assert_int_equal(store_open(url, STORE_SYNC_FULL, &other, err, sizeof err), 0);
+    assert_int_equal(store_next_id(other), 4);
+    store_close(other);
+}
+
 /* A server that cannot be reached: a clear error, no crash. */
 static void test_unreachable(void **state)
 {
@@ -383,6 +417,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_twin, setup, teardown),
         cmocka_unit_test_setup_teardown(test_migrations, setup, teardown),
         cmocka_unit_test_setup_teardown(test_unreachable, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_dispatch_and_owner, setup, teardown),
         cmocka_unit_test_setup_teardown(test_reconnect, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
