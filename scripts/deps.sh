@@ -13,7 +13,7 @@ PKGS="$PKGS python3-yaml"
 PKGS="$PKGS python3-jsonschema"
 command -v npm >/dev/null 2>&1 || PKGS="$PKGS nodejs npm"
 # the Python client's packaging (pip install --no-build-isolation)
-PKGS="$PKGS python3-setuptools"
+PKGS="$PKGS python3-setuptools python3-wheel python3-venv"
 missing=""
 for p in $PKGS; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
