@@ -10,14 +10,29 @@ libssl-dev libcmocka-dev libsystemd-dev systemd libclang-rt-dev valgrind"
 PKGS="$PKGS libpq-dev postgresql"
 # the Kubernetes example is checked with PyYAML (deploy/check-k8s.py)
 PKGS="$PKGS python3-yaml"
+# the OpenAPI tests: response bodies against docs/openapi.json (jsonschema),
+# the document against the OpenAPI 3.1 schema (node, tools/openapi); a node
+# from elsewhere that brings its own npm is kept
+PKGS="$PKGS python3-jsonschema"
+command -v npm >/dev/null 2>&1 || PKGS="$PKGS nodejs npm"
+# the Python client's packaging (pip install --no-build-isolation)
+PKGS="$PKGS python3-setuptools python3-wheel python3-venv"
 missing=""
 for p in $PKGS; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
 done
-[ -z "$missing" ] && exit 0
-SUDO=""
-[ "$(id -u)" -eq 0 ] || SUDO="sudo"
-export DEBIAN_FRONTEND=noninteractive
-$SUDO apt-get update -q
-# shellcheck disable=SC2086
-$SUDO apt-get install -y -q --no-install-recommends $missing
+if [ -n "$missing" ]; then
+    SUDO=""
+    [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+    export DEBIAN_FRONTEND=noninteractive
+    $SUDO apt-get update -q
+    # shellcheck disable=SC2086
+    $SUDO apt-get install -y -q --no-install-recommends $missing
+fi
+# The OpenAPI validator, pinned by tools/openapi/package-lock.json; installed
+# again only when the lock file changed since the last install (the stamp).
+OA="$(cd "$(dirname "$0")/.." && pwd)/tools/openapi"
+if ! cmp -s "$OA/package-lock.json" "$OA/node_modules/.lcn-lock-stamp" 2>/dev/null; then
+    npm ci --prefix "$OA" --no-audit --no-fund --loglevel=error >/dev/null
+    cp "$OA/package-lock.json" "$OA/node_modules/.lcn-lock-stamp"
+fi

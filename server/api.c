@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "server/api.h"
+#include "server/openapi.h"
 #include "build_id.h"
 #include "util.h"
 
@@ -114,5 +115,6 @@ const struct http_route api_routes[] = {
     {"GET", "/readyz", h_readyz, 0},
     {"GET", "/metrics", metrics_get, 0},
     {"GET", "/version", h_version, 0},
+    {"GET", "/openapi.json", openapi_get, 0},
 };
 const size_t api_route_count = LCN_ARRAY_LEN(api_routes);

@@ -1,0 +1,18 @@
+/*
+ * openapi.c - GET /openapi.json (openapi.h). The document is the bytes of
+ * docs/openapi.json, unchanged, so a client can compare it with the file.
+ */
+#include <string.h>
+
+#include "server/openapi.h"
+#include "server/http.h"
+#include "util.h"
+
+void openapi_get(struct http_req *r, void *ctx)
+{
+    (void)ctx;
+    /* http_respond takes a malloc'd body over */
+    char *body = xmalloc(lcn_openapi_json_len + 1);
+    memcpy(body, lcn_openapi_json, lcn_openapi_json_len + 1);
+    http_respond(r, 200, "application/json", body, lcn_openapi_json_len);
+}
