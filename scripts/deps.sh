@@ -8,6 +8,8 @@ libssl-dev libcmocka-dev libsystemd-dev systemd libclang-rt-dev valgrind"
 # the PostgreSQL job store (issue 20): libpq to build, the server binaries for
 # the throwaway databases of the tests (tests/pg/with-postgres.sh)
 PKGS="$PKGS libpq-dev postgresql"
+# the web page's test: Debian's chromium driven by Selenium (tests/integration/test_web.py)
+PKGS="$PKGS chromium chromium-driver python3-selenium"
 # the Kubernetes example is checked with PyYAML (deploy/check-k8s.py)
 PKGS="$PKGS python3-yaml"
 # the OpenAPI tests: response bodies against docs/openapi.json (jsonschema),

@@ -6,6 +6,7 @@
 
 #include "server/api.h"
 #include "server/openapi.h"
+#include "server/web.h"
 #include "build_id.h"
 #include "util.h"
 
@@ -116,5 +117,6 @@ const struct http_route api_routes[] = {
     {"GET", "/metrics", metrics_get, 0},
     {"GET", "/version", h_version, 0},
     {"GET", "/openapi.json", openapi_get, 0},
+    {"GET", "/", web_index, HTTP_NO_AUTH},
 };
 const size_t api_route_count = LCN_ARRAY_LEN(api_routes);

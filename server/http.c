@@ -1361,6 +1361,15 @@ void http_add_header(struct http_req *r, const char *name, const char *value)
     r->n_hdrs++;
 }
 
+void http_respond_copy(struct http_req *r, int status, const char *content_type, const char *bytes,
+                       size_t len)
+{
+    char *body = xmalloc(len + 1);
+    memcpy(body, bytes, len);
+    body[len] = 0;
+    http_respond(r, status, content_type, body, len);
+}
+
 void http_respond(struct http_req *r, int status, const char *content_type, char *body, size_t len)
 {
     if (r->has_resp) {

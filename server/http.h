@@ -165,6 +165,9 @@ struct http_server *http_server_of(const struct http_req *r);
 void http_add_header(struct http_req *r, const char *name, const char *value);
 /* Sends status with body (malloc'd, taken over; may be NULL with len 0). */
 void http_respond(struct http_req *r, int status, const char *content_type, char *body, size_t len);
+/* Sends a copy of len bytes (static data: an embedded document). */
+void http_respond_copy(struct http_req *r, int status, const char *content_type, const char *bytes,
+                       size_t len);
 /* Sends j (reference stolen) as compact JSON followed by a newline. */
 void http_respond_json(struct http_req *r, int status, json_t *j);
 /* Sends the error body {"error":{"code","message","field"}} (field may be

@@ -11,8 +11,5 @@
 void openapi_get(struct http_req *r, void *ctx)
 {
     (void)ctx;
-    /* http_respond takes a malloc'd body over */
-    char *body = xmalloc(lcn_openapi_json_len + 1);
-    memcpy(body, lcn_openapi_json, lcn_openapi_json_len + 1);
-    http_respond(r, 200, "application/json", body, lcn_openapi_json_len);
+    http_respond_copy(r, 200, "application/json", lcn_openapi_json, lcn_openapi_json_len);
 }

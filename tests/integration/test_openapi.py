@@ -199,7 +199,7 @@ class Contract(unittest.TestCase):
                 self.assertEqual(allow, ops | ({"HEAD"} if "GET" in ops else set()), what)
                 self.check_response(not_allowed, r, what)
         no_route = self.doc["components"]["responses"]["RouteNotFound"]
-        for path in ("/", "/job", "/jobs/%s/events" % self.done, "/openapi.yaml",
+        for path in ("/index.html", "/job", "/jobs/%s/events" % self.done, "/openapi.yaml",
                      "/jobs/%s/solution/x" % self.done):
             r = d.get(path)
             self.assertEqual(r.status, 404, path)
