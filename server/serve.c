@@ -7,6 +7,9 @@
  *   config -> log -> token -> state dir + lock -> bind (refuse a
  *   non-loopback address without a token) -> store -> engine probe ->
  *   recovery of stored jobs -> workers -> HTTP -> port file -> READY.
+ * lcnd_serve_main runs configure (config, log) and serve (loop_init,
+ * start, serve_ready, the loop; start_undo after a failed start), then
+ * lcnd_free, the one teardown every exit goes through.
  *
  * Wiring: serve.c owns struct lcnd and is the only module that knows
  * every other one. It gives the job table its hooks (jobs.h: changed,
