@@ -391,14 +391,27 @@ static json_t *run_json(const struct run *r)
 
 /* ------------------------------------------------------------ one run */
 
+/* One benchmark: set up by bench_open, run by bench_runs, summarised by
+ * bench_finish, freed by bench_release whatever happened before. */
 struct bench {
     const struct lcnctl_cmd *cmd;
     struct lcnhttp h;
-    const char *out;
+    const char *out; /* --out, or outbuf */
+    char outbuf[128];
+    char started[64];
     double budget;
+    int64_t seeds, first;
     const char *backend; /* lcn_backend_name of --backend; NULL: the daemon's default */
+    const char *target_file;
     int stop_at_target, poll, total;
     int fatal; /* an exit status that ends the benchmark (server unreachable) */
+    struct graph_in *gs;
+    int ng;
+    json_t *targets, *version, *ready; /* targets and ready: owned until the manifest takes them */
+    json_t *manifest, *runs_json;      /* runs_json: the manifest's "runs" (borrowed) */
+    char *manifest_path;
+    struct run *runs;
+    int nr; /* runs done */
 };
 
 static void note(struct run *r, enum run_outcome o, const char *fmt, ...)
@@ -476,6 +489,21 @@ static int submit(struct bench *b, struct run *r)
     return rc;
 }
 
+/* Refuses r when a tuple it claims (NULL: missing) is not the recount.
+ * Returns 1 when it did. */
+static int refuse_tuple(struct run *r, const char *what, const struct lcn_obj *claimed,
+                        const struct lcn_obj *recount)
+{
+    if (claimed && obj_cmp(claimed, recount) == 0)
+        return 0;
+    char a[96] = "(missing)", c[96];
+    if (claimed)
+        fmt_tuple(a, sizeof a, claimed);
+    fmt_tuple(c, sizeof c, recount);
+    note(r, RUN_REFUSED, "%s %s differs from the recount %s", what, a, c);
+    return 1;
+}
+
 static void judge(struct bench *b, struct run *r, const char *sol, size_t len, const json_t *status)
 {
     struct graphio_doc d;
@@ -509,22 +537,9 @@ static void judge(struct bench *b, struct run *r, const char *sol, size_t len, c
              (long long)res.violations, (long long)res.problems, r->base);
         return;
     }
-    char a[96], c[96];
-    fmt_tuple(c, sizeof c, &res.obj);
-    if (!have_served || obj_cmp(&served, &res.obj) != 0) {
-        if (have_served)
-            fmt_tuple(a, sizeof a, &served);
-        note(r, RUN_REFUSED, "solution's lcn tuple %s differs from the recount %s",
-             have_served ? a : "(missing)", c);
+    if (refuse_tuple(r, "solution's lcn tuple", have_served ? &served : NULL, &res.obj) ||
+        refuse_tuple(r, "job status tuple", have_reported ? &reported : NULL, &res.obj))
         return;
-    }
-    if (!have_reported || obj_cmp(&reported, &res.obj) != 0) {
-        if (have_reported)
-            fmt_tuple(a, sizeof a, &reported);
-        note(r, RUN_REFUSED, "job status tuple %s differs from the recount %s",
-             have_reported ? a : "(missing)", c);
-        return;
-    }
     if (strcmp(r->state, "succeeded") != 0) {
         note(r, RUN_FAILED, "job ended %s (its checked layout is kept, not summarised)", r->state);
         return;
@@ -823,123 +838,64 @@ static int dir_nonempty(const char *path)
     return n > 0;
 }
 
-static int cmd_bench(const struct lcnctl_cmd *cmd, int argc, char **argv)
+static void bench_init(struct bench *b, const struct lcnctl_cmd *cmd, const struct bench_opts *o)
 {
-    struct bench_opts o = {0};
-    opts_defaults(bench_table, LCN_ARRAY_LEN(bench_table), &o);
-    char *pos[1];
-    int npos;
-    int rc = lcnctl_parse(cmd, argc, argv, &o, pos, 1, &npos);
-    double budget = o.budget;
-    int64_t seeds = o.seeds, first = o.first;
-    int stop = o.stop, poll = o.poll;
-    const char *target_file = o.target_file, *out = o.out;
-    if (rc == LCNCTL_PARSE_HELP)
-        return LCNCTL_EXIT_OK;
-    if (rc)
-        return rc;
-    if (npos != 1)
-        return lcnctl_usage_error(cmd, "expected one directory of graphs");
-    if (stop && !target_file)
-        return lcnctl_usage_error(cmd, "--stop-at-target needs --target");
-
-    char started[64];
-    iso_utc(started, sizeof started);
-    char outbuf[128];
-    if (!out) {
+    memset(b, 0, sizeof *b);
+    b->cmd = cmd;
+    b->budget = o->budget;
+    b->seeds = o->seeds;
+    b->first = o->first;
+    b->backend = o->backend_given ? lcn_backend_name(o->backend) : NULL;
+    b->target_file = o->target_file;
+    b->stop_at_target = o->stop;
+    b->poll = o->poll;
+    iso_utc(b->started, sizeof b->started);
+    b->out = o->out;
+    if (!b->out) {
         char stamp[32];
         time_t t = time(NULL);
         struct tm tm;
         gmtime_r(&t, &tm);
         strftime(stamp, sizeof stamp, "%Y%m%dT%H%M%SZ", &tm);
-        snprintf(outbuf, sizeof outbuf, "bench-results/%s", stamp);
-        out = outbuf;
+        snprintf(b->outbuf, sizeof b->outbuf, "bench-results/%s", stamp);
+        b->out = b->outbuf;
     }
+}
 
-    struct graph_in *gs = NULL;
-    int ng = 0;
-    if ((rc = load_graphs(cmd, pos[0], &gs, &ng))) {
-        free_graphs(gs, ng);
+/* The inputs, the output directory and the daemon's identity. Returns 0 or
+ * the exit status (after a message). */
+static int bench_open(struct bench *b, const char *dir)
+{
+    int rc;
+    if ((rc = load_graphs(b->cmd, dir, &b->gs, &b->ng)))
         return rc;
-    }
-    json_t *targets = json_object();
-    if (target_file && (rc = load_targets(cmd, target_file, gs, ng, targets))) {
-        free_graphs(gs, ng);
-        json_decref(targets);
+    b->targets = json_object();
+    if (b->target_file && (rc = load_targets(b->cmd, b->target_file, b->gs, b->ng, b->targets)))
         return rc;
-    }
-    if (dir_nonempty(out)) {
-        free_graphs(gs, ng);
-        json_decref(targets);
-        return lcnctl_usage_error(cmd, "output directory '%s' is not empty", out);
-    }
-    char *runs_dir = path_join(out, "runs");
+    if (dir_nonempty(b->out))
+        return lcnctl_usage_error(b->cmd, "output directory '%s' is not empty", b->out);
+    char *runs_dir = path_join(b->out, "runs");
     if (mkdirs(runs_dir) != 0) {
-        lcnctl_errorf(cmd, "cannot create '%s': %s", runs_dir, strerror(errno));
+        lcnctl_errorf(b->cmd, "cannot create '%s': %s", runs_dir, strerror(errno));
         free(runs_dir);
-        free_graphs(gs, ng);
-        json_decref(targets);
         return LCNCTL_EXIT_USAGE;
     }
     free(runs_dir);
-
-    struct bench b;
-    memset(&b, 0, sizeof b);
-    b.cmd = cmd;
-    b.out = out;
-    b.budget = budget;
-    b.backend = o.backend_given ? lcn_backend_name(o.backend) : NULL;
-    b.stop_at_target = stop;
-    b.poll = poll;
-    b.total = ng * (int)seeds;
-    if ((rc = client_connect(cmd, &b.h))) {
-        free_graphs(gs, ng);
-        json_decref(targets);
+    b->total = b->ng * (int)b->seeds;
+    if ((rc = client_connect(b->cmd, &b->h)))
         return rc;
-    }
-    json_t *version = NULL, *ready = NULL;
-    if ((rc = client_call(cmd, &b.h, "GET", "/version", NULL, &version))) {
-        lcnhttp_release(&b.h);
-        free_graphs(gs, ng);
-        json_decref(targets);
+    if ((rc = client_call(b->cmd, &b->h, "GET", "/version", NULL, &b->version)))
         return rc;
-    }
-    {
-        /* /readyz answers 503 with the same body while not ready: keep either */
-        struct lcnhttp_resp r;
-        if (lcnhttp_request(&b.h, "GET", "/readyz", NULL, 0, &r) == 0)
-            ready = json_loadb(r.body, r.len, 0, NULL);
-        lcnhttp_resp_release(&r);
-    }
+    /* /readyz answers 503 with the same body while not ready: keep either */
+    struct lcnhttp_resp r;
+    if (lcnhttp_request(&b->h, "GET", "/readyz", NULL, 0, &r) == 0)
+        b->ready = json_loadb(r.body, r.len, 0, NULL);
+    lcnhttp_resp_release(&r);
+    return 0;
+}
 
-    json_t *manifest = json_object();
-    json_object_set_new(manifest, "tool", json_string("lcnctl bench"));
-    json_object_set_new(manifest, "lcnctl", self_json());
-    json_object_set_new(manifest, "server", json_string(b.h.base));
-    json_object_set_new(
-        manifest, "daemon",
-        json_pack("{s:O, s:o}", "version", version, "readyz", ready ? ready : json_null()));
-    json_t *cl = json_array();
-    json_array_append_new(cl, json_string("lcnctl"));
-    for (int i = 0; i < argc; i++)
-        json_array_append_new(cl, json_string(argv[i]));
-    json_object_set_new(manifest, "command_line", cl);
-    char cwd[4096];
-    json_object_set_new(manifest, "cwd", getcwd(cwd, sizeof cwd) ? json_string(cwd) : json_null());
-    json_object_set_new(manifest, "started_at", json_string(started));
-    json_object_set_new(manifest, "machine", machine_json());
-    json_object_set_new(manifest, "budget_s", json_real(budget));
-    json_t *seedl = json_array();
-    for (int64_t s = 0; s < seeds; s++)
-        json_array_append_new(seedl, json_integer(first + s));
-    json_object_set_new(manifest, "seeds", seedl);
-    json_object_set_new(manifest, "order", json_string("interleaved: for each seed, every graph"));
-    json_object_set_new(manifest, "backend",
-                        json_string(b.backend ? b.backend : "(daemon default)"));
-    json_object_set_new(manifest, "stop_at_target", json_boolean(stop));
-    json_object_set_new(manifest, "target_file",
-                        target_file ? json_string(target_file) : json_null());
-    json_object_set_new(manifest, "targets", targets);
+static json_t *inputs_json(const struct graph_in *gs, int ng)
+{
     json_t *inputs = json_array();
     for (int i = 0; i < ng; i++) {
         const struct lcn_graph *g = &gs[i].doc.g;
@@ -951,83 +907,164 @@ static int cmd_bench(const struct lcnctl_cmd *cmd, int argc, char **argv)
                       "height", (json_int_t)g->height, "target_k",
                       gs[i].target >= 0 ? json_integer(gs[i].target) : json_null()));
     }
-    json_object_set_new(manifest, "inputs", inputs);
-    json_t *runs_json = json_array();
-    json_object_set_new(manifest, "runs", runs_json);
-    json_object_set_new(manifest, "complete", json_false());
-    char *manifest_path = path_join(out, "manifest.json");
-    write_json(manifest_path, manifest);
+    return inputs;
+}
 
+/* manifest.json before the first run ("complete": false, no runs yet); it
+ * takes b->targets and b->ready. */
+static void bench_manifest(struct bench *b, int argc, char **argv)
+{
+    json_t *m = json_object();
+    json_object_set_new(m, "tool", json_string("lcnctl bench"));
+    json_object_set_new(m, "lcnctl", self_json());
+    json_object_set_new(m, "server", json_string(b->h.base));
+    json_object_set_new(m, "daemon",
+                        json_pack("{s:O, s:o}", "version", b->version, "readyz",
+                                  b->ready ? b->ready : json_null()));
+    b->ready = NULL;
+    json_t *cl = json_array();
+    json_array_append_new(cl, json_string("lcnctl"));
+    for (int i = 0; i < argc; i++)
+        json_array_append_new(cl, json_string(argv[i]));
+    json_object_set_new(m, "command_line", cl);
+    char cwd[4096];
+    json_object_set_new(m, "cwd", getcwd(cwd, sizeof cwd) ? json_string(cwd) : json_null());
+    json_object_set_new(m, "started_at", json_string(b->started));
+    json_object_set_new(m, "machine", machine_json());
+    json_object_set_new(m, "budget_s", json_real(b->budget));
+    json_t *seedl = json_array();
+    for (int64_t s = 0; s < b->seeds; s++)
+        json_array_append_new(seedl, json_integer(b->first + s));
+    json_object_set_new(m, "seeds", seedl);
+    json_object_set_new(m, "order", json_string("interleaved: for each seed, every graph"));
+    json_object_set_new(m, "backend", json_string(b->backend ? b->backend : "(daemon default)"));
+    json_object_set_new(m, "stop_at_target", json_boolean(b->stop_at_target));
+    json_object_set_new(m, "target_file",
+                        b->target_file ? json_string(b->target_file) : json_null());
+    json_object_set_new(m, "targets", b->targets);
+    b->targets = NULL;
+    json_object_set_new(m, "inputs", inputs_json(b->gs, b->ng));
+    b->runs_json = json_array();
+    json_object_set_new(m, "runs", b->runs_json);
+    json_object_set_new(m, "complete", json_false());
+    b->manifest = m;
+    b->manifest_path = path_join(b->out, "manifest.json");
+    write_json(b->manifest_path, m);
+}
+
+static void print_run(const struct bench *b, const struct run *r)
+{
+    char t[96] = "";
+    if (r->outcome == RUN_OK)
+        fmt_tuple(t, sizeof t, &r->obj);
+    printf("[%d/%d] %s seed %lld: %s %s%s%s%s\n", r->index, b->total, r->g->name, r->seed, r->state,
+           outcome_names[r->outcome], t[0] ? " " : "", t, r->why[0] ? " - " : "");
+    if (r->why[0])
+        printf("        %s\n", r->why);
+    fflush(stdout);
+}
+
+/* Every run, interleaved, until one ends the benchmark (b->fatal); the
+ * manifest is rewritten after each, so a crash keeps what ran. */
+static void bench_runs(struct bench *b)
+{
     if (!lcnctl_json)
-        printf("bench: %d graphs x %lld seeds, %g s each, into %s\n", ng, (long long)seeds, budget,
-               out);
-    struct run *runs = xcalloc((size_t)b.total, sizeof *runs);
-    int nr = 0;
-    for (int64_t s = 0; s < seeds && !b.fatal; s++) {
-        for (int gi = 0; gi < ng && !b.fatal; gi++) {
-            struct run *r = &runs[nr];
-            r->index = nr + 1;
-            r->g = &gs[gi];
-            r->seed = first + s;
+        printf("bench: %d graphs x %lld seeds, %g s each, into %s\n", b->ng, (long long)b->seeds,
+               b->budget, b->out);
+    b->runs = xcalloc((size_t)b->total, sizeof *b->runs);
+    for (int64_t s = 0; s < b->seeds && !b->fatal; s++) {
+        for (int gi = 0; gi < b->ng && !b->fatal; gi++) {
+            struct run *r = &b->runs[b->nr];
+            r->index = b->nr + 1;
+            r->g = &b->gs[gi];
+            r->seed = b->first + s;
             char sn[200];
-            safe_name(gs[gi].name, sn, sizeof sn);
+            safe_name(r->g->name, sn, sizeof sn);
             snprintf(r->base, sizeof r->base, "runs/%s.s%lld", sn, r->seed);
-            one_run(&b, r);
-            nr++;
-            json_array_append_new(runs_json, run_json(r));
-            write_json(manifest_path, manifest); /* a crash keeps what ran */
-            if (!lcnctl_json) {
-                char t[96] = "";
-                if (r->outcome == RUN_OK)
-                    fmt_tuple(t, sizeof t, &r->obj);
-                printf("[%d/%d] %s seed %lld: %s %s%s%s%s\n", r->index, b.total, r->g->name,
-                       r->seed, r->state, outcome_names[r->outcome], t[0] ? " " : "", t,
-                       r->why[0] ? " - " : "");
-                if (r->why[0])
-                    printf("        %s\n", r->why);
-                fflush(stdout);
-            }
+            one_run(b, r);
+            b->nr++;
+            json_array_append_new(b->runs_json, run_json(r));
+            write_json(b->manifest_path, b->manifest);
+            if (!lcnctl_json)
+                print_run(b, r);
         }
     }
+}
 
+/* summary.json, summary.txt and the final manifest; prints the summary.
+ * Returns the exit status. */
+static int bench_finish(struct bench *b)
+{
     char finished[64];
     iso_utc(finished, sizeof finished);
-    json_object_set_new(manifest, "finished_at", json_string(finished));
-    json_object_set_new(manifest, "complete", json_boolean(!b.fatal));
+    json_object_set_new(b->manifest, "finished_at", json_string(finished));
+    json_object_set_new(b->manifest, "complete", json_boolean(!b->fatal));
 
     char *txt_buf = NULL;
     size_t txt_len = 0;
     FILE *txt = open_memstream(&txt_buf, &txt_len);
-    json_t *graphs = summarise(gs, ng, runs, nr, budget, txt);
+    json_t *graphs = summarise(b->gs, b->ng, b->runs, b->nr, b->budget, txt);
     fclose(txt);
     json_t *summary = json_pack("{s:s, s:f, s:O, s:o}", "manifest", "manifest.json", "budget_s",
-                                budget, "runs", runs_json, "graphs", graphs);
-    char *p = path_join(out, "summary.json");
+                                b->budget, "runs", b->runs_json, "graphs", graphs);
+    char *p = path_join(b->out, "summary.json");
     write_json(p, summary);
     free(p);
-    p = path_join(out, "summary.txt");
+    p = path_join(b->out, "summary.txt");
     lcn_write_atomic(p, txt_buf, txt_len, NULL, 0);
     free(p);
-    write_json(manifest_path, manifest);
+    write_json(b->manifest_path, b->manifest);
     if (lcnctl_json) {
         client_print_json(summary);
     } else {
         printf("\n%s", txt_buf);
-        printf("\nmanifest, raw runs and summary in %s/\n", out);
+        printf("\nmanifest, raw runs and summary in %s/\n", b->out);
     }
-    int all_ok = nr == b.total;
-    for (int i = 0; i < nr; i++)
-        all_ok = all_ok && runs[i].outcome == RUN_OK;
-    rc = b.fatal ? b.fatal : all_ok ? LCNCTL_EXIT_OK : LCNCTL_EXIT_NO;
-
     free(txt_buf);
     json_decref(summary);
-    json_decref(manifest);
-    json_decref(version);
-    free(manifest_path);
-    free(runs);
-    lcnhttp_release(&b.h);
-    free_graphs(gs, ng);
+    int all_ok = b->nr == b->total;
+    for (int i = 0; i < b->nr; i++)
+        all_ok = all_ok && b->runs[i].outcome == RUN_OK;
+    return b->fatal ? b->fatal : all_ok ? LCNCTL_EXIT_OK : LCNCTL_EXIT_NO;
+}
+
+static void bench_release(struct bench *b)
+{
+    json_decref(b->manifest);
+    json_decref(b->targets);
+    json_decref(b->ready);
+    json_decref(b->version);
+    free(b->manifest_path);
+    free(b->runs);
+    lcnhttp_release(&b->h);
+    free_graphs(b->gs, b->ng);
+}
+
+static int cmd_bench(const struct lcnctl_cmd *cmd, int argc, char **argv)
+{
+    struct bench_opts o = {0};
+    opts_defaults(bench_table, LCN_ARRAY_LEN(bench_table), &o);
+    char *pos[1];
+    int npos;
+    int rc = lcnctl_parse(cmd, argc, argv, &o, pos, 1, &npos);
+    if (rc == LCNCTL_PARSE_HELP)
+        return LCNCTL_EXIT_OK;
+    if (rc)
+        return rc;
+    if (npos != 1)
+        return lcnctl_usage_error(cmd, "expected one directory of graphs");
+    if (o.stop && !o.target_file)
+        return lcnctl_usage_error(cmd, "--stop-at-target needs --target");
+
+    struct bench b;
+    bench_init(&b, cmd, &o);
+    rc = bench_open(&b, pos[0]);
+    if (rc == 0) {
+        bench_manifest(&b, argc, argv);
+        bench_runs(&b);
+        rc = bench_finish(&b);
+    }
+    bench_release(&b);
     return rc;
 }
 

@@ -119,6 +119,54 @@ static int get_count(struct job_error *e, const json_t *v, const char *field, in
     return 0;
 }
 
+/* Reads a string member of at most max bytes without a NUL character into
+ * a copy the request owns. */
+static int get_text(struct job_error *e, const json_t *v, const char *field, int max, char **out)
+{
+    if (!json_is_string(v))
+        return fail(e, 400, "invalid_field", field, "expected a string, got %s", type_name(v));
+    if (json_string_length(v) > (size_t)max ||
+        strlen(json_string_value(v)) != json_string_length(v))
+        return fail(e, 400, "invalid_field", field, "longer than %d bytes or holds a NUL character",
+                    max);
+    *out = xstrdup(json_string_value(v));
+    return 0;
+}
+
+/* Reads a positive, finite number of seconds up to max (above it: 422). */
+static int get_budget(struct job_error *e, const json_t *v, const char *field, double max,
+                      double *out)
+{
+    if (!json_is_number(v))
+        return fail(e, 400, "invalid_field", field, "expected a number, got %s", type_name(v));
+    double b = json_number_value(v);
+    if (!(b > 0) || !isfinite(b))
+        return fail(e, 400, "invalid_field", field, "%g is not a positive number of seconds", b);
+    if (b > max)
+        return fail(e, 422, "limit_exceeded", field, "%g s exceeds the limit of %g s", b, max);
+    *out = b;
+    return 0;
+}
+
+static int get_bool(struct job_error *e, const json_t *v, const char *field, int *out)
+{
+    if (!json_is_boolean(v))
+        return fail(e, 400, "invalid_field", field, "expected a boolean, got %s", type_name(v));
+    *out = json_is_true(v);
+    return 0;
+}
+
+static int get_backend(struct job_error *e, const json_t *v, const char *field,
+                       enum lcn_backend *out)
+{
+    const char *b = json_string_value(v);
+    if (!b)
+        return fail(e, 400, "invalid_field", field, "expected a string, got %s", type_name(v));
+    if (lcn_backend_parse(b, out))
+        return fail(e, 400, "invalid_field", field, "'%.64s' is not auto, gpu or cpu", b);
+    return 0;
+}
+
 static int parse_solver(struct job_request *req, const json_t *s, struct job_error *e)
 {
     if (!json_is_object(s))
@@ -130,29 +178,89 @@ static int parse_solver(struct job_request *req, const json_t *s, struct job_err
         char field[160];
         snprintf(field, sizeof field, "solver.%.120s", key);
         int rc;
-        if (!strcmp(key, "threads")) {
+        if (!strcmp(key, "threads"))
             rc = get_count(e, v, field, LCN_MAX_THREADS, &req->threads);
-        } else if (!strcmp(key, "replicas")) {
+        else if (!strcmp(key, "replicas"))
             rc = get_count(e, v, field, LCN_MAX_REPLICAS, &req->replicas);
-        } else if (!strcmp(key, "proposal_workers")) {
+        else if (!strcmp(key, "proposal_workers"))
             rc = get_count(e, v, field, LCN_MAX_PROPOSAL_WORKERS, &req->proposal_workers);
-        } else if (!strcmp(key, "tuning")) {
-            if (!json_is_string(v))
-                return fail(e, 400, "invalid_field", field, "expected a string, got %s",
-                            type_name(v));
-            if (json_string_length(v) > JOB_TUNING_MAX ||
-                strlen(json_string_value(v)) != json_string_length(v))
-                return fail(e, 400, "invalid_field", field,
-                            "longer than %d bytes or holds a NUL character", JOB_TUNING_MAX);
-            req->tuning = xstrdup(json_string_value(v));
-            rc = 0;
-        } else {
-            return fail(e, 400, "invalid_field", field, "unknown field");
-        }
+        else if (!strcmp(key, "tuning"))
+            rc = get_text(e, v, field, JOB_TUNING_MAX, &req->tuning);
+        else
+            rc = fail(e, 400, "invalid_field", field, "unknown field");
         if (rc)
             return rc;
     }
     return 0;
+}
+
+/* One top-level member of a request. The graph is only remembered in
+ * *graph: it is read last, after every other member was accepted. */
+static int parse_member(struct job_request *req, const char *key, json_t *v,
+                        const struct job_limits *lim, json_t **graph, struct job_error *e)
+{
+    char field[160];
+    snprintf(field, sizeof field, "%.120s", key);
+    int64_t x;
+    int rc;
+    if (!strcmp(key, "graph")) {
+        *graph = v;
+        return 0;
+    }
+    if (!strcmp(key, "budget_s"))
+        return get_budget(e, v, field, lim->max_budget_s, &req->budget_s);
+    if (!strcmp(key, "seed")) {
+        if ((rc = get_int(e, v, field, 0, JOB_SEED_MAX, &x)))
+            return rc;
+        req->seed = (uint64_t)x;
+        return 0;
+    }
+    if (!strcmp(key, "target_k")) {
+        if (json_is_null(v))
+            return 0;
+        if ((rc = get_int(e, v, field, 0, INT32_MAX, &x)))
+            return rc;
+        req->target_k = (int32_t)x;
+        return 0;
+    }
+    if (!strcmp(key, "stop_at_target"))
+        return get_bool(e, v, field, &req->stop_at_target);
+    if (!strcmp(key, "backend"))
+        return get_backend(e, v, field, &req->backend);
+    if (!strcmp(key, "solver"))
+        return parse_solver(req, v, e);
+    if (!strcmp(key, "name"))
+        return json_is_null(v) ? 0 : get_text(e, v, field, JOB_NAME_MAX, &req->name);
+    return fail(e, 400, "invalid_field", field, "unknown field");
+}
+
+/* The members of the request object, then the rule that spans two of them,
+ * then the graph under the admission limits. */
+static int parse_root(struct job_request *req, json_t *root, const struct job_limits *lim,
+                      struct job_error *e)
+{
+    if (!json_is_object(root))
+        return fail(e, 400, "invalid_field", NULL, "the request must be an object, got %s",
+                    type_name(root));
+    json_t *graph = NULL;
+    const char *key;
+    json_t *v;
+    int rc;
+    json_object_foreach(root, key, v)
+    {
+        if ((rc = parse_member(req, key, v, lim, &graph, e)))
+            return rc;
+    }
+    if (!graph)
+        return fail(e, 400, "invalid_field", "graph", "missing");
+    if (req->stop_at_target && req->target_k < 0)
+        return fail(e, 400, "invalid_field", "stop_at_target", "true without a target_k");
+    struct graphio_limits gl = {lim->max_nodes, lim->max_edges};
+    struct graphio_error ge;
+    rc = graphio_read_json(&req->doc, graph, "graph", &gl, &ge);
+    if (rc)
+        fail(e, rc == LCN_ETOOBIG ? 422 : 400, graphio_api_code(rc), ge.path, "%s", ge.msg);
+    return rc;
 }
 
 int job_request_parse(struct job_request *req, const char *body, size_t len,
@@ -175,110 +283,7 @@ int job_request_parse(struct job_request *req, const char *body, size_t len,
     json_t *root = json_loadb(body, len, JSON_REJECT_DUPLICATES, &je);
     if (!root)
         return fail(e, 400, "bad_json", NULL, "line %d column %d: %s", je.line, je.column, je.text);
-    int rc = 0;
-    json_t *graph = NULL;
-    if (!json_is_object(root)) {
-        rc = fail(e, 400, "invalid_field", NULL, "the request must be an object, got %s",
-                  type_name(root));
-        goto out;
-    }
-    const char *key;
-    json_t *v;
-    json_object_foreach(root, key, v)
-    {
-        int64_t x;
-        char field[160];
-        snprintf(field, sizeof field, "%.120s", key);
-        if (!strcmp(key, "graph")) {
-            graph = v;
-        } else if (!strcmp(key, "budget_s")) {
-            if (!json_is_number(v)) {
-                rc =
-                    fail(e, 400, "invalid_field", field, "expected a number, got %s", type_name(v));
-                goto out;
-            }
-            double b = json_number_value(v);
-            if (!(b > 0) || !isfinite(b)) {
-                rc = fail(e, 400, "invalid_field", field, "%g is not a positive number of seconds",
-                          b);
-                goto out;
-            }
-            if (b > lim->max_budget_s) {
-                rc = fail(e, 422, "limit_exceeded", field, "%g s exceeds the limit of %g s", b,
-                          lim->max_budget_s);
-                goto out;
-            }
-            req->budget_s = b;
-        } else if (!strcmp(key, "seed")) {
-            if ((rc = get_int(e, v, field, 0, JOB_SEED_MAX, &x)))
-                goto out;
-            req->seed = (uint64_t)x;
-        } else if (!strcmp(key, "target_k")) {
-            if (json_is_null(v))
-                continue;
-            if ((rc = get_int(e, v, field, 0, INT32_MAX, &x)))
-                goto out;
-            req->target_k = (int32_t)x;
-        } else if (!strcmp(key, "stop_at_target")) {
-            if (!json_is_boolean(v)) {
-                rc = fail(e, 400, "invalid_field", field, "expected a boolean, got %s",
-                          type_name(v));
-                goto out;
-            }
-            req->stop_at_target = json_is_true(v);
-        } else if (!strcmp(key, "backend")) {
-            const char *b = json_string_value(v);
-            if (!b) {
-                rc =
-                    fail(e, 400, "invalid_field", field, "expected a string, got %s", type_name(v));
-                goto out;
-            }
-            enum lcn_backend k;
-            if (lcn_backend_parse(b, &k)) {
-                rc = fail(e, 400, "invalid_field", field, "'%.64s' is not auto, gpu or cpu", b);
-                goto out;
-            }
-            req->backend = k;
-        } else if (!strcmp(key, "solver")) {
-            if ((rc = parse_solver(req, v, e)))
-                goto out;
-        } else if (!strcmp(key, "name")) {
-            if (json_is_null(v))
-                continue;
-            if (!json_is_string(v)) {
-                rc =
-                    fail(e, 400, "invalid_field", field, "expected a string, got %s", type_name(v));
-                goto out;
-            }
-            if (json_string_length(v) > JOB_NAME_MAX ||
-                strlen(json_string_value(v)) != json_string_length(v)) {
-                rc = fail(e, 400, "invalid_field", field,
-                          "longer than %d bytes or holds a NUL character", JOB_NAME_MAX);
-                goto out;
-            }
-            req->name = xstrdup(json_string_value(v));
-        } else {
-            rc = fail(e, 400, "invalid_field", field, "unknown field");
-            goto out;
-        }
-    }
-    if (!graph) {
-        rc = fail(e, 400, "invalid_field", "graph", "missing");
-        goto out;
-    }
-    if (req->stop_at_target && req->target_k < 0) {
-        rc = fail(e, 400, "invalid_field", "stop_at_target", "true without a target_k");
-        goto out;
-    }
-    struct graphio_limits gl = {lim->max_nodes, lim->max_edges};
-    struct graphio_error ge;
-    rc = graphio_read_json(&req->doc, graph, "graph", &gl, &ge);
-    if (rc) {
-        const char *code = graphio_api_code(rc);
-        fail(e, rc == LCN_ETOOBIG ? 422 : 400, code, ge.path, "%s", ge.msg);
-        goto out;
-    }
-out:
+    int rc = parse_root(req, root, lim, e);
     json_decref(root);
     if (rc) {
         job_request_release(req);
@@ -347,6 +352,49 @@ static json_t *obj_json(const struct lcn_obj *o)
                      (json_int_t)o->Phi, "C", (json_int_t)o->C);
 }
 
+/* The counters of struct engine_telemetry in the order the API lists them
+ * (docs/API.md, "telemetry"). */
+#define TEL(f)                                                                                     \
+    {                                                                                              \
+        .name = #f, .off = offsetof(struct engine_telemetry, f)                                    \
+    }
+static const struct {
+    const char *name;
+    size_t off;
+} tel_counters[] = {
+    TEL(attempted),          TEL(valid),        TEL(evaluated),
+    TEL(selected),           TEL(accepted),     TEL(rejected),
+    TEL(committed),          TEL(best_updates), TEL(exchanges_attempted),
+    TEL(exchanges_accepted), TEL(restarts),     TEL(pair_tests),
+    TEL(recounts),
+};
+#undef TEL
+
+static uint64_t tel_get(const struct engine_telemetry *t, size_t i)
+{
+    return *(const uint64_t *)((const char *)t + tel_counters[i].off);
+}
+
+static void tel_set(struct engine_telemetry *t, size_t i, uint64_t v)
+{
+    *(uint64_t *)((char *)t + tel_counters[i].off) = v;
+}
+
+void job_telemetry_counters_json(json_t *o, const struct engine_telemetry *t)
+{
+    for (size_t i = 0; i < LCN_ARRAY_LEN(tel_counters); i++)
+        json_object_set_new(o, tel_counters[i].name, json_integer((json_int_t)tel_get(t, i)));
+}
+
+static json_t *telemetry_json(const struct engine_telemetry *t)
+{
+    json_t *o = json_object();
+    job_telemetry_counters_json(o, t);
+    json_object_set_new(o, "elapsed_s", secs(t->elapsed_s));
+    json_object_set_new(o, "ops", job_ops_json(t));
+    return o;
+}
+
 json_t *job_status_json(const struct job_status *s, int with_telemetry)
 {
     char id[24];
@@ -386,25 +434,9 @@ json_t *job_status_json(const struct job_status *s, int with_telemetry)
     json_object_set_new(j, "resumes", json_integer(s->resumes));
     json_object_set_new(j, "cancel_requested", json_boolean(s->cancel_requested));
     json_object_set_new(j, "engine_overran", json_boolean(s->engine_overran));
-    if (with_telemetry) {
-        const struct engine_telemetry *t = &s->tel;
-        json_object_set_new(
-            j, "telemetry",
-            !s->has_telemetry
-                ? json_null()
-                : json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, "
-                            "s:o, s:o}",
-                            "attempted", (json_int_t)t->attempted, "valid", (json_int_t)t->valid,
-                            "evaluated", (json_int_t)t->evaluated, "selected",
-                            (json_int_t)t->selected, "accepted", (json_int_t)t->accepted,
-                            "rejected", (json_int_t)t->rejected, "committed",
-                            (json_int_t)t->committed, "best_updates", (json_int_t)t->best_updates,
-                            "exchanges_attempted", (json_int_t)t->exchanges_attempted,
-                            "exchanges_accepted", (json_int_t)t->exchanges_accepted, "restarts",
-                            (json_int_t)t->restarts, "pair_tests", (json_int_t)t->pair_tests,
-                            "recounts", (json_int_t)t->recounts, "elapsed_s", secs(t->elapsed_s),
-                            "ops", job_ops_json(t)));
-    }
+    if (with_telemetry)
+        json_object_set_new(j, "telemetry",
+                            s->has_telemetry ? telemetry_json(&s->tel) : json_null());
     return j;
 }
 
@@ -485,6 +517,31 @@ static int parse_obj(struct lcn_obj *o, const json_t *v)
     return 0;
 }
 
+/* Reads what telemetry_json wrote; *out is untouched unless it returns 0.
+ * Records written before issue 15 have no "ops" (every operator reads 0). */
+static int parse_telemetry(struct engine_telemetry *out, const json_t *t)
+{
+    struct engine_telemetry tl;
+    memset(&tl, 0, sizeof tl);
+    if (!json_is_object(t))
+        return LCN_EPARSE;
+    for (size_t i = 0; i < LCN_ARRAY_LEN(tel_counters); i++) {
+        const json_t *v = json_object_get(t, tel_counters[i].name);
+        if (!json_is_integer(v))
+            return LCN_EPARSE;
+        tel_set(&tl, i, (uint64_t)json_integer_value(v));
+    }
+    const json_t *el = json_object_get(t, "elapsed_s");
+    if (!json_is_number(el))
+        return LCN_EPARSE;
+    tl.elapsed_s = json_number_value(el);
+    const json_t *ops = json_object_get(t, "ops");
+    if (ops && job_ops_parse(&tl, ops) != 0)
+        return LCN_EPARSE;
+    *out = tl;
+    return 0;
+}
+
 int job_status_parse(struct job_status *s, const json_t *j)
 {
     memset(s, 0, sizeof *s);
@@ -542,35 +599,8 @@ int job_status_parse(struct job_status *s, const json_t *j)
     s->engine_overran = json_is_true(json_object_get(j, "engine_overran"));
     const json_t *t = json_object_get(j, "telemetry");
     if (t && !json_is_null(t)) {
-        json_int_t a[13];
-        double el = 0;
-        if (json_unpack((json_t *)t,
-                        "{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:F}",
-                        "attempted", &a[0], "valid", &a[1], "evaluated", &a[2], "selected", &a[3],
-                        "accepted", &a[4], "rejected", &a[5], "committed", &a[6], "best_updates",
-                        &a[7], "exchanges_attempted", &a[8], "exchanges_accepted", &a[9],
-                        "restarts", &a[10], "pair_tests", &a[11], "recounts", &a[12], "elapsed_s",
-                        &el))
+        if (parse_telemetry(&s->tel, t))
             return LCN_EPARSE;
-        struct engine_telemetry *tl = &s->tel;
-        memset(tl->ops, 0, sizeof(tl->ops));
-        const json_t *ops = json_object_get(t, "ops");
-        if (ops && job_ops_parse(tl, ops) != 0)
-            return LCN_EPARSE;
-        tl->attempted = (uint64_t)a[0];
-        tl->valid = (uint64_t)a[1];
-        tl->evaluated = (uint64_t)a[2];
-        tl->selected = (uint64_t)a[3];
-        tl->accepted = (uint64_t)a[4];
-        tl->rejected = (uint64_t)a[5];
-        tl->committed = (uint64_t)a[6];
-        tl->best_updates = (uint64_t)a[7];
-        tl->exchanges_attempted = (uint64_t)a[8];
-        tl->exchanges_accepted = (uint64_t)a[9];
-        tl->restarts = (uint64_t)a[10];
-        tl->pair_tests = (uint64_t)a[11];
-        tl->recounts = (uint64_t)a[12];
-        tl->elapsed_s = el;
         s->has_telemetry = 1;
     }
     return rc ? LCN_EPARSE : 0;

@@ -115,6 +115,11 @@ json_t *job_status_json(const struct job_status *s, int with_telemetry);
  * LCN_EPARSE. */
 int job_status_parse(struct job_status *s, const json_t *j);
 
+/* Sets one integer member of o per counter of t, attempted .. recounts in
+ * the order of struct engine_telemetry (the "telemetry" object of a status
+ * and of `lcnd solve`'s summary share these names). */
+void job_telemetry_counters_json(json_t *o, const struct engine_telemetry *t);
+
 /*
  * The per-operator counters of a telemetry record as a JSON object
  * {name: {tried, valid, accepted, improved}}, one member per operator in

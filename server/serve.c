@@ -7,6 +7,9 @@
  *   config -> log -> token -> state dir + lock -> bind (refuse a
  *   non-loopback address without a token) -> store -> engine probe ->
  *   recovery of stored jobs -> workers -> HTTP -> port file -> READY.
+ * lcnd_serve_main runs configure (config, log) and serve (loop_init,
+ * start, serve_ready, the loop; start_undo after a failed start), then
+ * lcnd_free, the one teardown every exit goes through.
  *
  * Wiring: serve.c owns struct lcnd and is the only module that knows
  * every other one. It gives the job table its hooks (jobs.h: changed,
@@ -169,6 +172,46 @@ static void close_handle(struct lcnd *d, uv_handle_t *h)
     uv_close(h, on_closed_handle);
 }
 
+/* The loop's own handles: every signal and timer of struct lcnd. */
+struct own_handles {
+    uv_signal_t *signals[3];
+    uv_timer_t *timers[6];
+};
+
+static struct own_handles own_handles(struct lcnd *d)
+{
+    return (struct own_handles){
+        {&d->sig_term, &d->sig_int, &d->sig_hup},
+        {&d->t_watchdog, &d->t_status, &d->t_retention, &d->t_heartbeat, &d->t_deadlines,
+         &d->t_shutdown},
+    };
+}
+
+/* Creates the loop and initialises its own handles (none is started). */
+static void loop_init(struct lcnd *d)
+{
+    d->loop = xcalloc(1, sizeof *d->loop);
+    uv_loop_init(d->loop);
+    struct own_handles hs = own_handles(d);
+    for (size_t i = 0; i < LCN_ARRAY_LEN(hs.signals); i++) {
+        uv_signal_init(d->loop, hs.signals[i]);
+        hs.signals[i]->data = d;
+    }
+    for (size_t i = 0; i < LCN_ARRAY_LEN(hs.timers); i++) {
+        uv_timer_init(d->loop, hs.timers[i]);
+        hs.timers[i]->data = d;
+    }
+}
+
+static void close_own_handles(struct lcnd *d)
+{
+    struct own_handles hs = own_handles(d);
+    for (size_t i = 0; i < LCN_ARRAY_LEN(hs.signals); i++)
+        close_handle(d, (uv_handle_t *)hs.signals[i]);
+    for (size_t i = 0; i < LCN_ARRAY_LEN(hs.timers); i++)
+        close_handle(d, (uv_handle_t *)hs.timers[i]);
+}
+
 static void on_http_closed(void *arg)
 {
     struct lcnd *d = arg;
@@ -187,15 +230,7 @@ static void on_http_closed(void *arg)
         log_close();
         _exit(d->exit_code ? d->exit_code : 4);
     }
-    close_handle(d, (uv_handle_t *)&d->sig_term);
-    close_handle(d, (uv_handle_t *)&d->sig_int);
-    close_handle(d, (uv_handle_t *)&d->sig_hup);
-    close_handle(d, (uv_handle_t *)&d->t_watchdog);
-    close_handle(d, (uv_handle_t *)&d->t_status);
-    close_handle(d, (uv_handle_t *)&d->t_retention);
-    close_handle(d, (uv_handle_t *)&d->t_heartbeat);
-    close_handle(d, (uv_handle_t *)&d->t_deadlines);
-    close_handle(d, (uv_handle_t *)&d->t_shutdown);
+    close_own_handles(d);
 }
 
 /* STOP_JOBS -> STOP_HTTP once no run is left and every commit landed, or
@@ -480,8 +515,7 @@ static int start(struct lcnd *d, char *err, size_t errlen)
                  "refusing to listen on non-loopback %s without a token_file "
                  "(set allow_insecure_listen to override)",
                  d->bound);
-        close(d->listen_fd);
-        return LCN_EINVAL;
+        return LCN_EINVAL; /* start_undo closes the socket */
     }
     char path[4200];
     snprintf(path, sizeof path, "%s/jobs.db", d->cfg.state_dir);
@@ -568,88 +602,28 @@ static int start(struct lcnd *d, char *err, size_t errlen)
     return 0;
 }
 
-int lcnd_serve_main(int argc, char **argv)
+/* After start() failed: stops what it started (in the reverse order),
+ * closes the loop's own handles and runs the loop until they are closed. */
+static void start_undo(struct lcnd *d)
 {
-    struct lcnd *d = xcalloc(1, sizeof *d);
-    config_defaults(&d->cfg);
-    int help = 0, print = 0, rc;
-    char err[512] = "";
-    if ((rc = config_parse_args(&d->cfg, argc, argv, &help, &print, err, sizeof err))) {
-        fprintf(stderr, "lcnd serve: %s\n", err);
-        config_release(&d->cfg);
-        free(d);
-        return 2;
+    if (d->http) {
+        http_stop(d->http, lcn_now_ns(), NULL, NULL);
+        d->http = NULL;
+    } else if (d->listen_fd >= 0) {
+        close(d->listen_fd);
     }
-    if (help || print) {
-        if (help)
-            config_write_help(stdout, "lcnd");
-        else
-            config_write(stdout, &d->cfg);
-        config_release(&d->cfg);
-        free(d);
-        return 0;
-    }
-    if (log_open(d->cfg.log_file, d->cfg.log_level)) {
-        fprintf(stderr, "lcnd serve: log_file %s: %s\n", d->cfg.log_file, strerror(errno));
-        config_release(&d->cfg);
-        free(d);
-        return 1;
-    }
-    signal(SIGPIPE, SIG_IGN);
-    if (notify_init() < 0)
-        log_warn("NOTIFY_SOCKET is malformed; systemd notifications are off");
-    d->listen_fd = -1;
-    d->loop = xcalloc(1, sizeof *d->loop);
-    uv_loop_init(d->loop);
-    uv_timer_init(d->loop, &d->t_watchdog);
-    uv_timer_init(d->loop, &d->t_status);
-    uv_timer_init(d->loop, &d->t_retention);
-    uv_timer_init(d->loop, &d->t_heartbeat);
-    uv_timer_init(d->loop, &d->t_deadlines);
-    uv_timer_init(d->loop, &d->t_shutdown);
-    d->t_watchdog.data = d->t_status.data = d->t_retention.data = d->t_heartbeat.data =
-        d->t_deadlines.data = d->t_shutdown.data = d;
-    uv_signal_init(d->loop, &d->sig_term);
-    uv_signal_init(d->loop, &d->sig_int);
-    uv_signal_init(d->loop, &d->sig_hup);
-    d->sig_term.data = d->sig_int.data = d->sig_hup.data = d;
+    if (d->workers_started)
+        worker_pool_release(&d->pool, lcn_now_ns() + 1000000000LL);
+    if (d->sq.started)
+        storeq_close(&d->sq);
+    close_own_handles(d);
+    uv_run(d->loop, UV_RUN_DEFAULT);
+}
 
-    if ((rc = start(d, err, sizeof err))) {
-        log_error("cannot start: %s", err);
-        fprintf(stderr, "lcnd serve: %s\n", err);
-        /* tear down what was started */
-        if (d->http) {
-            http_stop(d->http, lcn_now_ns(), NULL, NULL);
-            d->http = NULL;
-        } else if (d->listen_fd >= 0) {
-            close(d->listen_fd);
-        }
-        if (d->workers_started)
-            worker_pool_release(&d->pool, lcn_now_ns() + 1000000000LL);
-        if (d->sq.started)
-            storeq_close(&d->sq);
-        uv_close((uv_handle_t *)&d->t_watchdog, NULL);
-        uv_close((uv_handle_t *)&d->t_status, NULL);
-        uv_close((uv_handle_t *)&d->t_retention, NULL);
-        uv_close((uv_handle_t *)&d->t_heartbeat, NULL);
-        uv_close((uv_handle_t *)&d->t_deadlines, NULL);
-        uv_close((uv_handle_t *)&d->t_shutdown, NULL);
-        uv_close((uv_handle_t *)&d->sig_term, NULL);
-        uv_close((uv_handle_t *)&d->sig_int, NULL);
-        uv_close((uv_handle_t *)&d->sig_hup, NULL);
-        uv_run(d->loop, UV_RUN_DEFAULT);
-        uv_loop_close(d->loop);
-        free(d->loop);
-        jobs_release(&d->jobs);
-        store_close(d->store);
-        free(d->token);
-        config_release(&d->cfg);
-        notify_release();
-        log_close();
-        free(d);
-        return rc == LCN_EINVAL ? 2 : 1;
-    }
-
+/* After start(): the signals and timers run, the job table gets its first
+ * retention pass and schedule, and systemd hears READY=1. */
+static void serve_ready(struct lcnd *d)
+{
     uv_signal_start(&d->sig_term, on_signal, SIGTERM);
     uv_signal_start(&d->sig_int, on_signal, SIGINT);
     uv_signal_start(&d->sig_hup, on_signal, SIGHUP);
@@ -673,16 +647,67 @@ int lcnd_serve_main(int argc, char **argv)
              d->cfg.state_dir, cpu.all, gpu.all);
     notify_send("READY=1");
     on_status_timer(&d->t_status);
+}
 
+/* The configuration from the command line, then the log. Returns -1 to go
+ * on, or the exit status: 0 after --help or --print-config, 2 after a usage
+ * error, 1 when the log file does not open. */
+static int configure(struct lcnd *d, int argc, char **argv)
+{
+    config_defaults(&d->cfg);
+    int help = 0, print = 0;
+    char err[512] = "";
+    if (config_parse_args(&d->cfg, argc, argv, &help, &print, err, sizeof err)) {
+        fprintf(stderr, "lcnd serve: %s\n", err);
+        return 2;
+    }
+    if (help) {
+        config_write_help(stdout, "lcnd");
+        return 0;
+    }
+    if (print) {
+        config_write(stdout, &d->cfg);
+        return 0;
+    }
+    if (log_open(d->cfg.log_file, d->cfg.log_level)) {
+        fprintf(stderr, "lcnd serve: log_file %s: %s\n", d->cfg.log_file, strerror(errno));
+        return 1;
+    }
+    return -1;
+}
+
+/* Starts the daemon and serves until the shutdown ends the loop. Returns
+ * the exit status. */
+static int serve(struct lcnd *d)
+{
+    signal(SIGPIPE, SIG_IGN);
+    if (notify_init() < 0)
+        log_warn("NOTIFY_SOCKET is malformed; systemd notifications are off");
+    loop_init(d);
+    char err[512] = "";
+    int rc = start(d, err, sizeof err);
+    if (rc) {
+        log_error("cannot start: %s", err);
+        fprintf(stderr, "lcnd serve: %s\n", err);
+        start_undo(d);
+        return rc == LCN_EINVAL ? 2 : 1;
+    }
+    serve_ready(d);
     uv_run(d->loop, UV_RUN_DEFAULT);
-
-    rc = d->exit_code;
 #ifdef LCN_HAVE_CUDA
     engines_gpu_close();
 #endif
-    log_info("stopped (exit status %d)", rc);
-    uv_loop_close(d->loop);
-    free(d->loop);
+    log_info("stopped (exit status %d)", d->exit_code);
+    return d->exit_code;
+}
+
+/* What configure and serve left; every member may be unset. */
+static void lcnd_free(struct lcnd *d)
+{
+    if (d->loop) {
+        uv_loop_close(d->loop);
+        free(d->loop);
+    }
     jobs_release(&d->jobs);
     store_close(d->store);
     free(d->token);
@@ -690,5 +715,15 @@ int lcnd_serve_main(int argc, char **argv)
     notify_release();
     log_close();
     free(d);
-    return rc;
+}
+
+int lcnd_serve_main(int argc, char **argv)
+{
+    struct lcnd *d = xcalloc(1, sizeof *d);
+    d->listen_fd = -1;
+    int status = configure(d, argc, argv);
+    if (status < 0)
+        status = serve(d);
+    lcnd_free(d);
+    return status;
 }

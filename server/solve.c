@@ -205,19 +205,7 @@ static void print_ops(const struct engine_telemetry *t)
 static json_t *telemetry_json(const struct engine_telemetry *t)
 {
     json_t *o = json_object();
-    json_object_set_new(o, "attempted", json_integer((json_int_t)t->attempted));
-    json_object_set_new(o, "valid", json_integer((json_int_t)t->valid));
-    json_object_set_new(o, "evaluated", json_integer((json_int_t)t->evaluated));
-    json_object_set_new(o, "selected", json_integer((json_int_t)t->selected));
-    json_object_set_new(o, "accepted", json_integer((json_int_t)t->accepted));
-    json_object_set_new(o, "rejected", json_integer((json_int_t)t->rejected));
-    json_object_set_new(o, "committed", json_integer((json_int_t)t->committed));
-    json_object_set_new(o, "best_updates", json_integer((json_int_t)t->best_updates));
-    json_object_set_new(o, "exchanges_attempted", json_integer((json_int_t)t->exchanges_attempted));
-    json_object_set_new(o, "exchanges_accepted", json_integer((json_int_t)t->exchanges_accepted));
-    json_object_set_new(o, "restarts", json_integer((json_int_t)t->restarts));
-    json_object_set_new(o, "pair_tests", json_integer((json_int_t)t->pair_tests));
-    json_object_set_new(o, "recounts", json_integer((json_int_t)t->recounts));
+    job_telemetry_counters_json(o, t);
     json_object_set_new(o, "elapsed_s", json_real(t->elapsed_s));
     json_object_set_new(o, "attempted_per_s",
                         json_real(t->elapsed_s > 0 ? (double)t->attempted / t->elapsed_s : 0));
@@ -227,127 +215,165 @@ static json_t *telemetry_json(const struct engine_telemetry *t)
     return o;
 }
 
-int solve_main(int argc, char **argv)
+/* The JSON summary printed on stdout after the layout was written. */
+static json_t *summary_json(const struct solve_opts *o, const struct graphio_doc *doc,
+                            const struct engine_result *res)
 {
-    struct solve_opts o;
-    int rc = parse_opts(argc, argv, &o);
-    if (rc)
-        return rc < 0 ? 0 : rc;
+    json_t *sum = json_object();
+    json_object_set_new(sum, "graph", json_string(o->graph));
+    json_object_set_new(sum, "n", json_integer(doc->g.n));
+    json_object_set_new(sum, "m", json_integer(doc->g.m));
+    json_object_set_new(sum, "backend", json_string(res->backend));
+    json_object_set_new(sum, "backend_requested", json_string(lcn_backend_name(o->backend)));
+    json_object_set_new(sum, "evaluator", json_string(res->evaluator));
+    json_object_set_new(sum, "seed", json_integer((json_int_t)o->seed));
+    json_object_set_new(sum, "threads", json_integer(res->threads));
+    json_object_set_new(sum, "replicas", json_integer(res->replicas));
+    json_object_set_new(sum, "proposal_workers", json_integer(res->proposal_workers));
+    json_object_set_new(sum, "budget_s", json_real(o->budget_s));
+    json_object_set_new(sum, "elapsed_s", json_real(res->elapsed_s));
+    json_object_set_new(sum, "stop", json_string(engine_stop_name(res->stop)));
+    json_object_set_new(sum, "best", graphio_obj_json(&res->best));
+    json_object_set_new(sum, "balance_ratio", json_real(obj_balance_ratio(&res->best, doc->g.m)));
+    json_object_set_new(sum, "target_k",
+                        o->target_k >= 0 ? json_integer(o->target_k) : json_null());
+    json_object_set_new(sum, "time_to_target_s",
+                        res->time_to_target_s >= 0 ? json_real(res->time_to_target_s)
+                                                   : json_null());
+    json_object_set_new(sum, "telemetry", telemetry_json(&res->tel));
+    json_object_set_new(sum, "out", json_string(o->out));
+    return sum;
+}
 
-    struct graphio_doc doc;
-    struct graphio_error gerr;
-    int64_t t_start = lcn_now_ns();
-    if (graphio_read_file(&doc, o.graph, NULL, &gerr) != 0) {
-        char msg[600];
-        graphio_error_format(&gerr, msg, sizeof(msg));
-        fprintf(stderr, "lcnd solve: %s: %s\n", o.graph, msg);
-        return EXIT_USAGE;
-    }
-    enum lcn_backend resolved;
-    if (engines_resolve(o.backend, &resolved) != 0) {
-        fprintf(stderr, "lcnd solve: --backend %s: this build has no usable GPU engine\n",
-                lcn_backend_name(o.backend));
-        graphio_release(&doc);
-        return EXIT_USAGE;
-    }
+/* ---- the run ------------------------------------------------------------ */
 
-    struct progress pr = {.quiet = o.quiet, .budget_s = o.budget_s, .stage = ""};
-    struct engine_params p;
-    engine_params_default(&p);
-    p.seed = o.seed;
-    p.threads = o.threads;
-    p.replicas = o.replicas;
-    p.proposal_workers = o.workers;
-    p.target_k = o.target_k;
-    p.stop_at_target = o.stop_at_target;
-    p.start_ns = t_start;
-    p.deadline_ns = t_start + (int64_t)(o.budget_s * 1e9);
-    p.cancel = &cancel_flag;
-    p.move_limit = o.move_limit;
-    p.tuning = o.tuning;
-    p.caller_validations = 1; /* the check below, before the file is written */
-    p.init = doc.pts;
-    p.has_xy = doc.has_xy;
-    p.on_progress = on_progress;
-    p.on_telemetry = on_telemetry;
-    p.ctx = &pr;
-    if (o.move_limit > 0 && !o.budget_given) /* the limit, not a clock, ends the run */
-        p.deadline_ns = t_start + (int64_t)(o.budget_s = 1e6) * 1000000000;
+static void report_graphio(const char *path, const struct graphio_error *e)
+{
+    char msg[600];
+    graphio_error_format(e, msg, sizeof(msg));
+    fprintf(stderr, "lcnd solve: %s: %s\n", path, msg);
+}
 
+/* The engine's parameters from the options; progress goes to pr. May set
+ * o->budget_s (a move limit without a budget runs on a far deadline). */
+static void params_from_opts(struct engine_params *p, struct solve_opts *o,
+                             const struct graphio_doc *doc, int64_t t_start, struct progress *pr)
+{
+    engine_params_default(p);
+    p->seed = o->seed;
+    p->threads = o->threads;
+    p->replicas = o->replicas;
+    p->proposal_workers = o->workers;
+    p->target_k = o->target_k;
+    p->stop_at_target = o->stop_at_target;
+    p->start_ns = t_start;
+    p->deadline_ns = t_start + (int64_t)(o->budget_s * 1e9);
+    p->cancel = &cancel_flag;
+    p->move_limit = o->move_limit;
+    p->tuning = o->tuning;
+    p->caller_validations = 1; /* write_layout's check, before the file is written */
+    p->init = doc->pts;
+    p->has_xy = doc->has_xy;
+    p->on_progress = on_progress;
+    p->on_telemetry = on_telemetry;
+    p->ctx = pr;
+    if (o->move_limit > 0 && !o->budget_given) /* the limit, not a clock, ends the run */
+        p->deadline_ns = t_start + (int64_t)(o->budget_s = 1e6) * 1000000000;
+}
+
+static void catch_signals(void)
+{
     struct sigaction sa;
     memset(&sa, 0, sizeof(sa));
     sa.sa_handler = on_signal;
     sigemptyset(&sa.sa_mask);
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
+}
 
-    struct engine_result res;
-    rc = engines_run(o.backend, &doc.g, &p, &res);
-    if (rc) {
-        fprintf(stderr, "lcnd solve: %s: engine failed: %s%s\n", o.graph, lcn_strerror(rc),
-                rc == LCN_EINVAL ? " (a bad --tuning value, or no valid layout of the graph fits "
-                                   "in its bounds)"
-                                 : "");
-        graphio_release(&doc);
-        return rc == LCN_EINVAL ? EXIT_USAGE : EXIT_RUN;
-    }
-    if (!o.quiet && pr.have)
-        print_line(&pr, res.elapsed_s);
-    if (!o.quiet)
-        print_ops(&res.tel);
-
-    /* the oracle, once more, on exactly what is about to be written */
+/* The oracle, once more, on exactly what is about to be written, then the
+ * file. Returns 0 or EXIT_RUN (after a message). */
+static int write_layout(const struct solve_opts *o, const struct graphio_doc *doc,
+                        const struct engine_result *res)
+{
     char diag[256];
-    if (validate_claim(&doc.g, res.layout, &res.best, NULL, NULL, diag, sizeof(diag)) != 0) {
-        fprintf(stderr, "lcnd solve: internal error: the oracle rejected the engine's layout (%s); "
-                        "nothing written\n", diag);
-        engine_result_release(&res);
-        graphio_release(&doc);
+    if (validate_claim(&doc->g, res->layout, &res->best, NULL, NULL, diag, sizeof(diag)) != 0) {
+        fprintf(stderr,
+                "lcnd solve: internal error: the oracle rejected the engine's layout (%s); "
+                "nothing written\n",
+                diag);
         return EXIT_RUN;
     }
     json_t *lcn = json_object();
-    json_object_set_new(lcn, "best", graphio_obj_json(&res.best));
-    json_object_set_new(lcn, "backend", json_string(res.backend));
-    json_object_set_new(lcn, "seed", json_integer((json_int_t)o.seed));
-    json_t *outdoc = graphio_layout_json(&doc, res.layout, lcn);
-    if (graphio_write_file(outdoc, o.out, 0, &gerr) != 0) {
-        char msg[600];
-        graphio_error_format(&gerr, msg, sizeof(msg));
-        fprintf(stderr, "lcnd solve: %s: %s\n", o.out, msg);
-        json_decref(outdoc);
-        engine_result_release(&res);
-        graphio_release(&doc);
+    json_object_set_new(lcn, "best", graphio_obj_json(&res->best));
+    json_object_set_new(lcn, "backend", json_string(res->backend));
+    json_object_set_new(lcn, "seed", json_integer((json_int_t)o->seed));
+    json_t *outdoc = graphio_layout_json(doc, res->layout, lcn);
+    struct graphio_error gerr;
+    int rc = graphio_write_file(outdoc, o->out, 0, &gerr);
+    json_decref(outdoc);
+    if (rc != 0) {
+        report_graphio(o->out, &gerr);
         return EXIT_RUN;
     }
-    json_decref(outdoc);
-
-    json_t *sum = json_object();
-    json_object_set_new(sum, "graph", json_string(o.graph));
-    json_object_set_new(sum, "n", json_integer(doc.g.n));
-    json_object_set_new(sum, "m", json_integer(doc.g.m));
-    json_object_set_new(sum, "backend", json_string(res.backend));
-    json_object_set_new(sum, "backend_requested", json_string(lcn_backend_name(o.backend)));
-    json_object_set_new(sum, "evaluator", json_string(res.evaluator));
-    json_object_set_new(sum, "seed", json_integer((json_int_t)o.seed));
-    json_object_set_new(sum, "threads", json_integer(res.threads));
-    json_object_set_new(sum, "replicas", json_integer(res.replicas));
-    json_object_set_new(sum, "proposal_workers", json_integer(res.proposal_workers));
-    json_object_set_new(sum, "budget_s", json_real(o.budget_s));
-    json_object_set_new(sum, "elapsed_s", json_real(res.elapsed_s));
-    json_object_set_new(sum, "stop", json_string(engine_stop_name(res.stop)));
-    json_object_set_new(sum, "best", graphio_obj_json(&res.best));
-    json_object_set_new(sum, "balance_ratio", json_real(obj_balance_ratio(&res.best, doc.g.m)));
-    json_object_set_new(sum, "target_k", o.target_k >= 0 ? json_integer(o.target_k) : json_null());
-    json_object_set_new(sum, "time_to_target_s",
-                        res.time_to_target_s >= 0 ? json_real(res.time_to_target_s) : json_null());
-    json_object_set_new(sum, "telemetry", telemetry_json(&res.tel));
-    json_object_set_new(sum, "out", json_string(o.out));
-    char *text = json_dumps(sum, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
-    printf("%s\n", text);
-    fflush(stdout);
-    free(text);
-    json_decref(sum);
-    engine_result_release(&res);
-    graphio_release(&doc);
     return 0;
+}
+
+/* Runs the engine on the graph read, writes the checked layout and prints
+ * the summary. Returns the exit status. */
+static int solve_graph(struct solve_opts *o, const struct graphio_doc *doc, int64_t t_start)
+{
+    enum lcn_backend resolved;
+    if (engines_resolve(o->backend, &resolved) != 0) {
+        fprintf(stderr, "lcnd solve: --backend %s: this build has no usable GPU engine\n",
+                lcn_backend_name(o->backend));
+        return EXIT_USAGE;
+    }
+    struct progress pr = {.quiet = o->quiet, .budget_s = o->budget_s, .stage = ""};
+    struct engine_params p;
+    params_from_opts(&p, o, doc, t_start, &pr);
+    catch_signals();
+
+    struct engine_result res;
+    int rc = engines_run(o->backend, &doc->g, &p, &res);
+    if (rc) {
+        fprintf(stderr, "lcnd solve: %s: engine failed: %s%s\n", o->graph, lcn_strerror(rc),
+                rc == LCN_EINVAL ? " (a bad --tuning value, or no valid layout of the graph fits "
+                                   "in its bounds)"
+                                 : "");
+        return rc == LCN_EINVAL ? EXIT_USAGE : EXIT_RUN;
+    }
+    if (!o->quiet && pr.have)
+        print_line(&pr, res.elapsed_s);
+    if (!o->quiet)
+        print_ops(&res.tel);
+    rc = write_layout(o, doc, &res);
+    if (rc == 0) {
+        json_t *sum = summary_json(o, doc, &res);
+        char *text = json_dumps(sum, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+        printf("%s\n", text);
+        fflush(stdout);
+        free(text);
+        json_decref(sum);
+    }
+    engine_result_release(&res);
+    return rc;
+}
+
+int solve_main(int argc, char **argv)
+{
+    struct solve_opts o;
+    int rc = parse_opts(argc, argv, &o);
+    if (rc)
+        return rc < 0 ? 0 : rc;
+    struct graphio_doc doc;
+    struct graphio_error gerr;
+    int64_t t_start = lcn_now_ns();
+    if (graphio_read_file(&doc, o.graph, NULL, &gerr) != 0) {
+        report_graphio(o.graph, &gerr);
+        return EXIT_USAGE;
+    }
+    rc = solve_graph(&o, &doc, t_start);
+    graphio_release(&doc);
+    return rc;
 }
