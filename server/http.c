@@ -121,16 +121,6 @@ struct http_req {
 
 /* ---------------------------------------------------------------- listen */
 
-static void fmt(char *err, size_t errlen, const char *f, ...)
-{
-    if (!err || !errlen)
-        return;
-    va_list ap;
-    va_start(ap, f);
-    vsnprintf(err, errlen, f, ap);
-    va_end(ap);
-}
-
 static int addr_is_loopback(const struct sockaddr *sa)
 {
     if (sa->sa_family == AF_INET) {
@@ -156,7 +146,7 @@ int http_listen(const char *hostport, int *fd, char *bound, size_t boundlen, int
     if (hostport[0] == '[') {
         const char *close = strchr(hostport, ']');
         if (!close || close[1] != ':' || (size_t)(close - hostport - 1) >= sizeof host) {
-            fmt(err, errlen, "listen: '%s' is not [ADDR]:PORT", hostport);
+            lcn_errmsg(err, errlen, "listen: '%s' is not [ADDR]:PORT", hostport);
             return LCN_EINVAL;
         }
         memcpy(host, hostport + 1, (size_t)(close - hostport - 1));
@@ -165,7 +155,7 @@ int http_listen(const char *hostport, int *fd, char *bound, size_t boundlen, int
     } else {
         colon = strrchr(hostport, ':');
         if (!colon || (size_t)(colon - hostport) >= sizeof host || colon == hostport) {
-            fmt(err, errlen, "listen: '%s' is not HOST:PORT", hostport);
+            lcn_errmsg(err, errlen, "listen: '%s' is not HOST:PORT", hostport);
             return LCN_EINVAL;
         }
         memcpy(host, hostport, (size_t)(colon - hostport));
@@ -174,7 +164,7 @@ int http_listen(const char *hostport, int *fd, char *bound, size_t boundlen, int
     char *end;
     long p = strtol(colon + 1, &end, 10);
     if (!colon[1] || *end || p < 0 || p > 65535) {
-        fmt(err, errlen, "listen: bad port in '%s'", hostport);
+        lcn_errmsg(err, errlen, "listen: bad port in '%s'", hostport);
         return LCN_EINVAL;
     }
     snprintf(port, sizeof port, "%ld", p);
@@ -184,7 +174,7 @@ int http_listen(const char *hostport, int *fd, char *bound, size_t boundlen, int
     hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
     int gai = getaddrinfo(host, port, &hints, &res);
     if (gai) {
-        fmt(err, errlen, "listen: %s: %s", host, gai_strerror(gai));
+        lcn_errmsg(err, errlen, "listen: %s: %s", host, gai_strerror(gai));
         return LCN_EINVAL;
     }
     int rc = LCN_EIO, s = -1;
@@ -208,7 +198,7 @@ int http_listen(const char *hostport, int *fd, char *bound, size_t boundlen, int
     }
     freeaddrinfo(res);
     if (rc) {
-        fmt(err, errlen, "listen on %s: %s", hostport, why);
+        lcn_errmsg(err, errlen, "listen on %s: %s", hostport, why);
         return rc;
     }
     struct sockaddr_storage ss;
@@ -1117,14 +1107,14 @@ int http_start(struct http_server **out, uv_loop_t *loop, const struct http_conf
         cfg->max_connections_per_ip, MHD_OPTION_CONNECTION_TIMEOUT, cfg->connection_timeout_s,
         MHD_OPTION_END);
     if (!s->d) {
-        fmt(err, errlen, "cannot start the HTTP server (libmicrohttpd)");
+        lcn_errmsg(err, errlen, "cannot start the HTTP server (libmicrohttpd)");
         free(s->token);
         free(s);
         return LCN_EIO;
     }
     const union MHD_DaemonInfo *info = MHD_get_daemon_info(s->d, MHD_DAEMON_INFO_EPOLL_FD);
     if (!info) {
-        fmt(err, errlen, "libmicrohttpd has no epoll descriptor");
+        lcn_errmsg(err, errlen, "libmicrohttpd has no epoll descriptor");
         MHD_stop_daemon(s->d);
         free(s->token);
         free(s);
