@@ -37,6 +37,18 @@ int64_t lcn_wall_ms(void);
 #define LCN_MAX(a, b)    ((a) > (b) ? (a) : (b))
 #define LCN_ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
 
+/* -1, 0 or 1 as the key (a1, a2, a3) sorts before, equal to or after
+ * (b1, b2, b3), the first members deciding first: the answer of a qsort
+ * comparator for records sorted by three integers. */
+static inline int lcn_cmp3(int64_t a1, int64_t a2, int64_t a3, int64_t b1, int64_t b2, int64_t b3)
+{
+    if (a1 != b1)
+        return a1 < b1 ? -1 : 1;
+    if (a2 != b2)
+        return a2 < b2 ? -1 : 1;
+    return (a3 > b3) - (a3 < b3);
+}
+
 /* Unlinks x from an intrusive doubly linked list whose first element is
  * `head`, through x's link fields `prev` and `next` (left as they were). */
 #define LCN_DLIST_UNLINK(head, x, prev, next)                                                     \
