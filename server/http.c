@@ -317,27 +317,14 @@ static void wait_begin(struct http_server *s, struct http_conn *k, int64_t now)
         return;
     k->since_ns = now;
     k->waiting = 1;
-    k->wnext = NULL;
-    k->wprev = s->wait_tail;
-    if (s->wait_tail)
-        s->wait_tail->wnext = k;
-    else
-        s->wait_head = k;
-    s->wait_tail = k;
+    LCN_QUEUE_PUSH_BACK(s->wait_head, s->wait_tail, k, wprev, wnext);
 }
 
 static void wait_end(struct http_server *s, struct http_conn *k)
 {
     if (!k->waiting)
         return;
-    if (k->wprev)
-        k->wprev->wnext = k->wnext;
-    else
-        s->wait_head = k->wnext;
-    if (k->wnext)
-        k->wnext->wprev = k->wprev;
-    else
-        s->wait_tail = k->wprev;
+    LCN_QUEUE_UNLINK(s->wait_head, s->wait_tail, k, wprev, wnext);
     k->wprev = k->wnext = NULL;
     k->waiting = 0;
 }
@@ -372,10 +359,7 @@ static void on_connection(void *cls, struct MHD_Connection *c, void **socket_con
         k = xcalloc(1, sizeof *k);
         k->c = c;
         wait_begin(s, k, lcn_now_ns());
-        k->next = s->conns;
-        if (s->conns)
-            s->conns->prev = k;
-        s->conns = k;
+        LCN_DLIST_PUSH(s->conns, k, prev, next);
         s->n_conns++;
         *socket_context = k;
         /* with eviction the limit is a passing state while older
@@ -515,11 +499,7 @@ static void susp_add(struct http_req *r)
 {
     struct http_server *s = r->s;
     r->suspended = 1;
-    r->sprev = NULL;
-    r->snext = s->susp;
-    if (s->susp)
-        s->susp->sprev = r;
-    s->susp = r;
+    LCN_DLIST_PUSH(s->susp, r, sprev, snext);
     s->n_susp++;
 }
 
@@ -928,10 +908,7 @@ static enum MHD_Result on_access(void *cls, struct MHD_Connection *c, const char
         r->received_ns = lcn_now_ns();
         snprintf(r->method, sizeof r->method, "%s", method);
         r->path = xstrdup(url);
-        r->lnext = s->live;
-        if (s->live)
-            s->live->lprev = r;
-        s->live = r;
+        LCN_DLIST_PUSH(s->live, r, lprev, lnext);
         s->n_live++;
         *con_cls = r;
         struct http_conn *k = conn_of(c);
