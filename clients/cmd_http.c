@@ -51,6 +51,26 @@ static int parse_id(const struct lcnctl_cmd *cmd, int argc, char **argv, void *o
     return check_id(cmd, *id);
 }
 
+/* get and cancel: one job id, then METHOD /jobs/ID, which answers with the
+ * job's status. Returns 0 with *st set (NULL after --help: nothing more to
+ * do), else the exit status after reporting. */
+static int job_call(const struct lcnctl_cmd *cmd, int argc, char **argv, const char *method,
+                    char **id, json_t **st)
+{
+    *st = NULL;
+    int rc = parse_id(cmd, argc, argv, NULL, id);
+    if (rc)
+        return lcnctl_parse_exit(rc);
+    struct lcnhttp h;
+    if ((rc = client_connect(cmd, &h)))
+        return rc;
+    char *path = client_job_path(*id, "");
+    rc = client_call(cmd, &h, method, path, NULL, st);
+    free(path);
+    lcnhttp_release(&h);
+    return rc;
+}
+
 /* Follows a job and prints its end; returns the exit status. */
 static int follow(const struct lcnctl_cmd *cmd, struct lcnhttp *h, const char *id,
                   enum watch_display display, int poll_only, const char *render,
@@ -145,49 +165,32 @@ static int cmd_submit(const struct lcnctl_cmd *cmd, int argc, char **argv)
     char *pos[1];
     int npos;
     int rc = lcnctl_parse(cmd, argc, argv, &o, pos, 1, &npos);
-    double budget = o.budget;
-    int64_t seed = o.seed, target = o.target;
-    int seen_budget = o.seen_budget, seen_seed = o.seen_seed, seen_target = o.seen_target;
-    int stop = o.stop, wait = o.wait, poll = o.poll;
-    int seen_backend = o.seen_backend;
-    enum lcn_backend backend = o.backend;
-    const char *name = o.name, *render = o.render;
-    if (rc == LCNCTL_PARSE_HELP)
-        return LCNCTL_EXIT_OK;
     if (rc)
-        return rc;
+        return lcnctl_parse_exit(rc);
     if (npos != 1)
         return lcnctl_usage_error(cmd, "expected one graph file");
-    if (stop && !seen_target)
+    if (o.stop && !o.seen_target)
         return lcnctl_usage_error(cmd, "--stop-at-target needs --target-k");
-    if ((render || poll) && !wait)
+    if ((o.render || o.poll) && !o.wait)
         return lcnctl_usage_error(cmd, "--render and --poll apply with --wait");
 
     struct graphio_doc d;
-    struct graphio_error e;
-    if (graphio_read_file(&d, pos[0], NULL, &e) != 0) {
-        char msg[600];
-        graphio_error_format(&e, msg, sizeof msg);
-        if (e.err == LCN_EIO)
-            lcnctl_errorf(cmd, "%s", msg);
-        else
-            lcnctl_errorf(cmd, "%s: %s", pos[0], msg);
-        return LCNCTL_EXIT_USAGE;
-    }
+    if ((rc = lcnctl_read_graph(cmd, &d, pos[0])))
+        return rc;
     json_t *req = json_pack("{s:O}", "graph", d.root);
     graphio_release(&d);
-    if (seen_budget)
-        json_object_set_new(req, "budget_s", json_real(budget));
-    if (seen_seed)
-        json_object_set_new(req, "seed", json_integer(seed));
-    if (seen_target)
-        json_object_set_new(req, "target_k", json_integer(target));
-    if (stop)
+    if (o.seen_budget)
+        json_object_set_new(req, "budget_s", json_real(o.budget));
+    if (o.seen_seed)
+        json_object_set_new(req, "seed", json_integer(o.seed));
+    if (o.seen_target)
+        json_object_set_new(req, "target_k", json_integer(o.target));
+    if (o.stop)
         json_object_set_new(req, "stop_at_target", json_true());
-    if (seen_backend)
-        json_object_set_new(req, "backend", json_string(lcn_backend_name(backend)));
-    if (name)
-        json_object_set_new(req, "name", json_string(name));
+    if (o.seen_backend)
+        json_object_set_new(req, "backend", json_string(lcn_backend_name(o.backend)));
+    if (o.name)
+        json_object_set_new(req, "name", json_string(o.name));
 
     struct lcnhttp h;
     if ((rc = client_connect(cmd, &h))) {
@@ -208,7 +211,7 @@ static int cmd_submit(const struct lcnctl_cmd *cmd, int argc, char **argv)
         lcnhttp_release(&h);
         return LCNCTL_EXIT_REFUSED;
     }
-    if (!wait) {
+    if (!o.wait) {
         if (lcnctl_json)
             client_print_json(created);
         else
@@ -216,8 +219,8 @@ static int cmd_submit(const struct lcnctl_cmd *cmd, int argc, char **argv)
         rc = LCNCTL_EXIT_OK;
     } else {
         char *idc = xstrdup(id);
-        rc = follow(cmd, &h, idc, lcnctl_json ? WATCH_QUIET : watch_default_display(), poll, render,
-                    0);
+        rc = follow(cmd, &h, idc, lcnctl_json ? WATCH_QUIET : watch_default_display(), o.poll,
+                    o.render, 0);
         free(idc);
     }
     json_decref(created);
@@ -256,23 +259,26 @@ static const struct opt watch_table[] = {
             "daemon publishes, and at the end; see `lcnctl render`)"),
 };
 
-static int cmd_watch(const struct lcnctl_cmd *cmd, int argc, char **argv)
+/* watch and wait: one job id, followed to its end; quiet (wait) draws
+ * nothing, else the display depends on the options and the terminal. */
+static int follow_cmd(const struct lcnctl_cmd *cmd, int argc, char **argv, int quiet)
 {
     struct follow_opts o = {NULL, 0};
     char *id;
     int rc = parse_id(cmd, argc, argv, &o, &id);
-    const char *render = o.render;
-    int poll = o.poll;
-    if (rc == LCNCTL_PARSE_HELP)
-        return LCNCTL_EXIT_OK;
     if (rc)
-        return rc;
+        return lcnctl_parse_exit(rc);
     struct lcnhttp h;
     if ((rc = client_connect(cmd, &h)))
         return rc;
-    rc = follow(cmd, &h, id, watch_default_display(), poll, render, 0);
+    rc = follow(cmd, &h, id, quiet ? WATCH_QUIET : watch_default_display(), o.poll, o.render, 0);
     lcnhttp_release(&h);
     return rc;
+}
+
+static int cmd_watch(const struct lcnctl_cmd *cmd, int argc, char **argv)
+{
+    return follow_cmd(cmd, argc, argv, 0);
 }
 
 static const char wait_usage[] =
@@ -283,20 +289,7 @@ static const char wait_usage[] =
 
 static int cmd_wait(const struct lcnctl_cmd *cmd, int argc, char **argv)
 {
-    struct follow_opts o = {NULL, 0};
-    char *id;
-    int rc = parse_id(cmd, argc, argv, &o, &id);
-    int poll = o.poll;
-    if (rc == LCNCTL_PARSE_HELP)
-        return LCNCTL_EXIT_OK;
-    if (rc)
-        return rc;
-    struct lcnhttp h;
-    if ((rc = client_connect(cmd, &h)))
-        return rc;
-    rc = follow(cmd, &h, id, WATCH_QUIET, poll, NULL, 0);
-    lcnhttp_release(&h);
-    return rc;
+    return follow_cmd(cmd, argc, argv, 1);
 }
 
 /* ------------------------------------------------------------ get */
@@ -402,27 +395,16 @@ static void print_status(const json_t *st)
 static int cmd_get(const struct lcnctl_cmd *cmd, int argc, char **argv)
 {
     char *id;
-    int rc = parse_id(cmd, argc, argv, NULL, &id);
-    if (rc == LCNCTL_PARSE_HELP)
-        return LCNCTL_EXIT_OK;
-    if (rc)
-        return rc;
-    struct lcnhttp h;
-    if ((rc = client_connect(cmd, &h)))
-        return rc;
-    char *path = client_job_path(id, "");
     json_t *st;
-    rc = client_call(cmd, &h, "GET", path, NULL, &st);
-    free(path);
-    if (rc == 0) {
-        if (lcnctl_json)
-            client_print_json(st);
-        else
-            print_status(st);
-        json_decref(st);
-    }
-    lcnhttp_release(&h);
-    return rc;
+    int rc = job_call(cmd, argc, argv, "GET", &id, &st);
+    if (rc || !st)
+        return rc;
+    if (lcnctl_json)
+        client_print_json(st);
+    else
+        print_status(st);
+    json_decref(st);
+    return LCNCTL_EXIT_OK;
 }
 
 /* ------------------------------------------------------------ solution */
@@ -473,10 +455,8 @@ static int cmd_solution(const struct lcnctl_cmd *cmd, int argc, char **argv)
     char *id;
     int rc = parse_id(cmd, argc, argv, &so, &id);
     const char *out = so.out;
-    if (rc == LCNCTL_PARSE_HELP)
-        return LCNCTL_EXIT_OK;
     if (rc)
-        return rc;
+        return lcnctl_parse_exit(rc);
     if (out && strcmp(out, "-") == 0)
         out = NULL;
     struct lcnhttp h;
@@ -554,34 +534,23 @@ static const char cancel_exit_status[] =
 static int cmd_cancel(const struct lcnctl_cmd *cmd, int argc, char **argv)
 {
     char *id;
-    int rc = parse_id(cmd, argc, argv, NULL, &id);
-    if (rc == LCNCTL_PARSE_HELP)
-        return LCNCTL_EXIT_OK;
-    if (rc)
-        return rc;
-    struct lcnhttp h;
-    if ((rc = client_connect(cmd, &h)))
-        return rc;
-    char *path = client_job_path(id, "");
     json_t *st;
-    rc = client_call(cmd, &h, "DELETE", path, NULL, &st);
-    free(path);
-    if (rc == 0) {
-        if (lcnctl_json) {
-            client_print_json(st);
-        } else {
-            const char *state = or_dash(client_str(st, "state"));
-            if (strcmp(state, "cancelled") == 0)
-                printf("%s: cancelled\n", id);
-            else if (client_state_terminal(state))
-                printf("%s: already %s, nothing to cancel\n", id, state);
-            else
-                printf("%s: cancelling (%s)\n", id, state);
-        }
-        json_decref(st);
+    int rc = job_call(cmd, argc, argv, "DELETE", &id, &st);
+    if (rc || !st)
+        return rc;
+    if (lcnctl_json) {
+        client_print_json(st);
+    } else {
+        const char *state = or_dash(client_str(st, "state"));
+        if (strcmp(state, "cancelled") == 0)
+            printf("%s: cancelled\n", id);
+        else if (client_state_terminal(state))
+            printf("%s: already %s, nothing to cancel\n", id, state);
+        else
+            printf("%s: cancelling (%s)\n", id, state);
     }
-    lcnhttp_release(&h);
-    return rc;
+    json_decref(st);
+    return LCNCTL_EXIT_OK;
 }
 
 /* ------------------------------------------------------------ list */
@@ -617,11 +586,8 @@ static int cmd_list(const struct lcnctl_cmd *cmd, int argc, char **argv)
     int npos;
     int rc = lcnctl_parse(cmd, argc, argv, &o, pos, 0, &npos);
     const char *state = o.state, *before = o.before;
-    int64_t limit = o.limit;
-    if (rc == LCNCTL_PARSE_HELP)
-        return LCNCTL_EXIT_OK;
     if (rc)
-        return rc;
+        return lcnctl_parse_exit(rc);
     if (state && !client_state_terminal(state) && strcmp(state, "queued") &&
         strcmp(state, "running"))
         return lcnctl_usage_error(cmd,
@@ -631,7 +597,7 @@ static int cmd_list(const struct lcnctl_cmd *cmd, int argc, char **argv)
     if (before && (rc = check_id(cmd, before)))
         return rc;
     char path[256];
-    int n = snprintf(path, sizeof path, "/jobs?limit=%lld", (long long)limit);
+    int n = snprintf(path, sizeof path, "/jobs?limit=%lld", (long long)o.limit);
     if (state)
         n += snprintf(path + n, sizeof path - (size_t)n, "&state=%s", state);
     if (before)
@@ -704,15 +670,12 @@ static int cmd_ready(const struct lcnctl_cmd *cmd, int argc, char **argv)
     char *pos[1];
     int npos;
     int rc = lcnctl_parse(cmd, argc, argv, &o, pos, 0, &npos);
-    double wait_s = o.wait_s;
-    if (rc == LCNCTL_PARSE_HELP)
-        return LCNCTL_EXIT_OK;
     if (rc)
-        return rc;
+        return lcnctl_parse_exit(rc);
     struct lcnhttp h;
     if ((rc = client_connect(cmd, &h)))
         return rc;
-    int64_t deadline = lcn_now_ns() + (int64_t)(wait_s * 1e9);
+    int64_t deadline = lcn_now_ns() + (int64_t)(o.wait_s * 1e9);
     struct lcnhttp_resp r;
     for (;;) {
         rc = lcnhttp_request(&h, "GET", "/readyz", NULL, 0, &r);

@@ -15,20 +15,6 @@
 #include "util.h"
 #include "validate.h"
 
-static int read_or_report(const struct lcnctl_cmd *cmd, struct graphio_doc *d, const char *path)
-{
-    struct graphio_error e;
-    char msg[600];
-    if (graphio_read_file(d, path, NULL, &e) == 0)
-        return 0;
-    graphio_error_format(&e, msg, sizeof(msg));
-    if (e.err == LCN_EIO)
-        lcnctl_errorf(cmd, "%s", msg);
-    else
-        lcnctl_errorf(cmd, "%s: %s", path, msg);
-    return LCNCTL_EXIT_USAGE;
-}
-
 static const char check_usage[] =
     "usage: lcnctl check LAYOUT.json [--instance GRAPH.json] [--max-violations N] [--counts]\n"
     "                    [--pretty]\n"
@@ -70,28 +56,23 @@ static int cmd_check(const struct lcnctl_cmd *cmd, int argc, char **argv)
     char *pos[1];
     int npos;
     int rc = lcnctl_parse(cmd, argc, argv, &o, pos, 1, &npos);
-    const char *instance = o.instance;
-    int64_t max_listed = o.max_listed;
-    int counts = o.counts, pretty = o.pretty;
-    if (rc == LCNCTL_PARSE_HELP)
-        return LCNCTL_EXIT_OK;
     if (rc)
-        return rc;
+        return lcnctl_parse_exit(rc);
     if (npos != 1)
         return lcnctl_usage_error(cmd, "expected one layout file");
 
     struct graphio_doc lay, inst;
-    if ((rc = read_or_report(cmd, &lay, pos[0])))
+    if ((rc = lcnctl_read_graph(cmd, &lay, pos[0])))
         return rc;
     memset(&inst, 0, sizeof(inst));
-    if (instance && (rc = read_or_report(cmd, &inst, instance))) {
+    if (o.instance && (rc = lcnctl_read_graph(cmd, &inst, o.instance))) {
         graphio_release(&lay);
         return rc;
     }
 
     struct check_result res;
-    json_t *out = check_layout(&lay, pos[0], instance ? &inst : NULL, instance, (int32_t)max_listed,
-                               counts, &res);
+    json_t *out = check_layout(&lay, pos[0], o.instance ? &inst : NULL, o.instance,
+                               (int32_t)o.max_listed, o.counts, &res);
     int exit_rc = LCNCTL_EXIT_OK;
     if (res.internal_error) {
         lcnctl_errorf(cmd, "internal error: odd crossing-count sum (a validator bug)");
@@ -99,7 +80,7 @@ static int cmd_check(const struct lcnctl_cmd *cmd, int argc, char **argv)
     }
     int valid = res.valid;
 
-    char *s = json_dumps(out, pretty ? JSON_INDENT(2) : JSON_COMPACT);
+    char *s = json_dumps(out, o.pretty ? JSON_INDENT(2) : JSON_COMPACT);
     puts(s);
     free(s);
     json_decref(out);
@@ -205,31 +186,27 @@ static int cmd_gen(const struct lcnctl_cmd *cmd, int argc, char **argv)
     char *pos[1];
     int npos;
     int rc = lcnctl_parse(cmd, argc, argv, &o, pos, 1, &npos);
-    int64_t n = o.n, m = o.m, w = o.w, h = o.h, seed = o.seed, k = o.k;
-    int seen_n = o.seen_n, seen_k = o.seen_k, pretty = o.pretty;
     const char *out = o.out, *planted_out = o.planted_out;
-    if (rc == LCNCTL_PARSE_HELP)
-        return LCNCTL_EXIT_OK;
     if (rc)
-        return rc;
+        return lcnctl_parse_exit(rc);
     if (npos != 1)
         return lcnctl_usage_error(cmd, "expected one FAMILY (random, grid, dense, large, planted)");
     struct gen_params p = {0};
     if (gen_family_parse(pos[0], &p.family) != 0)
         return lcnctl_usage_error(cmd, "unknown family '%s' (random, grid, dense, large, planted)",
                                   pos[0]);
-    if (!seen_n)
+    if (!o.seen_n)
         return lcnctl_usage_error(cmd, "--nodes is required");
     if (!out)
         return lcnctl_usage_error(cmd, "-o FILE is required");
-    if (p.family != GEN_PLANTED && (seen_k || planted_out))
+    if (p.family != GEN_PLANTED && (o.seen_k || planted_out))
         return lcnctl_usage_error(cmd, "--k and --planted apply to the planted family only");
-    p.n = (int32_t)n;
-    p.m = (int32_t)m;
-    p.width = (int32_t)w;
-    p.height = (int32_t)h;
-    p.k = (int32_t)k;
-    p.seed = (uint64_t)seed;
+    p.n = (int32_t)o.n;
+    p.m = (int32_t)o.m;
+    p.width = (int32_t)o.w;
+    p.height = (int32_t)o.h;
+    p.k = (int32_t)o.k;
+    p.seed = (uint64_t)o.seed;
     gen_defaults(&p);
 
     struct lcn_graph g;
@@ -240,7 +217,7 @@ static int cmd_gen(const struct lcnctl_cmd *cmd, int argc, char **argv)
         lcnctl_errorf(cmd, "%s", err);
         return LCNCTL_EXIT_USAGE;
     }
-    unsigned flags = pretty ? GRAPHIO_PRETTY : 0;
+    unsigned flags = o.pretty ? GRAPHIO_PRETTY : 0;
     json_t *doc = graphio_build(&g, layout);
     json_object_set_new(doc, "generator", gen_meta(&p, "start"));
     rc = write_doc(cmd, doc, out, flags);

@@ -55,10 +55,8 @@ static int cmd_render(const struct lcnctl_cmd *cmd, int argc, char **argv)
     int npos;
     int rc = lcnctl_parse(cmd, argc, argv, &o, pos, 1, &npos);
     const char *out = o.out, *instance = o.instance, *title = o.title;
-    if (rc == LCNCTL_PARSE_HELP)
-        return LCNCTL_EXIT_OK;
     if (rc)
-        return rc;
+        return lcnctl_parse_exit(rc);
     if (npos != 1)
         return lcnctl_usage_error(cmd, "expected one layout file");
     if (!out)
@@ -67,21 +65,13 @@ static int cmd_render(const struct lcnctl_cmd *cmd, int argc, char **argv)
         return lcnctl_usage_error(cmd, "--json and -o - both want stdout");
 
     struct graphio_doc lay, inst;
-    struct graphio_error e;
     char msg[600];
     memset(&inst, 0, sizeof inst);
-    if (graphio_read_file(&lay, pos[0], NULL, &e) != 0) {
-        graphio_error_format(&e, msg, sizeof msg);
-        lcnctl_errorf(cmd, "%s%s%s", e.err == LCN_EIO ? "" : pos[0], e.err == LCN_EIO ? "" : ": ",
-                      msg);
-        return LCNCTL_EXIT_USAGE;
-    }
-    if (instance && graphio_read_file(&inst, instance, NULL, &e) != 0) {
-        graphio_error_format(&e, msg, sizeof msg);
-        lcnctl_errorf(cmd, "%s%s%s", e.err == LCN_EIO ? "" : instance, e.err == LCN_EIO ? "" : ": ",
-                      msg);
+    if ((rc = lcnctl_read_graph(cmd, &lay, pos[0])))
+        return rc;
+    if (instance && (rc = lcnctl_read_graph(cmd, &inst, instance))) {
         graphio_release(&lay);
-        return LCNCTL_EXIT_USAGE;
+        return rc;
     }
     int exit_rc = LCNCTL_EXIT_OK;
     if (instance) {

@@ -12,6 +12,8 @@
 
 #include <curl/curl.h>
 
+#include "err.h"
+#include "graphio.h"
 #include "util.h"
 
 #ifndef LCN_VERSION
@@ -139,6 +141,20 @@ int lcnctl_parse(const struct lcnctl_cmd *cmd, int argc, char **argv, void *base
     if (rc)
         return lcnctl_usage_error(cmd, "%s", err);
     return 0;
+}
+
+int lcnctl_read_graph(const struct lcnctl_cmd *cmd, struct graphio_doc *d, const char *path)
+{
+    struct graphio_error e;
+    char msg[600];
+    if (graphio_read_file(d, path, NULL, &e) == 0)
+        return 0;
+    graphio_error_format(&e, msg, sizeof msg);
+    if (e.err == LCN_EIO)
+        lcnctl_errorf(cmd, "%s", msg);
+    else
+        lcnctl_errorf(cmd, "%s: %s", path, msg);
+    return LCNCTL_EXIT_USAGE;
 }
 
 int main(int argc, char **argv)

@@ -30,6 +30,8 @@
 
 #include "opts.h"
 
+struct graphio_doc;
+
 enum {
     LCNCTL_EXIT_OK = 0,
     LCNCTL_EXIT_NO = 1,
@@ -80,6 +82,19 @@ extern int lcnctl_json;
 #define LCNCTL_PARSE_HELP 100
 int lcnctl_parse(const struct lcnctl_cmd *cmd, int argc, char **argv, void *base, char **pos,
                  int max_pos, int *npos);
+
+/* The exit status for an answer rc of lcnctl_parse other than 0: 0 after
+ * --help (the command is done), else rc itself. */
+static inline int lcnctl_parse_exit(int rc)
+{
+    return rc == LCNCTL_PARSE_HELP ? LCNCTL_EXIT_OK : rc;
+}
+
+/* Reads the graph or layout file at path into *d (graphio_read_file; the
+ * caller releases *d with graphio_release). Returns 0, or LCNCTL_EXIT_USAGE
+ * after printing "lcnctl NAME: PATH: reason" to stderr ("lcnctl NAME:
+ * reason" when the file cannot be read: that reason names the path). */
+int lcnctl_read_graph(const struct lcnctl_cmd *cmd, struct graphio_doc *d, const char *path);
 
 /* Writes the `lcnctl NAME --help` text of cmd. */
 void lcnctl_write_help(FILE *f, const struct lcnctl_cmd *cmd);

@@ -19,6 +19,13 @@
  *
  * Every node is a <circle id="nID">, every edge a <line id="eINDEX"> with
  * class "b<bin>" or "k" (the K edges); tests rely on these names.
+ *
+ * Why not a library: the picture is text of a few element kinds (line,
+ * circle, rect and text, grouped in g) with ids and classes the tests
+ * address. cairo (Debian's libcairo2-dev) would be a large new dependency,
+ * and its SVG surface writes drawn paths with ids of its own: its API
+ * (cairo-svg.h) creates the surface and picks the SVG version and unit,
+ * and has no way to name an element.
  */
 #ifndef LCN_CLIENTS_RENDER_H
 #define LCN_CLIENTS_RENDER_H

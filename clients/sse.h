@@ -11,6 +11,11 @@
  *
  * Ownership: the parser owns its buffers; the event passed to the callback
  * is valid only during the call.
+ *
+ * Why not a library: libcurl, which carries the stream, hands over bytes,
+ * not events; Debian 12's archive has no C library that parses
+ * text/event-stream (`apt-cache search server-sent` lists only a Go
+ * package). The format is a few line rules, kept here in about 110 lines.
  */
 #ifndef LCN_CLIENTS_SSE_H
 #define LCN_CLIENTS_SSE_H

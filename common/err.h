@@ -9,6 +9,8 @@
 #ifndef LCN_ERR_H
 #define LCN_ERR_H
 
+#include <stddef.h>
+
 /* X(name, value, api code, message) */
 #define LCN_ERR_MAP(X)                                                                             \
     X(OK, 0, "ok", "success")                                                                      \
@@ -44,5 +46,11 @@ const char *lcn_strerror(int err);
 /* Returns the stable API string code ("invalid_argument", ...) for an error
  * code, or "unknown" for values outside the table. */
 const char *lcn_errcode(int err);
+
+/* Writes the printf-formatted message into err, truncated to errlen bytes
+ * (nothing when err is NULL or errlen is 0): the message half of the
+ * (char *err, size_t errlen) pair that fallible functions fill. */
+void lcn_errmsg(char *err, size_t errlen, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 
 #endif

@@ -26,11 +26,7 @@ struct ekey {
 static int ekey_cmp(const void *pa, const void *pb)
 {
     const struct ekey *x = pa, *y = pb;
-    if (x->a != y->a)
-        return x->a < y->a ? -1 : 1;
-    if (x->b != y->b)
-        return x->b < y->b ? -1 : 1;
-    return (x->idx > y->idx) - (x->idx < y->idx);
+    return lcn_cmp3(x->a, x->b, x->idx, y->a, y->b, y->idx);
 }
 
 int graph_init(struct lcn_graph *g, int32_t n, int32_t m, const int32_t *src, const int32_t *dst,

@@ -278,6 +278,18 @@ static void bfs(const struct lcn_graph *g, int32_t src, int32_t *dist, int32_t *
     }
 }
 
+/* Removes from v (k entries) its component along the unit vector ortho (none when NULL). */
+static void project_out(double *v, int32_t k, const double *ortho)
+{
+    if (!ortho)
+        return;
+    double dot = 0;
+    for (int32_t i = 0; i < k; i++)
+        dot += v[i] * ortho[i];
+    for (int32_t i = 0; i < k; i++)
+        v[i] -= dot * ortho[i];
+}
+
 /* Top eigenvector of the symmetric k x k matrix b, orthogonal to `ortho` (may be NULL). */
 static void power_iter(const double *b, int32_t k, const double *ortho, double *v)
 {
@@ -285,13 +297,7 @@ static void power_iter(const double *b, int32_t k, const double *ortho, double *
     for (int32_t i = 0; i < k; i++)
         v[i] = 1.0 + 0.01 * (double)((i * 7919) % 101);
     for (int it = 0; it < 200; it++) {
-        if (ortho) {
-            double dot = 0;
-            for (int32_t i = 0; i < k; i++)
-                dot += v[i] * ortho[i];
-            for (int32_t i = 0; i < k; i++)
-                v[i] -= dot * ortho[i];
-        }
+        project_out(v, k, ortho);
         double norm = 0;
         for (int32_t i = 0; i < k; i++) {
             double s = 0;
@@ -306,13 +312,7 @@ static void power_iter(const double *b, int32_t k, const double *ortho, double *
         for (int32_t i = 0; i < k; i++)
             v[i] = w[i] / norm;
     }
-    if (ortho) {
-        double dot = 0;
-        for (int32_t i = 0; i < k; i++)
-            dot += v[i] * ortho[i];
-        for (int32_t i = 0; i < k; i++)
-            v[i] -= dot * ortho[i];
-    }
+    project_out(v, k, ortho);
     free(w);
 }
 

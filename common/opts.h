@@ -18,6 +18,13 @@
  * Option names compare with '-' and '_' alike: the config file spells
  * max_nodes what the command line spells --max-nodes.
  *
+ * Why not a library: getopt_long(3) parses only a command line, and inih
+ * (Debian's libinih-dev) only splits an INI file into section, name and
+ * value strings;
+ * neither knows kinds, ranges, defaults or help, which are what this table
+ * is for, and one table has to drive command lines, the config file, the
+ * tuning strings and the help texts alike.
+ *
  * Ownership: tables are static and read-only. OPT_STRING stores a pointer
  * into the text parsed (argv lives as long as the process); OPT_STRDUP
  * stores an xstrdup'ed copy that the struct owns: opts_release frees it.

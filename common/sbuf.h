@@ -6,6 +6,11 @@
  * Ownership: a struct sbuf owns p; zero-initialise it, append, then take p
  * (it stays NUL-terminated once anything was appended, and len counts the
  * bytes before the NUL) or free it. Out of memory aborts (xgrow).
+ *
+ * Why not a library: Debian 12's archive has no small C library for just a
+ * growable string (redis' sds, git's strbuf are not packaged); GLib's
+ * GString (libglib2.0-dev) would bring all of GLib for these 40 lines, and
+ * jansson's string buffer is internal (jansson.h does not declare it).
  */
 #ifndef LCN_SBUF_H
 #define LCN_SBUF_H

@@ -37,16 +37,66 @@ int64_t lcn_wall_ms(void);
 #define LCN_MAX(a, b)    ((a) > (b) ? (a) : (b))
 #define LCN_ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
 
-/* Unlinks x from an intrusive doubly linked list whose first element is
- * `head`, through x's link fields `prev` and `next` (left as they were). */
-#define LCN_DLIST_UNLINK(head, x, prev, next)                                                     \
-    do {                                                                                          \
-        if ((x)->prev)                                                                            \
-            (x)->prev->next = (x)->next;                                                          \
-        else                                                                                      \
-            (head) = (x)->next;                                                                   \
-        if ((x)->next)                                                                            \
-            (x)->next->prev = (x)->prev;                                                          \
+/* -1, 0 or 1 as the key (a1, a2, a3) sorts before, equal to or after
+ * (b1, b2, b3), the first members deciding first: the answer of a qsort
+ * comparator for records sorted by three integers. */
+static inline int lcn_cmp3(int64_t a1, int64_t a2, int64_t a3, int64_t b1, int64_t b2, int64_t b3)
+{
+    if (a1 != b1)
+        return a1 < b1 ? -1 : 1;
+    if (a2 != b2)
+        return a2 < b2 ? -1 : 1;
+    return (a3 > b3) - (a3 < b3);
+}
+
+/*
+ * Intrusive doubly linked lists: the elements carry the link fields (named
+ * by the prev and next arguments), the list is a pointer to its first
+ * element (head), and for a list that also keeps its last element (a
+ * queue), a second pointer (tail). The arguments are evaluated more than
+ * once.
+ */
+
+/* Puts x first in the list whose first element is head. */
+#define LCN_DLIST_PUSH(head, x, prev, next)                                                        \
+    do {                                                                                           \
+        (x)->prev = NULL;                                                                          \
+        (x)->next = (head);                                                                        \
+        if (head)                                                                                  \
+            (head)->prev = (x);                                                                    \
+        (head) = (x);                                                                              \
+    } while (0)
+
+/* Unlinks x from the list whose first element is head (x's own link fields
+ * are left as they were). */
+#define LCN_DLIST_UNLINK(head, x, prev, next)                                                      \
+    do {                                                                                           \
+        if ((x)->prev)                                                                             \
+            (x)->prev->next = (x)->next;                                                           \
+        else                                                                                       \
+            (head) = (x)->next;                                                                    \
+        if ((x)->next)                                                                             \
+            (x)->next->prev = (x)->prev;                                                           \
+    } while (0)
+
+/* Puts x first in the queue (head, tail). */
+#define LCN_QUEUE_PUSH_FRONT(head, tail, x, prev, next)                                            \
+    do {                                                                                           \
+        LCN_DLIST_PUSH(head, x, prev, next);                                                       \
+        if (!(tail))                                                                               \
+            (tail) = (x);                                                                          \
+    } while (0)
+
+/* Puts x last in the queue (head, tail): the mirror image of putting it first. */
+#define LCN_QUEUE_PUSH_BACK(head, tail, x, prev, next)                                             \
+    LCN_QUEUE_PUSH_FRONT(tail, head, x, next, prev)
+
+/* Unlinks x from the queue (head, tail) (x's own link fields are left as they were). */
+#define LCN_QUEUE_UNLINK(head, tail, x, prev, next)                                                \
+    do {                                                                                           \
+        LCN_DLIST_UNLINK(head, x, prev, next);                                                     \
+        if (!(x)->next)                                                                            \
+            (tail) = (x)->prev;                                                                    \
     } while (0)
 
 #endif

@@ -195,21 +195,13 @@ struct pnode {
 static int pnode_cmp(const void *p, const void *q)
 {
     const struct pnode *a = p, *b = q;
-    if (a->x != b->x)
-        return a->x < b->x ? -1 : 1;
-    if (a->y != b->y)
-        return a->y < b->y ? -1 : 1;
-    return (a->id > b->id) - (a->id < b->id);
+    return lcn_cmp3(a->x, a->y, a->id, b->x, b->y, b->id);
 }
 
 static int violation_cmp(const void *p, const void *q)
 {
     const struct lcn_violation *x = p, *y = q;
-    if (x->kind != y->kind)
-        return x->kind < y->kind ? -1 : 1;
-    if (x->a != y->a)
-        return x->a < y->a ? -1 : 1;
-    return (x->b > y->b) - (x->b < y->b);
+    return lcn_cmp3(x->kind, x->a, x->b, y->kind, y->a, y->b);
 }
 
 int validate_layout(const struct lcn_graph *g, const struct lcn_pt *pts, int32_t max_listed,

@@ -124,10 +124,7 @@ static void wait_for(struct api *a, struct http_req *r, struct job *j, enum wait
     w->kind = kind;
     w->next = jw->waiters;
     jw->waiters = w;
-    w->gnext = a->waiters;
-    if (a->waiters)
-        a->waiters->gprev = w;
-    a->waiters = w;
+    LCN_DLIST_PUSH(a->waiters, w, gprev, gnext);
     http_set_cancel(r, waiter_cancel, w);
     http_suspend(r);
 }

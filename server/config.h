@@ -10,6 +10,11 @@
  *
  * Ownership: a struct lcnd_config owns its strings; config_release frees
  * them. The table is static and read-only.
+ *
+ * Why not a library: the file format is "name = value" lines read by
+ * opts.h's engine, which also checks kinds and ranges and writes the help
+ * and the sample; inih (Debian's libinih-dev) would only split the lines
+ * into names and values (see opts.h).
  */
 #ifndef LCN_SERVER_CONFIG_H
 #define LCN_SERVER_CONFIG_H

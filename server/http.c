@@ -121,16 +121,6 @@ struct http_req {
 
 /* ---------------------------------------------------------------- listen */
 
-static void fmt(char *err, size_t errlen, const char *f, ...)
-{
-    if (!err || !errlen)
-        return;
-    va_list ap;
-    va_start(ap, f);
-    vsnprintf(err, errlen, f, ap);
-    va_end(ap);
-}
-
 static int addr_is_loopback(const struct sockaddr *sa)
 {
     if (sa->sa_family == AF_INET) {
@@ -156,7 +146,7 @@ int http_listen(const char *hostport, int *fd, char *bound, size_t boundlen, int
     if (hostport[0] == '[') {
         const char *close = strchr(hostport, ']');
         if (!close || close[1] != ':' || (size_t)(close - hostport - 1) >= sizeof host) {
-            fmt(err, errlen, "listen: '%s' is not [ADDR]:PORT", hostport);
+            lcn_errmsg(err, errlen, "listen: '%s' is not [ADDR]:PORT", hostport);
             return LCN_EINVAL;
         }
         memcpy(host, hostport + 1, (size_t)(close - hostport - 1));
@@ -165,7 +155,7 @@ int http_listen(const char *hostport, int *fd, char *bound, size_t boundlen, int
     } else {
         colon = strrchr(hostport, ':');
         if (!colon || (size_t)(colon - hostport) >= sizeof host || colon == hostport) {
-            fmt(err, errlen, "listen: '%s' is not HOST:PORT", hostport);
+            lcn_errmsg(err, errlen, "listen: '%s' is not HOST:PORT", hostport);
             return LCN_EINVAL;
         }
         memcpy(host, hostport, (size_t)(colon - hostport));
@@ -174,7 +164,7 @@ int http_listen(const char *hostport, int *fd, char *bound, size_t boundlen, int
     char *end;
     long p = strtol(colon + 1, &end, 10);
     if (!colon[1] || *end || p < 0 || p > 65535) {
-        fmt(err, errlen, "listen: bad port in '%s'", hostport);
+        lcn_errmsg(err, errlen, "listen: bad port in '%s'", hostport);
         return LCN_EINVAL;
     }
     snprintf(port, sizeof port, "%ld", p);
@@ -184,7 +174,7 @@ int http_listen(const char *hostport, int *fd, char *bound, size_t boundlen, int
     hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
     int gai = getaddrinfo(host, port, &hints, &res);
     if (gai) {
-        fmt(err, errlen, "listen: %s: %s", host, gai_strerror(gai));
+        lcn_errmsg(err, errlen, "listen: %s: %s", host, gai_strerror(gai));
         return LCN_EINVAL;
     }
     int rc = LCN_EIO, s = -1;
@@ -208,7 +198,7 @@ int http_listen(const char *hostport, int *fd, char *bound, size_t boundlen, int
     }
     freeaddrinfo(res);
     if (rc) {
-        fmt(err, errlen, "listen on %s: %s", hostport, why);
+        lcn_errmsg(err, errlen, "listen on %s: %s", hostport, why);
         return rc;
     }
     struct sockaddr_storage ss;
@@ -327,27 +317,14 @@ static void wait_begin(struct http_server *s, struct http_conn *k, int64_t now)
         return;
     k->since_ns = now;
     k->waiting = 1;
-    k->wnext = NULL;
-    k->wprev = s->wait_tail;
-    if (s->wait_tail)
-        s->wait_tail->wnext = k;
-    else
-        s->wait_head = k;
-    s->wait_tail = k;
+    LCN_QUEUE_PUSH_BACK(s->wait_head, s->wait_tail, k, wprev, wnext);
 }
 
 static void wait_end(struct http_server *s, struct http_conn *k)
 {
     if (!k->waiting)
         return;
-    if (k->wprev)
-        k->wprev->wnext = k->wnext;
-    else
-        s->wait_head = k->wnext;
-    if (k->wnext)
-        k->wnext->wprev = k->wprev;
-    else
-        s->wait_tail = k->wprev;
+    LCN_QUEUE_UNLINK(s->wait_head, s->wait_tail, k, wprev, wnext);
     k->wprev = k->wnext = NULL;
     k->waiting = 0;
 }
@@ -382,10 +359,7 @@ static void on_connection(void *cls, struct MHD_Connection *c, void **socket_con
         k = xcalloc(1, sizeof *k);
         k->c = c;
         wait_begin(s, k, lcn_now_ns());
-        k->next = s->conns;
-        if (s->conns)
-            s->conns->prev = k;
-        s->conns = k;
+        LCN_DLIST_PUSH(s->conns, k, prev, next);
         s->n_conns++;
         *socket_context = k;
         /* with eviction the limit is a passing state while older
@@ -525,11 +499,7 @@ static void susp_add(struct http_req *r)
 {
     struct http_server *s = r->s;
     r->suspended = 1;
-    r->sprev = NULL;
-    r->snext = s->susp;
-    if (s->susp)
-        s->susp->sprev = r;
-    s->susp = r;
+    LCN_DLIST_PUSH(s->susp, r, sprev, snext);
     s->n_susp++;
 }
 
@@ -938,10 +908,7 @@ static enum MHD_Result on_access(void *cls, struct MHD_Connection *c, const char
         r->received_ns = lcn_now_ns();
         snprintf(r->method, sizeof r->method, "%s", method);
         r->path = xstrdup(url);
-        r->lnext = s->live;
-        if (s->live)
-            s->live->lprev = r;
-        s->live = r;
+        LCN_DLIST_PUSH(s->live, r, lprev, lnext);
         s->n_live++;
         *con_cls = r;
         struct http_conn *k = conn_of(c);
@@ -1117,14 +1084,14 @@ int http_start(struct http_server **out, uv_loop_t *loop, const struct http_conf
         cfg->max_connections_per_ip, MHD_OPTION_CONNECTION_TIMEOUT, cfg->connection_timeout_s,
         MHD_OPTION_END);
     if (!s->d) {
-        fmt(err, errlen, "cannot start the HTTP server (libmicrohttpd)");
+        lcn_errmsg(err, errlen, "cannot start the HTTP server (libmicrohttpd)");
         free(s->token);
         free(s);
         return LCN_EIO;
     }
     const union MHD_DaemonInfo *info = MHD_get_daemon_info(s->d, MHD_DAEMON_INFO_EPOLL_FD);
     if (!info) {
-        fmt(err, errlen, "libmicrohttpd has no epoll descriptor");
+        lcn_errmsg(err, errlen, "libmicrohttpd has no epoll descriptor");
         MHD_stop_daemon(s->d);
         free(s->token);
         free(s);

@@ -143,37 +143,17 @@ static void queue_push(struct jobs *t, struct job *j, int front)
 {
     LCN_ASSERT(!j->in_queue);
     j->in_queue = 1;
-    if (front) {
-        j->qprev = NULL;
-        j->qnext = t->qhead;
-        if (t->qhead)
-            t->qhead->qprev = j;
-        else
-            t->qtail = j;
-        t->qhead = j;
-    } else {
-        j->qnext = NULL;
-        j->qprev = t->qtail;
-        if (t->qtail)
-            t->qtail->qnext = j;
-        else
-            t->qhead = j;
-        t->qtail = j;
-    }
+    if (front)
+        LCN_QUEUE_PUSH_FRONT(t->qhead, t->qtail, j, qprev, qnext);
+    else
+        LCN_QUEUE_PUSH_BACK(t->qhead, t->qtail, j, qprev, qnext);
 }
 
 static void queue_del(struct jobs *t, struct job *j)
 {
     if (!j->in_queue)
         return;
-    if (j->qprev)
-        j->qprev->qnext = j->qnext;
-    else
-        t->qhead = j->qnext;
-    if (j->qnext)
-        j->qnext->qprev = j->qprev;
-    else
-        t->qtail = j->qprev;
+    LCN_QUEUE_UNLINK(t->qhead, t->qtail, j, qprev, qnext);
     j->qprev = j->qnext = NULL;
     j->in_queue = 0;
 }

@@ -6,6 +6,13 @@
  * Without NOTIFY_SOCKET every call is a no-op returning 0. The watchdog
  * interval comes from $WATCHDOG_USEC, honoured only when $WATCHDOG_PID is
  * unset or names this process. Used from the loop thread only.
+ *
+ * Why not a library: libsystemd's sd_notify(3) sends the same single
+ * datagram (its NOTES describe the protocol), but no lcn target links
+ * libsystemd (scripts/deps.sh installs libsystemd-dev; nothing uses it).
+ * Linking it would make libsystemd0 a run-time dependency of every lcnd,
+ * also where no systemd runs (`lcnd solve`, the container of deploy/k8s),
+ * for the about 60 lines of notify.c.
  */
 #ifndef LCN_SERVER_NOTIFY_H
 #define LCN_SERVER_NOTIFY_H

@@ -121,14 +121,8 @@ void sse_start(struct sse_hub *h, struct http_req *r, struct job *j, int64_t aft
     s->job = j;
     s->cursor = after;
     s->last_ns = lcn_now_ns();
-    s->jnext = w->streams;
-    if (w->streams)
-        w->streams->jprev = s;
-    w->streams = s;
-    s->gnext = h->all;
-    if (h->all)
-        h->all->gprev = s;
-    h->all = s;
+    LCN_DLIST_PUSH(w->streams, s, jprev, jnext);
+    LCN_DLIST_PUSH(h->all, s, gprev, gnext);
     h->n++;
     /* a comment first, so the client sees the stream open at once */
     sbuf_puts(&s->out, ": lcnd progress stream\n\n");

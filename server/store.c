@@ -111,16 +111,6 @@ struct store {
     sqlite3_stmt *bs[Q_COUNT_R];
 };
 
-static void fmt(char *err, size_t errlen, const char *f, ...)
-{
-    if (!err || !errlen)
-        return;
-    va_list ap;
-    va_start(ap, f);
-    vsnprintf(err, errlen, f, ap);
-    va_end(ap);
-}
-
 struct store_op *store_op_new(int64_t job)
 {
     struct store_op *op = xcalloc(1, sizeof *op);
@@ -169,7 +159,7 @@ static int open_conn(const char *path, int flags, sqlite3 **db, char *err, size_
 {
     int rc = sqlite3_open_v2(path, db, flags, NULL);
     if (rc != SQLITE_OK) {
-        fmt(err, errlen, "%s", *db ? sqlite3_errmsg(*db) : sqlite3_errstr(rc));
+        lcn_errmsg(err, errlen, "%s", *db ? sqlite3_errmsg(*db) : sqlite3_errstr(rc));
         sqlite3_close(*db);
         *db = NULL;
         return LCN_ESTORE;
@@ -183,7 +173,7 @@ static int exec(sqlite3 *db, const char *sql, char *err, size_t errlen)
 {
     char *msg = NULL;
     if (sqlite3_exec(db, sql, NULL, NULL, &msg) != SQLITE_OK) {
-        fmt(err, errlen, "%s", msg ? msg : sqlite3_errmsg(db));
+        lcn_errmsg(err, errlen, "%s", msg ? msg : sqlite3_errmsg(db));
         sqlite3_free(msg);
         return LCN_ESTORE;
     }
@@ -203,7 +193,7 @@ static int query_int64(sqlite3 *db, const char *sql, int64_t def, int64_t *out, 
     if (rc == SQLITE_ROW && sqlite3_column_type(s, 0) != SQLITE_NULL)
         *out = sqlite3_column_int64(s, 0);
     if (rc != SQLITE_ROW && rc != SQLITE_DONE)
-        fmt(err, errlen, "%s", sqlite3_errmsg(db));
+        lcn_errmsg(err, errlen, "%s", sqlite3_errmsg(db));
     sqlite3_finalize(s);
     return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : LCN_ESTORE;
 }
@@ -240,7 +230,7 @@ static int check_layout(sqlite3 *db, char *why, size_t len)
     sqlite3_stmt *info = NULL;
     if (sqlite3_prepare_v2(db, "SELECT name FROM pragma_table_info(?1)", -1, &info, NULL) !=
         SQLITE_OK) {
-        fmt(why, len, "%s", sqlite3_errmsg(db));
+        lcn_errmsg(why, len, "%s", sqlite3_errmsg(db));
         return LCN_ESTORE;
     }
     int rc = 0;
@@ -250,9 +240,10 @@ static int check_layout(sqlite3 *db, char *why, size_t len)
             if (has_column(info, layout[t].table, layout[t].cols[c], &any))
                 continue;
             if (any)
-                fmt(why, len, "table %s has no column %s", layout[t].table, layout[t].cols[c]);
+                lcn_errmsg(why, len, "table %s has no column %s", layout[t].table,
+                           layout[t].cols[c]);
             else
-                fmt(why, len, "table %s is missing", layout[t].table);
+                lcn_errmsg(why, len, "table %s is missing", layout[t].table);
             rc = LCN_ESTORE;
         }
     sqlite3_finalize(info);
@@ -285,10 +276,10 @@ static int check_integrity(sqlite3 *db, char *why, size_t len)
         int more = 0;
         while (sqlite3_step(s) == SQLITE_ROW)
             more++;
-        fmt(why, len, "the database is damaged (quick_check: %s%s)", first,
-            more ? "; and more" : "");
+        lcn_errmsg(why, len, "the database is damaged (quick_check: %s%s)", first,
+                   more ? "; and more" : "");
     } else if (!ok) {
-        fmt(why, len, "the database is damaged (quick_check: %s)", sqlite3_errmsg(db));
+        lcn_errmsg(why, len, "the database is damaged (quick_check: %s)", sqlite3_errmsg(db));
     }
     sqlite3_finalize(s);
     return ok ? 0 : LCN_ESTORE;
@@ -306,10 +297,10 @@ static int check_version(sqlite3 *db, char *why, size_t len)
         if (ver && (!strcmp(ver, "1") || !strcmp(ver, STORE_SCHEMA_VERSION)))
             rc = 0;
         else
-            fmt(why, len, "schema version %s, this lcnd reads 1 and %s", ver ? ver : "?",
-                STORE_SCHEMA_VERSION);
+            lcn_errmsg(why, len, "schema version %s, this lcnd reads 1 and %s", ver ? ver : "?",
+                       STORE_SCHEMA_VERSION);
     } else {
-        fmt(why, len, "no schema version in table meta");
+        lcn_errmsg(why, len, "no schema version in table meta");
     }
     sqlite3_finalize(v);
     return rc;
@@ -380,7 +371,7 @@ static int prepare_all(sqlite3 *db, const char *const *sql, sqlite3_stmt **out, 
 {
     for (int i = 0; i < n; i++)
         if (sqlite3_prepare_v2(db, sql[i], -1, &out[i], NULL) != SQLITE_OK) {
-            fmt(why, len, "prepare: %s", sqlite3_errmsg(db));
+            lcn_errmsg(why, len, "prepare: %s", sqlite3_errmsg(db));
             return LCN_ESTORE;
         }
     return 0;
@@ -429,7 +420,7 @@ static int checkpointer_start(struct store *st, const char *path, char *why, siz
     pthread_mutex_init(&ck->mu, NULL);
     pthread_cond_init(&ck->cv, NULL);
     if (pthread_create(&ck->th, NULL, checkpointer_main, ck)) {
-        fmt(why, len, "cannot start the checkpoint thread");
+        lcn_errmsg(why, len, "cannot start the checkpoint thread");
         return LCN_ESTORE;
     }
     ck->started = 1;
@@ -494,7 +485,7 @@ int store_open(const char *path, int sync, struct store **out, char *err, size_t
     if (!rc)
         rc = checkpointer_start(st, path, why, sizeof why);
     if (rc) {
-        fmt(err, errlen, "%s: %s", path, why);
+        lcn_errmsg(err, errlen, "%s: %s", path, why);
         store_close(st);
         return LCN_ESTORE;
     }
@@ -647,13 +638,13 @@ int store_apply(struct store *st, struct store_op *ops, char *err, size_t errlen
     for (struct store_op *op = ops; op; op = op->next) {
         op->rc = apply_one(st, op);
         if (op->rc) {
-            fmt(err, errlen, "job %lld: %s", (long long)op->job, sqlite3_errmsg(st->w));
+            lcn_errmsg(err, errlen, "job %lld: %s", (long long)op->job, sqlite3_errmsg(st->w));
             rc = op->rc;
             break;
         }
     }
     if (!rc && atomic_load(&st->fail_commits) > 0 && atomic_fetch_sub(&st->fail_commits, 1) > 0) {
-        fmt(err, errlen, "injected commit failure (store_fail_commits)");
+        lcn_errmsg(err, errlen, "injected commit failure (store_fail_commits)");
         rc = LCN_ESTORE;
     }
     if (!rc)

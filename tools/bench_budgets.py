@@ -26,7 +26,6 @@ Writes DIR/manifest.json, DIR/runs.jsonl and DIR/summary.md.
 
 import argparse
 import datetime
-import hashlib
 import http.client
 import json
 import os
@@ -39,20 +38,14 @@ import sys
 import tempfile
 import time
 
+from lcntools import sha256
+
 GRAPHS = "random:20000,random:100000:300000,grid:200000,dense:1000,dense:2000"
 
 
 def iso_ms(s):
     return datetime.datetime.strptime(s, "%Y-%m-%dT%H:%M:%S.%fZ").replace(
         tzinfo=datetime.timezone.utc).timestamp() * 1000.0
-
-
-def sha256(path):
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for b in iter(lambda: f.read(1 << 20), b""):
-            h.update(b)
-    return h.hexdigest()
 
 
 class Daemon:

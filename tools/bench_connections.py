@@ -45,7 +45,6 @@ request), summary.md, lcnd.log (the daemon's log, its last 100 kB).
 
 import argparse
 import errno
-import hashlib
 import http.client
 import json
 import multiprocessing
@@ -60,6 +59,8 @@ import sys
 import tempfile
 import time
 
+from lcntools import sha256
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 TARGET_PHASES = ("baseline", "idle", "slowloris", "after", "idle_spread", "slowloris_spread",
@@ -72,14 +73,6 @@ def sh(cmd):
                               cwd=ROOT).stdout.strip()
     except Exception as e:  # noqa: BLE001 - recorded as is
         return "error: %r" % e
-
-
-def sha256(path):
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
 
 
 def machine():

@@ -25,7 +25,6 @@ samples of each phase (one microsecond value per line), and summary.txt.
 """
 
 import argparse
-import hashlib
 import http.client
 import json
 import os
@@ -38,13 +37,7 @@ import sys
 import tempfile
 import time
 
-
-def sha256(path):
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
+from lcntools import sha256
 
 
 def sh(cmd):

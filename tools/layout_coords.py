@@ -10,16 +10,12 @@ nodes in id order.
   layout_coords.py restore COORDS.json INSTANCE.json OUT.layout.json
       (refuses when the instance's sha256 differs from the recorded one)
 """
-import hashlib
 import json
 import os
 import sys
 
+from lcntools import sha256
 import results_archive as ra  # coords of packed rounds live in ROUND/raw.tar.xz
-
-
-def sha256(path):
-    return hashlib.sha256(open(path, "rb").read()).hexdigest()
 
 
 def extract(layout, instance, out):

@@ -143,22 +143,14 @@ def parse_json(data):
     return doc
 
 
+# the JSON type names of Python values, first match wins (bool before int:
+# True is an int too)
+_TYPES = ((bool, "boolean"), (dict, "object"), (list, "array"), (str, "string"),
+          (int, "integer"), (Real, "real"), (type(None), "null"))
+
+
 def _type(v):
-    if isinstance(v, bool):
-        return "boolean"
-    if isinstance(v, dict):
-        return "object"
-    if isinstance(v, list):
-        return "array"
-    if isinstance(v, str):
-        return "string"
-    if isinstance(v, int):
-        return "integer"
-    if isinstance(v, Real):
-        return "real"
-    if v is None:
-        return "null"
-    return "unknown"
+    return next((name for t, name in _TYPES if isinstance(v, t)), "unknown")
 
 
 def _int(v, lo, hi, path):

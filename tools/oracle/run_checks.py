@@ -23,7 +23,6 @@ DIR/summary.json; prints a table. Exit status 0 when every file agrees
 
 import argparse
 import datetime
-import hashlib
 import json
 import os
 import platform
@@ -32,8 +31,11 @@ import subprocess
 import sys
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+sys.path.insert(1, os.path.dirname(HERE))  # tools/
 import lcn_check  # noqa: E402
+from lcntools import sha256  # noqa: E402
 import mutate  # noqa: E402
 
 UNLIMITED = 10_000_000
@@ -64,14 +66,6 @@ MUTATED = {"small": ["random-20", "planted-25"], "full": ["random-200", "grid-60
 # variants whose tuple must equal their base's (a similarity transform or a
 # relabelling of the same drawing)
 SAME_TUPLE = {"huge", "negative", "reordered"}
-
-
-def sha256(path):
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
 
 
 def git(repo, *args):
