@@ -28,6 +28,7 @@ void api_init(struct api *a, uv_loop_t *loop, const struct lcnd_config *cfg, str
     a->gpu_memory = gpu_memory;
     a->gpu_ctx = gpu_ctx;
     sse_hub_init(&a->sse, store, cfg->sse_heartbeat_s);
+    metrics_init(a);
 }
 
 void api_serving(struct api *a, struct http_server *http)
@@ -120,3 +121,4 @@ const struct http_route api_routes[] = {
     {"GET", "/", web_index, HTTP_NO_AUTH},
 };
 const size_t api_route_count = LCN_ARRAY_LEN(api_routes);
+_Static_assert(LCN_ARRAY_LEN(api_routes) <= API_MAX_ROUTES, "raise API_MAX_ROUTES (api.h)");

@@ -35,6 +35,7 @@
 #include <uv.h>
 
 #include "server/config.h"
+#include "server/histogram.h"
 #include "server/http.h"
 #include "server/jobs.h"
 #include "server/sse.h"
@@ -43,6 +44,13 @@
 #include "server/worker.h"
 
 struct waiter;
+
+/* The most routes api_routes may have (metrics.c keeps a latency
+ * histogram per route; api.c checks the table against it). */
+#define API_MAX_ROUTES 32
+/* The method labels of the latency histograms: GET HEAD POST PUT DELETE
+ * PATCH OPTIONS, and "other" for the rest (metrics.c). */
+#define METRICS_METHODS 8
 
 /* Device memory lcnd holds (workspaces), 0 without a GPU. */
 typedef uint64_t (*api_gpu_memory_fn)(void *ctx);
@@ -64,6 +72,9 @@ struct api {
     int ready;              /* serving (READY=1 sent) */
     int stopping;           /* the shutdown began: no new work */
     uint64_t jobs_rejected; /* POST bodies that did not parse */
+    /* metrics.c: the time to answer, by route (api_routes' index, or
+     * API_MAX_ROUTES for none) and method label; loop thread */
+    struct histogram http_latency[API_MAX_ROUTES + 1][METRICS_METHODS];
 };
 
 /* The route table (handlers take the struct api as ctx). */
@@ -107,5 +118,13 @@ void api_jobs_solution(struct http_req *r, void *ctx);
 
 /* metrics.c: GET /metrics (Prometheus text format). */
 void metrics_get(struct http_req *r, void *ctx);
+
+/* metrics.c: empties the latency histograms (api_init). */
+void metrics_init(struct api *a);
+
+/* metrics.c: the http_config on_answer hook (ctx: the struct api): counts
+ * one answer in the latency histogram of its route and method. */
+void metrics_http_answer(void *ctx, const struct http_route *route, const char *method,
+                         int64_t latency_ns);
 
 #endif

@@ -602,6 +602,8 @@ static enum MHD_Result queue_resp(struct http_req *r)
     r->queued = 1;
     if (r->resp_status >= 100 && r->resp_status < 600)
         r->s->codes[r->resp_status]++;
+    if (r->s->cfg.on_answer)
+        r->s->cfg.on_answer(r->s->cfg.ctx, r->route, r->method, lcn_now_ns() - r->received_ns);
     return rc;
 }
 

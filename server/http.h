@@ -92,6 +92,12 @@ struct http_config {
     const struct http_route *routes;
     size_t n_routes;
     void *ctx; /* passed to handlers */
+    /* NULL, or called with ctx as each answer is handed to MHD (streams:
+     * as the stream starts): the route the request matched (NULL when
+     * none did: 404, 405, a framing error), its method as sent, and the
+     * time since its header arrived (http_received_ns). */
+    void (*on_answer)(void *ctx, const struct http_route *route, const char *method,
+                      int64_t latency_ns);
 };
 
 /*

@@ -63,6 +63,22 @@ static void hook_fatal(struct jobs *t, int exit_code, const char *why)
         t->hooks.fatal(t->hooks.ctx, exit_code, why);
 }
 
+/*
+ * The bucket bounds (seconds) of the job timings (jobs.h, docs/API.md).
+ * A queue wait is a few ms on an idle daemon (the insert's commit and a
+ * worker's wake-up) and as long as the jobs ahead run on a busy one; a run
+ * or a time to target is ms (a tiny graph, a target met at once, a cancel)
+ * up to the budget, which max_budget_s allows up to hours (a year, even).
+ * So: 1-2.5-5 steps per decade from 1 ms to 10 s, where interactive use
+ * and the benchmarks' short budgets fall, then the minute and hour marks
+ * an operator reads budgets in, up to a day; beyond that, +Inf. One table
+ * for the three, so that they compare bucket by bucket.
+ */
+static const double job_seconds[] = {
+    0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1,  0.25, 0.5,  1,     2.5,   5,
+    10,    30,     60,    120,  300,   600,  1800, 3600, 7200, 14400, 28800, 86400,
+};
+
 void jobs_init(struct jobs *t, const struct lcnd_config *cfg, struct store *store,
                struct storeq *sq, struct worker_pool *pool, jobs_gpu_fits_fn gpu_fits,
                void *gpu_ctx, const struct jobs_hooks *hooks)
@@ -76,6 +92,14 @@ void jobs_init(struct jobs *t, const struct lcnd_config *cfg, struct store *stor
     t->gpu_ctx = gpu_ctx;
     if (hooks)
         t->hooks = *hooks;
+    histogram_init(&t->timings.queue_wait, job_seconds, LCN_ARRAY_LEN(job_seconds));
+    histogram_init(&t->timings.run, job_seconds, LCN_ARRAY_LEN(job_seconds));
+    histogram_init(&t->timings.time_to_target, job_seconds, LCN_ARRAY_LEN(job_seconds));
+}
+
+const struct jobs_timings *jobs_timings(const struct jobs *t)
+{
+    return &t->timings;
 }
 
 /* ------------------------------------------------------------ the table */
@@ -352,9 +376,21 @@ static void set_state(struct jobs *t, struct job *j, enum job_state state)
         t->waiting--;
     if (j->cur.state != JOB_QUEUED && state == JOB_QUEUED)
         t->waiting++;
+    if (job_state_terminal(state) && !job_state_terminal(j->cur.state) && j->run_started_ns) {
+        histogram_observe(&t->timings.run, (double)(lcn_now_ns() - j->run_started_ns) / 1e9);
+        j->run_started_ns = 0;
+    }
     j->cur.state = state;
     if (job_state_terminal(state) && !j->cur.finished_ms)
         j->cur.finished_ms = lcn_wall_ms();
+}
+
+/* The job met its target in this process (once: callers check that it had
+ * not before). */
+static void reached_target(struct jobs *t, struct job *j, double time_to_target_s)
+{
+    j->cur.time_to_target_s = time_to_target_s;
+    histogram_observe(&t->timings.time_to_target, time_to_target_s);
 }
 
 /* ------------------------------------------------------------ submit, cancel */
@@ -372,6 +408,7 @@ struct job *jobs_submit(struct jobs *t, struct job_request *req, char *body, siz
     j->id = t->next_id++;
     j->req = req;
     j->received_ns = received_ns;
+    j->admitted_ns = lcn_now_ns();
     int64_t now = lcn_wall_ms();
     job_status_from_request(&j->cur, j->id, now, req);
     j->gpu_fits = gpu_fits(t, req);
@@ -686,7 +723,7 @@ static void finished(struct jobs *t, struct worker *w, struct job *j, struct run
         if (res->elapsed_s > j->cur.elapsed_s)
             j->cur.elapsed_s = res->elapsed_s;
         if (res->time_to_target_s >= 0 && j->cur.time_to_target_s < 0)
-            j->cur.time_to_target_s = res->time_to_target_s;
+            reached_target(t, j, res->time_to_target_s);
         snprintf(j->cur.backend, sizeof j->cur.backend, "%s", res->backend ? res->backend : "");
         snprintf(j->cur.evaluator, sizeof j->cur.evaluator, "%s",
                  res->evaluator ? res->evaluator : "");
@@ -777,7 +814,7 @@ void jobs_on_report(void *ctx, struct worker *w, struct worker_report *rep)
             j->cur.elapsed_s = rep->improve.elapsed_s;
         if (j->cur.target_k >= 0 && j->cur.time_to_target_s < 0 &&
             rep->improve.best.K <= j->cur.target_k)
-            j->cur.time_to_target_s = rep->improve.elapsed_s;
+            reached_target(t, j, rep->improve.elapsed_s);
         touched = 1;
     }
     if (rep->has_telemetry) {
@@ -806,8 +843,14 @@ void jobs_on_report(void *ctx, struct worker *w, struct worker_report *rep)
     }
     if (rep->started && j->cur.start_latency_s < 0 && j->received_ns)
         j->cur.start_latency_s = (double)(rep->started_ns - j->received_ns) / 1e9;
-    if (rep->started)
+    if (rep->started && j->admitted_ns) {
+        histogram_observe(&t->timings.queue_wait, (double)(rep->started_ns - j->admitted_ns) / 1e9);
+        j->admitted_ns = 0;
+    }
+    if (rep->started) {
+        j->run_started_ns = rep->started_ns;
         touched = 1;
+    }
     if (touched)
         op_status(j, op);
     if (touched || !fresh)
@@ -840,6 +883,8 @@ static void op_landed(struct jobs *t, struct store_op *op)
     if (jo->has_snap) {
         if (was_durable)
             t->by_state[j->pub.state]--;
+        if (job_state_terminal(jo->snap.state) && !job_state_terminal(j->pub.state))
+            t->timings.finished[jo->snap.state]++;
         j->pub = jo->snap;
         t->by_state[j->pub.state]++;
         free(j->pub_text);

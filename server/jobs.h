@@ -33,6 +33,7 @@
 #include <stdint.h>
 
 #include "server/config.h"
+#include "server/histogram.h"
 #include "job.h"
 #include "server/store.h"
 #include "server/storeq.h"
@@ -84,6 +85,8 @@ struct job {
     int64_t improve_ev;     /* index+1 in op->events of a coalescible improve event */
     uint64_t tel_evaluated; /* evaluations already added to the metric */
     int64_t received_ns;    /* when POST /jobs arrived */
+    int64_t admitted_ns;    /* jobs_submit in this process, until its engine starts; else 0 */
+    int64_t run_started_ns; /* its engine started in this process, until terminal; else 0 */
     int gpu_fits;           /* a GPU slot can hold the graph */
 
     /* queue links (cur.state == queued and durable) */
@@ -124,6 +127,28 @@ struct jobs_hooks {
     void *ctx;
 };
 
+/*
+ * The job timings GET /metrics shows (docs/API.md), in seconds, for what
+ * happened in this process: they start empty with it, like every counter
+ * of the daemon (a restart is a counter reset to Prometheus). Observed on
+ * the loop thread, where the table lives.
+ *   queue_wait      from the admission (jobs_submit) to the engine's start
+ *                   report, once per job; jobs recovered after a restart
+ *                   were admitted by another process and are not in it;
+ *   run             from the engine's start report to the terminal state
+ *                   (the change to cur: the commit follows within ms);
+ *   time_to_target  the job's time_to_target_s (engine time, summed over
+ *                   resumes), when its target is reached in this process;
+ *   finished        terminal states that became durable (visible), by
+ *                   state: succeeded, failed, cancelled, interrupted.
+ */
+struct jobs_timings {
+    struct histogram queue_wait;
+    struct histogram run;
+    struct histogram time_to_target;
+    uint64_t finished[JOB_STATE_COUNT];
+};
+
 /* 0 when a GPU workspace slot can hold g, else a negative LCN_E* code with
  * the reason in why. */
 typedef int (*jobs_gpu_fits_fn)(void *ctx, const struct lcn_graph *g, char *why, size_t len);
@@ -148,6 +173,7 @@ struct jobs {
     uint64_t submitted;                /* jobs accepted since start */
     uint64_t evaluations;              /* engine evaluations reported since start */
     int stopping;                      /* jobs_stop_all ran: start nothing more */
+    struct jobs_timings timings;       /* GET /metrics (jobs_timings) */
     struct job_limits recover_limits;
 };
 
@@ -180,6 +206,10 @@ struct job *jobs_before(struct jobs *t, int64_t before);
 
 /* Fills *out (loop thread). */
 void jobs_stats(const struct jobs *t, struct jobs_stats *out);
+
+/* The timings of the jobs since the process started (borrowed: valid
+ * while the table lives; loop thread). */
+const struct jobs_timings *jobs_timings(const struct jobs *t);
 
 /* Admission of a parsed request against the workers this process has:
  * its backend has a healthy worker, a backend=gpu graph fits a GPU slot,

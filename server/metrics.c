@@ -1,12 +1,19 @@
 /*
- * metrics.c - GET /metrics: the Prometheus text format, one gauge or
- * counter per line, built on the loop from what each module reports
- * through its own functions (jobs_stats, worker_pool_counts, sse_count,
- * storeq_healthy, http_responses).
+ * metrics.c - GET /metrics: the Prometheus text format, gauges, counters
+ * and histograms, built on the loop from what each module reports through
+ * its own functions (jobs_stats, jobs_timings, worker_pool_counts,
+ * sse_count, storeq_healthy, http_responses) and from the HTTP latency
+ * histograms kept here (fed by the http on_answer hook, on the loop too:
+ * no locks). Everything counts from the process's start: a restart of
+ * the daemon resets every counter and histogram to 0, which Prometheus'
+ * rate() and increase() read as a counter reset.
  */
+#include <string.h>
+
 #include "build_id.h"
 #include "server/api.h"
 #include "sbuf.h"
+#include "util.h"
 
 #ifndef LCN_VERSION
 #define LCN_VERSION "unknown"
@@ -37,6 +44,96 @@ static void jobs_part(struct sbuf *b, struct api *a)
                 "# HELP lcn_jobs_submitted_total Jobs accepted since start.\n"
                 "# TYPE lcn_jobs_submitted_total counter\nlcn_jobs_submitted_total %llu\n",
                 (unsigned long long)st.submitted);
+}
+
+static void timings_part(struct sbuf *b, struct api *a)
+{
+    const struct jobs_timings *tm = jobs_timings(a->jobs);
+    sbuf_puts(b, "# HELP lcn_jobs_finished_total Jobs that reached a terminal state since start, "
+                 "by outcome.\n# TYPE lcn_jobs_finished_total counter\n");
+    for (int s = 0; s < JOB_STATE_COUNT; s++)
+        if (job_state_terminal((enum job_state)s))
+            sbuf_printf(b, "lcn_jobs_finished_total{outcome=\"%s\"} %llu\n",
+                        job_state_name((enum job_state)s), (unsigned long long)tm->finished[s]);
+    histogram_write_head(b, "lcn_job_queue_wait_seconds",
+                         "Time from a job's admission to its engine's start.");
+    histogram_write(b, &tm->queue_wait, "lcn_job_queue_wait_seconds", "");
+    histogram_write_head(b, "lcn_job_run_seconds",
+                         "Time from a job's engine start to its terminal state.");
+    histogram_write(b, &tm->run, "lcn_job_run_seconds", "");
+    histogram_write_head(b, "lcn_job_time_to_target_seconds",
+                         "Engine time until a job's best K met its target_k.");
+    histogram_write(b, &tm->time_to_target, "lcn_job_time_to_target_seconds", "");
+}
+
+/*
+ * The bucket bounds (seconds) of the HTTP latency. Answers built on the
+ * loop (a status from its cached text, /healthz, a progress page) take
+ * about 0.1 ms; POST /jobs parses on the thread pool and waits for its
+ * insert's commit (an fsync: ms to tens of ms, more for big graphs);
+ * solutions render on the pool (ms to a second with n); DELETE of a
+ * running job waits for its terminal state (the engine stops within ms,
+ * ENGINE_ABANDON_NS = 2 s at worst). So 1-2.5-5 steps per decade from
+ * 100 us to 10 s; past 10 s (header_timeout_s' default) is a fault: +Inf.
+ */
+static const double http_seconds[] = {
+    0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10,
+};
+
+/* The method labels: a method outside the list (anything a client sends
+ * to a path with no route) is "other", so that clients cannot make series
+ * without bound. */
+static const char *const methods[METRICS_METHODS] = {"GET",    "HEAD",  "POST",    "PUT",
+                                                     "DELETE", "PATCH", "OPTIONS", "other"};
+
+static int method_index(const char *method)
+{
+    for (int k = 0; k < METRICS_METHODS - 1; k++)
+        if (!strcmp(method, methods[k]))
+            return k;
+    return METRICS_METHODS - 1;
+}
+
+void metrics_init(struct api *a)
+{
+    for (int i = 0; i <= API_MAX_ROUTES; i++)
+        for (int k = 0; k < METRICS_METHODS; k++)
+            histogram_init(&a->http_latency[i][k], http_seconds, LCN_ARRAY_LEN(http_seconds));
+}
+
+void metrics_http_answer(void *ctx, const struct http_route *route, const char *method,
+                         int64_t latency_ns)
+{
+    struct api *a = ctx;
+    size_t i = API_MAX_ROUTES;
+    if (route) {
+        i = (size_t)(route - api_routes);
+        LCN_ASSERT(i < api_route_count);
+    }
+    histogram_observe(&a->http_latency[i][method_index(method)], (double)latency_ns / 1e9);
+}
+
+/* Every route's series for its own method, even at 0 (a dashboard finds
+ * them before the first request); the rest (HEAD, no route) once seen. */
+static void latency_part(struct sbuf *b, struct api *a)
+{
+    static const char name[] = "lcn_http_request_duration_seconds";
+    histogram_write_head(b, name,
+                         "Time from a request's arrival to its answer being handed over, by route "
+                         "and method.");
+    for (size_t i = 0; i <= api_route_count; i++) {
+        size_t at = i < api_route_count ? i : API_MAX_ROUTES;
+        const char *route = i < api_route_count ? api_routes[i].pattern : "none";
+        int own = i < api_route_count ? method_index(api_routes[i].method) : -1;
+        for (int k = 0; k < METRICS_METHODS; k++) {
+            const struct histogram *h = &a->http_latency[at][k];
+            if (k != own && !h->count)
+                continue;
+            char labels[160];
+            snprintf(labels, sizeof labels, "route=\"%s\",method=\"%s\"", route, methods[k]);
+            histogram_write(b, h, name, labels);
+        }
+    }
 }
 
 static void http_part(struct sbuf *b, struct api *a)
@@ -91,7 +188,9 @@ void metrics_get(struct http_req *r, void *ctx)
     struct api *a = ctx;
     struct sbuf b = {0};
     jobs_part(&b, a);
+    timings_part(&b, a);
     http_part(&b, a);
+    latency_part(&b, a);
     workers_part(&b, a);
     store_part(&b, a);
     sbuf_printf(&b,

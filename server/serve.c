@@ -594,6 +594,7 @@ static int start(struct lcnd *d, char *err, size_t errlen)
         .routes = api_routes,
         .n_routes = api_route_count,
         .ctx = &d->api,
+        .on_answer = metrics_http_answer,
     };
     if ((rc = http_start(&d->http, d->loop, &hc, err, errlen)))
         return rc;

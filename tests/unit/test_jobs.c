@@ -471,7 +471,9 @@ static void test_admission(void **state)
 }
 
 /* A cancelled queued job leaves the queue once the request to cancel has
- * committed, and is reported through the changed hook. */
+ * committed, and is reported through the changed hook. The timings count
+ * the one run (its queue wait and run time) and both outcomes, once they
+ * are durable; the cancelled job never started, so it has neither. */
 static void test_cancel_queued(void **state)
 {
     (void)state;
@@ -487,9 +489,20 @@ static void test_cancel_queued(void **state)
     assert_null(f->t.qhead);
     assert_int_equal(b->pub.state, JOB_CANCELLED);
     assert_true(f->seen.changed > changed);
+    const struct jobs_timings *tm = jobs_timings(&f->t);
+    assert_int_equal(tm->finished[JOB_CANCELLED], 1);
+    assert_int_equal(tm->run.count, 0);
     release(1);
     run_until(f, none_running);
+    run_until(f, store_idle);
     assert_int_equal(n_started_now(), 1);
+    assert_int_equal(tm->queue_wait.count, 1);
+    assert_int_equal(tm->run.count, 1);
+    assert_true(tm->run.sum > 0);
+    assert_int_equal(tm->time_to_target.count, 0); /* no target */
+    assert_int_equal(tm->finished[JOB_FAILED], 1); /* the fake ends without a result */
+    assert_int_equal(tm->finished[JOB_CANCELLED], 1);
+    assert_int_equal(tm->finished[JOB_SUCCEEDED], 0);
     fx_free(f);
 }
 
@@ -596,6 +609,12 @@ static void test_no_resume(void **state)
     assert_int_equal(a->pub.state, JOB_INTERRUPTED);
     assert_string_equal(a->pub.stop_reason, "interrupted");
     assert_null(f->t.qhead);
+    /* the new process made it interrupted: counted there; it admitted and
+     * ran nothing */
+    const struct jobs_timings *tm = jobs_timings(&f->t);
+    assert_int_equal(tm->finished[JOB_INTERRUPTED], 1);
+    assert_int_equal(tm->queue_wait.count, 0);
+    assert_int_equal(tm->run.count, 0);
     fx_free(f);
 }
 
