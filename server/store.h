@@ -158,9 +158,5 @@ int64_t store_next_id(struct store *st);
 /* A cheap liveness query on the read connection. Returns 0 or LCN_ESTORE. */
 int store_ping(struct store *st);
 
-/* A checkpoint's layout as stored: n points as little-endian int32 x, y
- * (malloc'd, *bytes = 8 n), and back (b holds 8 n bytes). Both stores. */
-void *store_layout_blob(const struct lcn_pt *p, int32_t n, size_t *bytes);
-void store_blob_layout(const unsigned char *b, int32_t n, struct lcn_pt *p);
 
 #endif

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "err.h"
+#include "server/store_blob.h"
 #include "util.h"
 
 /* The schema, one migration per version: migrations[v - 1] takes a database
