@@ -21,6 +21,7 @@
 ENUM_FIELD_OK(enum lcn_backend);
 ENUM_FIELD_OK(enum config_sync);
 ENUM_FIELD_OK(enum config_log_level);
+ENUM_FIELD_OK(enum config_log_format);
 ENUM_FIELD_OK(enum config_fake_gpu);
 
 /* clang-format off */
@@ -103,6 +104,9 @@ const struct opt config_options[] = {
      "log file, reopened on SIGHUP (empty: standard error)"),
     ROW("log_level", OPT_ENUM, 0, 0, "info", OFF(log_level), "error|warn|info|debug",
      "least severe log level written"),
+    ROW("log_format", OPT_ENUM, 0, 0, "text", OFF(log_format), "text|json",
+     "log line format: text (time level message) or json (one object per line: time, level, "
+     "job when the line is about one, message)"),
     /* fault injection (docs/DAEMON.md, "Test hooks") */
     ROW("test_fake_gpu", OPT_ENUM, 0, 0, "off", OFF(test_fake_gpu), "off|sticky",
      "test only: sticky starts one fake GPU worker that runs the CPU engine for "

@@ -669,7 +669,7 @@ static int configure(struct lcnd *d, int argc, char **argv)
         config_write(stdout, &d->cfg);
         return 0;
     }
-    if (log_open(d->cfg.log_file, d->cfg.log_level)) {
+    if (log_open(d->cfg.log_file, d->cfg.log_level, d->cfg.log_format)) {
         fprintf(stderr, "lcnd serve: log_file %s: %s\n", d->cfg.log_file, strerror(errno));
         return 1;
     }

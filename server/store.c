@@ -11,6 +11,7 @@
 #include <sqlite3.h>
 
 #include "err.h"
+#include "job.h"
 #include "server/store_pg.h"
 #include "util.h"
 
@@ -647,7 +648,9 @@ int store_apply(struct store *st, struct store_op *ops, char *err, size_t errlen
     for (struct store_op *op = ops; op; op = op->next) {
         op->rc = apply_one(st, op);
         if (op->rc) {
-            fmt(err, errlen, "job %lld: %s", (long long)op->job, sqlite3_errmsg(st->w));
+            char id[24];
+            job_id_format(op->job, id, sizeof id);
+            fmt(err, errlen, "job %s: %s", id, sqlite3_errmsg(st->w));
             rc = op->rc;
             break;
         }
