@@ -35,6 +35,10 @@ const struct opt config_options[] = {
      "file holding the bearer token every request except /healthz must carry (empty: no auth)"),
     ROW("allow_insecure_listen", OPT_BOOL, 0, 1, "false", OFF(allow_insecure_listen), NULL,
      "allow listening on a non-loopback address without a token file"),
+    ROW("allowed_origins", OPT_STRDUP, 0, 0, "", OFF(allowed_origins), NULL,
+     "browser origins allowed to call the API from their pages (CORS): exact origins such as "
+     "https://app.example.org:8443, comma-separated; preflight OPTIONS requests are answered and "
+     "answers to an allowed Origin carry Access-Control-Allow-Origin (empty: CORS off)"),
     ROW("max_connections", OPT_INT, 4, 100000, "256", OFF(max_connections), NULL,
      "most simultaneous HTTP connections (more wait in the listen backlog)"),
     ROW("max_connections_per_ip", OPT_INT, 0, 100000, "128", OFF(max_connections_per_ip), NULL,

@@ -29,6 +29,7 @@ enum config_fake_gpu { CONFIG_FAKE_GPU_OFF = 0, CONFIG_FAKE_GPU_STICKY };
 struct lcnd_config {
     /* network and access */
     char *listen;    /* HOST:PORT */
+    char *allowed_origins; /* "" = CORS off; else exact origins, comma-separated */
     char *port_file; /* "" = none */
     char *token_file;
     int allow_insecure_listen;

@@ -591,6 +591,7 @@ static int start(struct lcnd *d, char *err, size_t errlen)
         .header_timeout_s = (unsigned)d->cfg.header_timeout_s,
         .connection_reserve = (unsigned)d->cfg.connection_reserve,
         .token = d->token,
+        .allowed_origins = d->cfg.allowed_origins,
         .routes = api_routes,
         .n_routes = api_route_count,
         .ctx = &d->api,
