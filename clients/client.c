@@ -14,6 +14,7 @@ int client_connect(const struct lcnctl_cmd *cmd, struct lcnhttp *h)
         lcnctl_errorf(cmd, "%s", err);
         return LCNCTL_EXIT_USAGE;
     }
+    h->retries = (int)lcnctl_retry;
     return 0;
 }
 
@@ -60,12 +61,15 @@ int client_report(const struct lcnctl_cmd *cmd, int rc, const struct lcnhttp_res
         return LCNCTL_EXIT_UNREACHABLE;
     }
     int exit_rc = client_exit_for_status(r->status);
-    const char *klass = exit_rc == LCNCTL_EXIT_USAGE       ? "invalid input"
-                        : exit_rc == LCNCTL_EXIT_NOT_FOUND ? "not found"
-                                                           : "server refused the request";
     json_t *body = r->body ? json_loadb(r->body, r->len, 0, NULL) : NULL;
     json_t *err = json_object_get(body, "error");
     const char *code = client_str(err, "code");
+    if (r->status == 409 && code && strcmp(code, "no_solution") == 0)
+        exit_rc = LCNCTL_EXIT_NO_SOLUTION;
+    const char *klass = exit_rc == LCNCTL_EXIT_USAGE         ? "invalid input"
+                        : exit_rc == LCNCTL_EXIT_NOT_FOUND   ? "not found"
+                        : exit_rc == LCNCTL_EXIT_NO_SOLUTION ? "no solution yet"
+                                                             : "server refused the request";
     const char *msg = client_str(err, "message");
     const char *field = client_str(err, "field");
     if (!code || !msg) {

@@ -29,6 +29,8 @@ int client_exit_for_status(long status);
  * r holds a response with a status outside 2xx, whose API error object
  * {"code","message","field"} is printed as
  *   "lcnctl CMD: <class> (HTTP 404 not_found) at FIELD: MESSAGE".
+ * The status is client_exit_for_status's, except 409 no_solution:
+ * LCNCTL_EXIT_NO_SOLUTION.
  * With --json the error is also printed to stdout as one JSON object
  * {"error": {...}, "http_status": N}.
  */

@@ -455,36 +455,31 @@ static int submit(struct bench *b, struct run *r)
     char *text = json_dumps(req, JSON_COMPACT);
     json_decref(req);
     int rc = 0;
-    for (int attempt = 0;; attempt++) {
-        struct lcnhttp_resp resp;
-        int hr = lcnhttp_request(&b->h, "POST", "/jobs", text, strlen(text), &resp);
-        if (hr == 0 && resp.status == 429 && attempt < QUEUE_FULL_RETRIES) {
-            int wait_s = resp.retry_after[0] ? atoi(resp.retry_after) : 5;
-            lcnhttp_resp_release(&resp);
-            sleep((unsigned)(wait_s > 0 && wait_s < 60 ? wait_s : 5));
-            continue;
-        }
-        if (hr != 0 || resp.status != 201) {
-            int e = client_report(b->cmd, hr, &resp);
-            if (e == LCNCTL_EXIT_UNREACHABLE)
-                b->fatal = e;
-            note(r, RUN_FAILED, "submit refused (exit %d%s)", e,
-                 hr == 0 ? ", see stderr" : ": server unreachable");
+    /* a full queue is waited out (lcnhttp_request retries it) */
+    int retries = b->h.retries;
+    b->h.retries = retries > QUEUE_FULL_RETRIES ? retries : QUEUE_FULL_RETRIES;
+    struct lcnhttp_resp resp;
+    int hr = lcnhttp_request(&b->h, "POST", "/jobs", text, strlen(text), &resp);
+    b->h.retries = retries;
+    if (hr != 0 || resp.status != 201) {
+        int e = client_report(b->cmd, hr, &resp);
+        if (e == LCNCTL_EXIT_UNREACHABLE)
+            b->fatal = e;
+        note(r, RUN_FAILED, "submit refused (exit %d%s)", e,
+             hr == 0 ? ", see stderr" : ": server unreachable");
+        rc = -1;
+    } else {
+        json_t *j = json_loadb(resp.body, resp.len, 0, NULL);
+        const char *id = client_str(j, "id");
+        if (id)
+            snprintf(r->id, sizeof r->id, "%s", id);
+        else {
+            note(r, RUN_FAILED, "submit answer without a job id");
             rc = -1;
-        } else {
-            json_t *j = json_loadb(resp.body, resp.len, 0, NULL);
-            const char *id = client_str(j, "id");
-            if (id)
-                snprintf(r->id, sizeof r->id, "%s", id);
-            else {
-                note(r, RUN_FAILED, "submit answer without a job id");
-                rc = -1;
-            }
-            json_decref(j);
         }
-        lcnhttp_resp_release(&resp);
-        break;
+        json_decref(j);
     }
+    lcnhttp_resp_release(&resp);
     free(text);
     return rc;
 }
@@ -567,7 +562,11 @@ static void one_run(struct bench *b, struct run *r)
     snprintf(label, sizeof label, "[%d/%d] %s seed %lld", r->index, b->total, r->g->name, r->seed);
     struct watch_opts wo = {lcnctl_json ? WATCH_QUIET
                                         : (isatty(STDOUT_FILENO) ? WATCH_BAR : WATCH_QUIET),
-                            b->poll, NULL, b->budget + GRACE_S, label};
+                            b->poll,
+                            NULL,
+                            b->budget + GRACE_S,
+                            label,
+                            NULL};
     json_t *st = NULL;
     int rc = watch_job(b->cmd, &b->h, r->id, &wo, &st);
     if (rc == WATCH_TIMED_OUT) {
@@ -578,7 +577,7 @@ static void one_run(struct bench *b, struct run *r)
         free(path);
         json_decref(st);
         st = NULL;
-        struct watch_opts w2 = {WATCH_QUIET, b->poll, NULL, 30, label};
+        struct watch_opts w2 = {WATCH_QUIET, b->poll, NULL, 30, label, NULL};
         rc = watch_job(b->cmd, &b->h, r->id, &w2, &st);
         note(r, RUN_FAILED, "not finished %.0f s past its budget: cancelled by the harness",
              GRACE_S);

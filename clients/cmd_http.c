@@ -2,6 +2,7 @@
  * solution, cancel, list (docs/API.md, docs/lcnctl.md). */
 #include <errno.h>
 #include <math.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -71,17 +72,20 @@ static int job_call(const struct lcnctl_cmd *cmd, int argc, char **argv, const c
     return rc;
 }
 
-/* Follows a job and prints its end; returns the exit status. */
+/* Follows a job and prints its end; returns the exit status, or
+ * LCNCTL_EXIT_INTERRUPTED when *interrupted was set (may be NULL). */
 static int follow(const struct lcnctl_cmd *cmd, struct lcnhttp *h, const char *id,
                   enum watch_display display, int poll_only, const char *render,
-                  int json_final_only)
+                  const volatile sig_atomic_t *interrupted)
 {
-    struct watch_opts wo = {display, poll_only, render, 0, NULL};
+    struct watch_opts wo = {display, poll_only, render, 0, NULL, interrupted};
     json_t *final;
     int rc = watch_job(cmd, h, id, &wo, &final);
+    if (rc == WATCH_INTERRUPTED)
+        return LCNCTL_EXIT_INTERRUPTED;
     if (rc)
         return rc;
-    if (lcnctl_json || json_final_only)
+    if (lcnctl_json)
         client_print_json(final);
     else
         client_print_summary(stdout, final);
@@ -95,27 +99,40 @@ static int follow(const struct lcnctl_cmd *cmd, struct lcnhttp *h, const char *i
 static const char submit_usage[] =
     "usage: lcnctl submit GRAPH.json [--budget-s S] [--seed N] [--target-k K]\n"
     "                     [--stop-at-target] [--backend auto|gpu|cpu] [--name TEXT]\n"
-    "                     [--wait [--render OUT.svg] [--poll]] [--server URL] [--json]\n"
+    "                     [--threads N] [--replicas N] [--proposal-workers N]\n"
+    "                     [--tuning KNOBS] [--wait [--render OUT.svg] [--poll]]\n"
+    "                     [--retry N] [--server URL] [--json]\n"
     "\n"
     "Submits a solve job for the graph in GRAPH.json (the contest format,\n"
     "docs/FORMAT.md; the file is checked locally first, so errors name the\n"
-    "field). Prints the job id; with --json the server's answer\n"
-    "{id, state, links} (with --wait: only the final status).\n";
+    "field). The job id comes first, on a line of its own: on stdout without\n"
+    "--wait (with --json the server's answer {id, state, links} instead), on\n"
+    "stderr with --wait, so that stdout carries only the progress and the end\n"
+    "(with --json: only the final status). Ctrl-C during --wait leaves the job\n"
+    "running and prints the commands that watch or cancel it.\n";
 
 static const char submit_exit_status[] =
     "exit status: 0 submitted (with --wait: the job succeeded); 1 with --wait:\n"
     "the job failed, was cancelled or interrupted; 2 usage error or invalid\n"
-    "input (locally or HTTP 400/413/422); 4 server unreachable; 5 refused.\n";
+    "input (locally or HTTP 400/413/422); 4 server unreachable; 5 refused;\n"
+    "130 --wait interrupted by Ctrl-C (SIGINT): the job goes on.\n";
 
 struct submit_opts {
     double budget;
-    int64_t seed, target;
+    int64_t seed, target, threads, replicas, proposal_workers;
     int seen_budget, seen_seed, seen_target, seen_backend, stop, wait, poll;
+    int seen_threads, seen_replicas, seen_proposal_workers;
     enum lcn_backend backend; /* OPT_ENUM: the index in LCN_BACKEND_CHOICES */
-    const char *name, *render;
+    const char *name, *render, *tuning;
 };
 
 #define SOFF(f) offsetof(struct submit_opts, f)
+/* A solver count: an integer in [0, the engine limit the API enforces]. */
+#define SOLVER_ROW(name_, field_, max_, help_)                                                     \
+    {                                                                                              \
+        .name = (name_), .kind = OPT_INT, .off = SOFF(field_), .min = 0, .max = (max_),            \
+        .seen = OPT_SEEN(struct submit_opts, seen_##field_), .arg = "N", .help = (help_)           \
+    }
 static const struct opt submit_table[] = {
     {.name = "budget-s",
      .kind = OPT_DOUBLE,
@@ -151,13 +168,104 @@ static const struct opt submit_table[] = {
      .help = "engine to ask for; auto: GPU when usable, else CPU (default: the daemon's auto)"},
     OPT_ROW("name", OPT_STRING, SOFF(name), "TEXT",
             "a label shown by get and list (at most 128 bytes)"),
+    SOLVER_ROW("threads", threads, LCN_MAX_THREADS,
+               "CPU threads of the job (solver.threads; default: the daemon's cpu_threads)"),
+    SOLVER_ROW("replicas", replicas, LCN_MAX_REPLICAS,
+               "replicas the engine runs (solver.replicas; default: the engine's)"),
+    SOLVER_ROW("proposal-workers", proposal_workers, LCN_MAX_PROPOSAL_WORKERS,
+               "proposal workers per replica (solver.proposal_workers; default: the engine's)"),
+    OPT_ROW("tuning", OPT_STRING, SOFF(tuning), "KNOBS",
+            "engine knobs key=value,... (solver.tuning, docs/ENGINE.md; a bad knob fails the job)"),
     OPT_ROW("wait", OPT_FLAG, SOFF(wait), NULL,
             "follow the job until it ends, as `lcnctl watch` does"),
     OPT_ROW("render", OPT_STRING, SOFF(render), "OUT.svg",
             "with --wait: keep a picture of the best layout"),
     OPT_ROW("poll", OPT_FLAG, SOFF(poll), NULL, "with --wait: poll instead of the event stream"),
 };
+#undef SOLVER_ROW
 #undef SOFF
+
+/* The POST /jobs body for graph (borrowed) and the options given. */
+static json_t *submit_request(const struct submit_opts *o, json_t *graph)
+{
+    json_t *req = json_pack("{s:O}", "graph", graph);
+    if (o->seen_budget)
+        json_object_set_new(req, "budget_s", json_real(o->budget));
+    if (o->seen_seed)
+        json_object_set_new(req, "seed", json_integer(o->seed));
+    if (o->seen_target)
+        json_object_set_new(req, "target_k", json_integer(o->target));
+    if (o->stop)
+        json_object_set_new(req, "stop_at_target", json_true());
+    if (o->seen_backend)
+        json_object_set_new(req, "backend", json_string(lcn_backend_name(o->backend)));
+    if (o->name)
+        json_object_set_new(req, "name", json_string(o->name));
+    json_t *solver = json_object();
+    if (o->seen_threads)
+        json_object_set_new(solver, "threads", json_integer(o->threads));
+    if (o->seen_replicas)
+        json_object_set_new(solver, "replicas", json_integer(o->replicas));
+    if (o->seen_proposal_workers)
+        json_object_set_new(solver, "proposal_workers", json_integer(o->proposal_workers));
+    if (o->tuning)
+        json_object_set_new(solver, "tuning", json_string(o->tuning));
+    if (json_object_size(solver))
+        json_object_set_new(req, "solver", solver);
+    else
+        json_decref(solver);
+    return req;
+}
+
+/* Reads and checks the graph file; returns 0 with *req set (a new
+ * reference), or the exit status after saying why. */
+static int submit_read(const struct lcnctl_cmd *cmd, const char *path, const struct submit_opts *o,
+                       json_t **req)
+{
+    struct graphio_doc d;
+    int rc = lcnctl_read_graph(cmd, &d, path);
+    if (rc)
+        return rc;
+    *req = submit_request(o, d.root);
+    graphio_release(&d);
+    return 0;
+}
+
+static volatile sig_atomic_t submit_interrupted;
+
+static void on_sigint(int sig)
+{
+    (void)sig;
+    submit_interrupted = 1;
+}
+
+/* submit --wait: the id on stderr first, then the job followed to its end.
+ * Ctrl-C stops following, not the job: the message says how to go on. */
+static int submit_follow(const struct lcnctl_cmd *cmd, struct lcnhttp *h, const char *id,
+                         const struct submit_opts *o)
+{
+    fprintf(stderr, "%s\n", id);
+    fflush(stderr);
+    struct sigaction sa, old;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_sigint; /* no SA_RESTART: a wait in progress returns */
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, &old);
+    int rc = follow(cmd, h, id, lcnctl_json ? WATCH_QUIET : watch_default_display(), o->poll,
+                    o->render, &submit_interrupted);
+    sigaction(SIGINT, &old, NULL);
+    if (rc == LCNCTL_EXIT_INTERRUPTED) {
+        char server[600] = "";
+        if (lcnctl_server)
+            snprintf(server, sizeof server, " --server %s", lcnctl_server);
+        lcnctl_errorf(cmd,
+                      "interrupted: job %s is still running on the server\n"
+                      "  watch it:  lcnctl%s watch %s\n"
+                      "  cancel it: lcnctl%s cancel %s",
+                      id, server, id, server, id);
+    }
+    return rc;
+}
 
 static int cmd_submit(const struct lcnctl_cmd *cmd, int argc, char **argv)
 {
@@ -173,25 +281,9 @@ static int cmd_submit(const struct lcnctl_cmd *cmd, int argc, char **argv)
         return lcnctl_usage_error(cmd, "--stop-at-target needs --target-k");
     if ((o.render || o.poll) && !o.wait)
         return lcnctl_usage_error(cmd, "--render and --poll apply with --wait");
-
-    struct graphio_doc d;
-    if ((rc = lcnctl_read_graph(cmd, &d, pos[0])))
+    json_t *req;
+    if ((rc = submit_read(cmd, pos[0], &o, &req)))
         return rc;
-    json_t *req = json_pack("{s:O}", "graph", d.root);
-    graphio_release(&d);
-    if (o.seen_budget)
-        json_object_set_new(req, "budget_s", json_real(o.budget));
-    if (o.seen_seed)
-        json_object_set_new(req, "seed", json_integer(o.seed));
-    if (o.seen_target)
-        json_object_set_new(req, "target_k", json_integer(o.target));
-    if (o.stop)
-        json_object_set_new(req, "stop_at_target", json_true());
-    if (o.seen_backend)
-        json_object_set_new(req, "backend", json_string(lcn_backend_name(o.backend)));
-    if (o.name)
-        json_object_set_new(req, "name", json_string(o.name));
-
     struct lcnhttp h;
     if ((rc = client_connect(cmd, &h))) {
         json_decref(req);
@@ -207,11 +299,8 @@ static int cmd_submit(const struct lcnctl_cmd *cmd, int argc, char **argv)
     const char *id = client_str(created, "id");
     if (!id) {
         lcnctl_errorf(cmd, "unexpected response: no job id");
-        json_decref(created);
-        lcnhttp_release(&h);
-        return LCNCTL_EXIT_REFUSED;
-    }
-    if (!o.wait) {
+        rc = LCNCTL_EXIT_REFUSED;
+    } else if (!o.wait) {
         if (lcnctl_json)
             client_print_json(created);
         else
@@ -219,8 +308,7 @@ static int cmd_submit(const struct lcnctl_cmd *cmd, int argc, char **argv)
         rc = LCNCTL_EXIT_OK;
     } else {
         char *idc = xstrdup(id);
-        rc = follow(cmd, &h, idc, lcnctl_json ? WATCH_QUIET : watch_default_display(), o.poll,
-                    o.render, 0);
+        rc = submit_follow(cmd, &h, idc, &o);
         free(idc);
     }
     json_decref(created);
@@ -271,7 +359,8 @@ static int follow_cmd(const struct lcnctl_cmd *cmd, int argc, char **argv, int q
     struct lcnhttp h;
     if ((rc = client_connect(cmd, &h)))
         return rc;
-    rc = follow(cmd, &h, id, quiet ? WATCH_QUIET : watch_default_display(), o.poll, o.render, 0);
+    rc = follow(cmd, &h, id, quiet ? WATCH_QUIET : watch_default_display(), o.poll, o.render,
+                NULL);
     lcnhttp_release(&h);
     return rc;
 }
@@ -433,8 +522,8 @@ static const struct opt solution_table[] = {
 
 static const char solution_exit_status[] =
     "exit status: 0 written; 2 FILE cannot be written; 3 no such job;\n"
-    "4 server unreachable; 5 refused (e.g. 409 no_solution: no validated\n"
-    "layout yet).\n";
+    "4 server unreachable; 5 refused; 6 no solution yet (409 no_solution: no\n"
+    "validated layout yet, e.g. a queued job).\n";
 
 /* Writes the fetched document to path, ending it with a newline as on stdout. */
 static int save_solution(const char *path, const char *buf, size_t len, char *err, size_t errlen)

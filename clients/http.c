@@ -2,12 +2,15 @@
 #include "clients/http.h"
 
 #include <ctype.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
 
 #include <curl/curl.h>
+#include <jansson.h>
 
 #include "err.h"
 #include "util.h"
@@ -237,8 +240,8 @@ static void fail_msg(struct lcnhttp *h, struct lcnhttp_resp *r, CURLcode rc, con
              errbuf[0] ? errbuf : curl_easy_strerror(rc));
 }
 
-int lcnhttp_request(struct lcnhttp *h, const char *method, const char *path, const char *body,
-                    size_t len, struct lcnhttp_resp *r)
+static int request_once(struct lcnhttp *h, const char *method, const char *path, const char *body,
+                        size_t len, struct lcnhttp_resp *r)
 {
     memset(r, 0, sizeof *r);
     char errbuf[CURL_ERROR_SIZE] = "";
@@ -258,6 +261,47 @@ int lcnhttp_request(struct lcnhttp *h, const char *method, const char *path, con
     if (!r->body)
         body_add(&x, "", 0);
     return 0;
+}
+
+/* Seconds to wait before retrying r: its Retry-After when that is a
+ * number of seconds, bounded. */
+static int retry_wait_s(const struct lcnhttp_resp *r)
+{
+    const char *v = r->retry_after;
+    if (!v[0] || strspn(v, "0123456789") != strlen(v) || strlen(v) > 6)
+        return LCNHTTP_RETRY_DEFAULT_S;
+    int s = atoi(v);
+    return s > LCNHTTP_RETRY_MAX_S ? LCNHTTP_RETRY_MAX_S : s;
+}
+
+/* The API error code of an error body, for the note ("" when none). */
+static void error_code(const struct lcnhttp_resp *r, char *buf, size_t len)
+{
+    buf[0] = '\0';
+    json_t *j = r->body ? json_loadb(r->body, r->len, 0, NULL) : NULL;
+    const char *code = json_string_value(json_object_get(json_object_get(j, "error"), "code"));
+    if (code)
+        snprintf(buf, len, " %.40s", code);
+    json_decref(j);
+}
+
+int lcnhttp_request(struct lcnhttp *h, const char *method, const char *path, const char *body,
+                    size_t len, struct lcnhttp_resp *r)
+{
+    for (int attempt = 1;; attempt++) {
+        int rc = request_once(h, method, path, body, len, r);
+        if (rc || (r->status != 429 && r->status != 503) || attempt > h->retries)
+            return rc;
+        int wait_s = retry_wait_s(r);
+        char code[48];
+        error_code(r, code, sizeof code);
+        fprintf(stderr, "lcnctl: HTTP %ld%s: retry %d of %d in %d s\n", r->status, code, attempt,
+                h->retries, wait_s);
+        lcnhttp_resp_release(r);
+        struct timespec ts = {wait_s, 0};
+        while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+            ;
+    }
 }
 
 int lcnhttp_stream(struct lcnhttp *h, const char *path, const struct lcnhttp_stream *s,

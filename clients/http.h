@@ -24,7 +24,13 @@ struct lcnhttp {
     void *curl;  /* CURL * */
     char *base;  /* scheme://host:port[/prefix], without a trailing '/' */
     char *token; /* bearer token, or NULL */
+    int retries; /* lcnhttp_request: answers 429 and 503 retried this often (0: none) */
 };
+
+/* A 429 or 503 is retried after its Retry-After seconds (an integer; this
+ * many when it has none or another form), at most LCNHTTP_RETRY_MAX_S. */
+#define LCNHTTP_RETRY_DEFAULT_S 5
+#define LCNHTTP_RETRY_MAX_S     60
 
 /* A response. status is 0 when no response arrived (err says why). */
 struct lcnhttp_resp {
@@ -51,6 +57,11 @@ void lcnhttp_release(struct lcnhttp *h);
  * waits for the whole response. Returns 0 when a response arrived (any
  * status; r owns the body), or LCN_EIO when none did (r->err: "cannot reach
  * URL: reason"). Release r with lcnhttp_resp_release either way.
+ * A 429 or 503 answer is sent again up to h->retries times, each after
+ * the wait its Retry-After asks for (bounded, see LCNHTTP_RETRY_MAX_S),
+ * with a note on standard error ("lcnctl: HTTP 429 queue_full: retry 1 of
+ * 3 in 5 s"); the API changes nothing on those answers, so a POST may be
+ * sent again. r is then the last answer.
  */
 int lcnhttp_request(struct lcnhttp *h, const char *method, const char *path, const char *body,
                     size_t len, struct lcnhttp_resp *r);

@@ -30,11 +30,13 @@ static const struct lcnctl_cmd *const groups[] = {
 
 const char *lcnctl_server;
 int lcnctl_json;
+int64_t lcnctl_retry;
 
 /* The options every command shares, parsed into a copy of the globals. */
 struct common {
     const char *server;
     int json;
+    int64_t retry;
 };
 
 static const struct opt common_opts[] = {
@@ -45,6 +47,10 @@ static const struct opt common_opts[] = {
      .help = "the lcnd to talk to (default $LCN_SERVER, else " LCNHTTP_DEFAULT_SERVER ")"},
     OPT_ROW("json", OPT_FLAG, offsetof(struct common, json), NULL,
             "machine output (JSON) on stdout"),
+    OPT_RANGE("retry", OPT_INT, offsetof(struct common, retry), 0, 100, NULL, "N",
+              "send a request that gets 429 (queue full) or 503 (not ready, stopping) again, up "
+              "to N times, after the Retry-After the server asks for (at most 60 s each; "
+              "default 0)"),
 };
 
 /* The options only main takes (before the command name). */
@@ -82,7 +88,8 @@ static void print_main_usage(FILE *f)
                "\n"
                "`lcnctl COMMAND --help` describes a command. Exit status: 0 success,\n"
                "1 job failed or layout invalid, 2 usage or invalid input, 3 not found,\n"
-               "4 server unreachable, 5 server refused the request (docs/lcnctl.md).\n");
+               "4 server unreachable, 5 server refused the request, 6 no solution yet,\n"
+               "130 interrupted while the job goes on (docs/lcnctl.md).\n");
 }
 
 static int dispatch(int argc, char **argv);
@@ -125,7 +132,7 @@ void lcnctl_write_help(FILE *f, const struct lcnctl_cmd *cmd)
 int lcnctl_parse(const struct lcnctl_cmd *cmd, int argc, char **argv, void *base, char **pos,
                  int max_pos, int *npos)
 {
-    struct common c = {lcnctl_server, lcnctl_json};
+    struct common c = {lcnctl_server, lcnctl_json, lcnctl_retry};
     struct opts_set sets[] = {{cmd->opts, cmd->nopts, base},
                               {common_opts, LCN_ARRAY_LEN(common_opts), &c}};
     struct opts_args args = {.pos = pos, .max_pos = max_pos};
@@ -134,6 +141,7 @@ int lcnctl_parse(const struct lcnctl_cmd *cmd, int argc, char **argv, void *base
     *npos = args.npos;
     lcnctl_server = c.server;
     lcnctl_json = c.json;
+    lcnctl_retry = c.retry;
     if (rc == OPTS_HELP) {
         lcnctl_write_help(stdout, cmd);
         return LCNCTL_PARSE_HELP;
@@ -161,7 +169,7 @@ int main(int argc, char **argv)
 {
     /* the options before the command name */
     struct main_opts m = {0};
-    struct common c = {NULL, 0};
+    struct common c = {NULL, 0, 0};
     struct opts_set sets[] = {{main_opts, LCN_ARRAY_LEN(main_opts), &m},
                               {common_opts, LCN_ARRAY_LEN(common_opts), &c}};
     struct opts_args args = {.stop_at_positional = 1};
@@ -169,6 +177,7 @@ int main(int argc, char **argv)
     int rc = opts_parse_argv(sets, 2, argc, argv, &args, err, sizeof err);
     lcnctl_server = c.server;
     lcnctl_json = c.json;
+    lcnctl_retry = c.retry;
     if (rc == OPTS_HELP) {
         print_main_usage(stdout);
         return LCNCTL_EXIT_OK;

@@ -16,7 +16,10 @@
  *   3  not found: the server does not know the job (404);
  *   4  the server cannot be reached (no HTTP response);
  *   5  the server refused the request otherwise (any other 4xx or 5xx, or a
- *      response that is not what the API promises).
+ *      response that is not what the API promises);
+ *   6  no solution yet: the job has no validated layout (409 no_solution);
+ *   130 interrupted (SIGINT) while following a job the server keeps running
+ *      (submit --wait).
  * Errors from the server are printed with the API's error code, message and
  * field path: "lcnctl submit: invalid input (HTTP 400 invalid_field) at
  * graph.edges[3].source: unknown node 99".
@@ -39,6 +42,8 @@ enum {
     LCNCTL_EXIT_NOT_FOUND = 3,
     LCNCTL_EXIT_UNREACHABLE = 4,
     LCNCTL_EXIT_REFUSED = 5,
+    LCNCTL_EXIT_NO_SOLUTION = 6,
+    LCNCTL_EXIT_INTERRUPTED = 130, /* 128 + SIGINT, as shells report it */
 };
 
 struct lcnctl_cmd {
@@ -63,10 +68,12 @@ extern const struct lcnctl_cmd lcnctl_bench_cmds[];  /* cmd_bench.c: bench */
 /*
  * Options every command accepts, also before the command name
  * (`lcnctl --server URL --json list`): the server URL (NULL: $LCN_SERVER or
- * the default, see http.h) and machine output.
+ * the default, see http.h), machine output, and how often a request that
+ * got 429 or 503 is sent again (--retry N, lcnhttp_request).
  */
 extern const char *lcnctl_server;
 extern int lcnctl_json;
+extern int64_t lcnctl_retry;
 
 /*
  * Parses argv[1..argc) against the command's table (cmd->opts, whose

@@ -46,7 +46,9 @@ struct watch {
     /* the job's elapsed time was base_s at local time base_ns (while running) */
     double base_s;
     int64_t base_ns;
-    int running, done, timed_out;
+    int running, done;
+    int timed_out;   /* stop following: the timeout ran out, or interrupted */
+    int interrupted; /* *o->interrupted was seen set */
 
     int64_t unreachable_since; /* 0, or when the server stopped answering */
 
@@ -111,7 +113,7 @@ static void draw_bar(struct watch *w, int final)
     for (int i = 0; i < BAR_CELLS; i++)
         bar[i] = i < fill ? '#' : '-';
     bar[BAR_CELLS] = '\0';
-    char tuple[128], target[96] = "", label[160] = "", tail[160] = "";
+    char tuple[128], target[96] = "", label[160];
     client_format_tuple(tuple, sizeof tuple, w->best);
     if (w->target_k >= 0) {
         if (w->ttt >= 0)
@@ -119,14 +121,12 @@ static void draw_bar(struct watch *w, int final)
         else
             snprintf(target, sizeof target, "  K<=%lld: not yet", w->target_k);
     }
-    /* an explicit label leads; the job id trails, where a narrow terminal cuts first */
-    if (w->o->label)
-        snprintf(label, sizeof label, "%s ", w->o->label);
-    else
-        snprintf(tail, sizeof tail, "  %s", w->id);
+    /* the label (default: the job id) leads, so that a narrow terminal cuts
+     * the numbers and never the id */
+    snprintf(label, sizeof label, "%s ", w->o->label ? w->o->label : w->id);
     char line[640];
-    snprintf(line, sizeof line, "%s%-9s [%s] %.1f/%.1f s  %s%s%s", label, w->state, bar, el,
-             w->budget_s, w->best ? tuple : "no layout yet", target, tail);
+    snprintf(line, sizeof line, "%s%-9s [%s] %.1f/%.1f s  %s%s", label, w->state, bar, el,
+             w->budget_s, w->best ? tuple : "no layout yet", target);
     int cols = term_cols();
     if ((int)strlen(line) > cols - 1)
         line[cols - 1] = '\0';
@@ -346,6 +346,10 @@ static void handle_event(struct watch *w, json_t *ev)
 static int tick(void *ctx)
 {
     struct watch *w = ctx;
+    if (w->o->interrupted && *w->o->interrupted) {
+        w->interrupted = w->timed_out = 1;
+        return 1;
+    }
     if (w->o->timeout_s > 0 && since_s(w->start_ns) > w->o->timeout_s) {
         w->timed_out = 1;
         return 1;
@@ -644,6 +648,9 @@ int watch_job(const struct lcnctl_cmd *cmd, struct lcnhttp *h, const char *id,
             if (opts->display == WATCH_BAR)
                 draw_bar(&w, 1);
         }
+    } else if (rc == WATCH_TIMED_OUT && w.interrupted) {
+        break_bar(&w);
+        rc = WATCH_INTERRUPTED;
     } else if (rc == WATCH_TIMED_OUT) {
         break_bar(&w);
         if (get_status(&w, final) != 0)

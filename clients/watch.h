@@ -22,6 +22,7 @@
 #ifndef LCN_CLIENTS_WATCH_H
 #define LCN_CLIENTS_WATCH_H
 
+#include <signal.h>
 #include <stdio.h>
 
 #include <jansson.h>
@@ -30,8 +31,10 @@
 #include "clients/lcnctl.h"
 
 #define WATCH_RECONNECT_S 30.0
-/* watch_job's return value when opts.timeout_s ran out (not an exit status). */
-#define WATCH_TIMED_OUT 100
+/* watch_job's return values when opts.timeout_s ran out, and when
+ * *opts.interrupted was set (not exit statuses). */
+#define WATCH_TIMED_OUT   100
+#define WATCH_INTERRUPTED 101
 
 enum watch_display { WATCH_QUIET, WATCH_LINES, WATCH_BAR, WATCH_JSON };
 
@@ -41,12 +44,16 @@ struct watch_opts {
     const char *render_path; /* when set: re-render this SVG on each new validated layout */
     double timeout_s;        /* > 0: give up watching after this many seconds */
     const char *label;       /* text in front of the bar (default: the job id) */
+    /* when not NULL: a flag a signal handler sets (SIGINT); watching stops
+     * within a tick of it being set */
+    const volatile sig_atomic_t *interrupted;
 };
 
 /*
  * Follows job id until it is terminal. Returns 0 with *final set to the
  * job's final status (GET /jobs/ID, a new reference); WATCH_TIMED_OUT when
- * opts->timeout_s ran out (*final is the latest status, or NULL); or an
+ * opts->timeout_s ran out (*final is the latest status, or NULL);
+ * WATCH_INTERRUPTED when *opts->interrupted was set (*final NULL); or an
  * exit status (3 not found, 4 unreachable, 5 refused) after printing the
  * error. The picture, when asked for, follows every validated layout the
  * daemon publishes (checkpoint events, and at most one fetch a second on

@@ -263,13 +263,141 @@ static int parse_root(struct job_request *req, json_t *root, const struct job_li
     return rc;
 }
 
-int job_request_parse(struct job_request *req, const char *body, size_t len,
-                      const struct job_limits *lim, struct job_error *err)
+/* ------------------------------------------------------------ bare graphs */
+
+const char *const job_query_names[JOB_QUERY_COUNT] = {
+    "budget_s", "seed", "target_k", "stop_at_target", "backend", "name",
+};
+
+static const char wrap_hint[] =
+    "wrap the graph as {\"graph\": GRAPH, \"budget_s\": ...}, or send the bare graph with the "
+    "other fields as query arguments (POST /jobs?budget_s=60&seed=1)";
+
+static int is_bare_graph(const json_t *root)
+{
+    return json_is_object(root) && !json_object_get(root, "graph") &&
+           (json_object_get(root, "nodes") || json_object_get(root, "edges"));
+}
+
+/* A query argument as the JSON value of its field (a new reference), or
+ * NULL after failing with the argument's name as field. */
+static json_t *query_value(struct job_error *e, const char *name, const char *v)
+{
+    char *end;
+    if (!strcmp(name, "budget_s")) {
+        double d = strtod(v, &end);
+        if (*v && !*end && isfinite(d))
+            return json_real(d);
+        fail(e, 400, "invalid_field", name, "query argument '%.40s' is not a number", v);
+        return NULL;
+    }
+    if (!strcmp(name, "seed") || !strcmp(name, "target_k")) {
+        long long x = strtoll(v, &end, 10);
+        if (*v && !*end)
+            return json_integer(x);
+        fail(e, 400, "invalid_field", name, "query argument '%.40s' is not an integer", v);
+        return NULL;
+    }
+    if (!strcmp(name, "stop_at_target")) {
+        if (!strcmp(v, "true") || !strcmp(v, "false"))
+            return json_boolean(!strcmp(v, "true"));
+        fail(e, 400, "invalid_field", name, "query argument '%.40s' is not true or false", v);
+        return NULL;
+    }
+    json_t *s = json_string(v);
+    if (!s)
+        fail(e, 400, "invalid_field", name, "query argument is not UTF-8");
+    return s;
+}
+
+/* The query arguments as an object of fields, or NULL after failing. */
+static json_t *query_fields(struct job_error *e, const char *const *query)
+{
+    json_t *o = json_object();
+    for (int i = 0; query && i < JOB_QUERY_COUNT; i++) {
+        if (!query[i])
+            continue;
+        json_t *v = query_value(e, job_query_names[i], query[i]);
+        if (!v) {
+            json_decref(o);
+            return NULL;
+        }
+        json_object_set_new(o, job_query_names[i], v);
+    }
+    return o;
+}
+
+/* {"graph": BODY, fields...} as text: the body's own bytes, so the stored
+ * request reads back to the graph exactly as sent. */
+static char *wrap_text(const char *body, size_t len, const json_t *fields, size_t *out_len)
+{
+    char *f = json_dumps(fields, JSON_COMPACT | JSON_REAL_PRECISION(17));
+    size_t flen = strlen(f); /* "{...}" */
+    size_t cap = len + flen + 16, n = 0;
+    char *t = xmalloc(cap);
+    n += (size_t)snprintf(t, cap, "{\"graph\":");
+    memcpy(t + n, body, len);
+    n += len;
+    if (flen > 2) {
+        t[n++] = ',';
+        memcpy(t + n, f + 1, flen - 2);
+        n += flen - 2;
+    }
+    t[n++] = '}';
+    t[n] = '\0';
+    free(f);
+    *out_len = n;
+    return t;
+}
+
+/* A bare graph body: parses {"graph": root, query fields...}. */
+static int parse_bare(struct job_request *req, json_t *root, const char *body, size_t len,
+                      const char *const *query, const struct job_limits *lim, struct job_error *e,
+                      char **wrapped, size_t *wrapped_len)
+{
+    json_t *fields = query_fields(e, query);
+    if (!fields)
+        return LCN_EINVAL;
+    json_t *full = json_pack("{s:O}", "graph", root);
+    json_object_update(full, fields);
+    int rc = parse_root(req, full, lim, e);
+    json_decref(full);
+    if (!rc && wrapped)
+        *wrapped = wrap_text(body, len, fields, wrapped_len);
+    json_decref(fields);
+    return rc;
+}
+
+/* The first query argument given, or NULL. */
+static const char *first_query(const char *const *query)
+{
+    for (int i = 0; query && i < JOB_QUERY_COUNT; i++)
+        if (query[i])
+            return job_query_names[i];
+    return NULL;
+}
+
+/* A request that is not one at its top level gets the hint. */
+static void add_hint(struct job_error *e)
+{
+    int top = !strchr(e->field, '.') && !strchr(e->field, '[');
+    if (strcmp(e->code, "invalid_field") || !top ||
+        !(!strcmp(e->msg, "unknown field") || !strcmp(e->field, "graph") || !e->field[0]))
+        return;
+    size_t n = strlen(e->msg);
+    snprintf(e->msg + n, sizeof e->msg - n, ": %s", wrap_hint);
+}
+
+int job_request_parse_post(struct job_request *req, const char *body, size_t len,
+                           const char *const *query, const struct job_limits *lim,
+                           struct job_error *err, char **wrapped, size_t *wrapped_len)
 {
     struct job_error local;
     struct job_error *e = err ? err : &local;
     memset(req, 0, sizeof *req);
     memset(e, 0, sizeof *e);
+    if (wrapped)
+        *wrapped = NULL;
     req->target_k = -1;
     req->seed = 1;
     req->budget_s = lim->default_budget_s;
@@ -283,7 +411,20 @@ int job_request_parse(struct job_request *req, const char *body, size_t len,
     json_t *root = json_loadb(body, len, JSON_REJECT_DUPLICATES, &je);
     if (!root)
         return fail(e, 400, "bad_json", NULL, "line %d column %d: %s", je.line, je.column, je.text);
-    int rc = parse_root(req, root, lim, e);
+    int rc;
+    const char *q = first_query(query);
+    if (is_bare_graph(root)) {
+        rc = parse_bare(req, root, body, len, query, lim, e, wrapped, wrapped_len);
+    } else if (q) {
+        rc = fail(e, 400, "invalid_field", q,
+                  "query arguments stand for fields of a bare graph body only: this body is a "
+                  "request, so give %s in it",
+                  q);
+    } else {
+        rc = parse_root(req, root, lim, e);
+        if (rc)
+            add_hint(e);
+    }
     json_decref(root);
     if (rc) {
         job_request_release(req);
@@ -292,6 +433,12 @@ int job_request_parse(struct job_request *req, const char *body, size_t len,
         req->refs = 1;
     }
     return rc;
+}
+
+int job_request_parse(struct job_request *req, const char *body, size_t len,
+                      const struct job_limits *lim, struct job_error *err)
+{
+    return job_request_parse_post(req, body, len, NULL, lim, err, NULL, NULL);
 }
 
 void job_request_release(struct job_request *req)

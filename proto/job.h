@@ -72,6 +72,32 @@ struct job_request {
  */
 int job_request_parse(struct job_request *req, const char *body, size_t len,
                       const struct job_limits *lim, struct job_error *err);
+
+/* The top-level request fields that POST /jobs also takes as query
+ * arguments, for a bare graph body (docs/API.md), in this order. */
+#define JOB_QUERY_COUNT 6
+extern const char *const job_query_names[JOB_QUERY_COUNT];
+
+/*
+ * job_request_parse for a body as POST /jobs receives it, with its query
+ * arguments (query[i] is the value of job_query_names[i], or NULL; query
+ * itself may be NULL). A body whose top level is an object with "nodes" or
+ * "edges" and no "graph" is a bare graph: it is read as {"graph": BODY}
+ * plus the query arguments as fields, typed as the fields are (budget_s a
+ * number, seed and target_k integers, stop_at_target true or false, backend
+ * and name strings); a query value of the wrong form is a 400 with the
+ * argument's name as field. Query arguments with a body that is not a bare
+ * graph are a 400 (they would be ignored otherwise), and an object that is
+ * neither a request nor a graph gets a message that says how to wrap it.
+ * On success *wrapped is NULL when the body was a request, or for a bare
+ * graph the request {"graph": BODY, fields...} as text, the body's bytes
+ * kept (malloc'd, *wrapped_len bytes; the caller stores it in place of
+ * body, and job_request_parse reads it back to the same request).
+ * job_request_parse is this function without query arguments.
+ */
+int job_request_parse_post(struct job_request *req, const char *body, size_t len,
+                           const char *const *query, const struct job_limits *lim,
+                           struct job_error *err, char **wrapped, size_t *wrapped_len);
 void job_request_release(struct job_request *req);
 
 /* The status of a job: what GET /jobs/<id> shows and the store keeps. */

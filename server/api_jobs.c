@@ -216,8 +216,9 @@ struct parse_work {
     uv_work_t w;
     struct api *a;
     struct http_req *r;
-    char *body;
+    char *body; /* as sent; after the parse, what to store (a bare graph wrapped) */
     size_t len;
+    char *query[JOB_QUERY_COUNT]; /* copies of the query arguments (bare graph fields) */
     struct job_limits lim;
     struct job_request *req;
     struct job_error err;
@@ -236,7 +237,15 @@ static void parse_run(uv_work_t *w)
 {
     struct parse_work *pw = w->data;
     pw->req = xcalloc(1, sizeof *pw->req);
-    pw->rc = job_request_parse(pw->req, pw->body, pw->len, &pw->lim, &pw->err);
+    char *wrapped;
+    size_t wlen;
+    pw->rc = job_request_parse_post(pw->req, pw->body, pw->len, (const char *const *)pw->query,
+                                    &pw->lim, &pw->err, &wrapped, &wlen);
+    if (wrapped) {
+        free(pw->body);
+        pw->body = wrapped;
+        pw->len = wlen;
+    }
 }
 
 static int admission(struct http_req *r, struct api *a)
@@ -262,8 +271,15 @@ static int admission(struct http_req *r, struct api *a)
     return 0;
 }
 
+static void parse_query_free(struct parse_work *pw)
+{
+    for (int i = 0; i < JOB_QUERY_COUNT; i++)
+        free(pw->query[i]);
+}
+
 static void parse_free(struct parse_work *pw)
 {
+    parse_query_free(pw);
     free(pw->body);
     free(pw);
 }
@@ -298,6 +314,7 @@ static void parse_done(uv_work_t *w, int status)
     }
     struct job *j = jobs_submit(a->jobs, pw->req, pw->body, pw->len, pw->received_ns);
     wait_for(a, r, j, WAIT_CREATED);
+    parse_query_free(pw);
     free(pw);
 }
 
@@ -330,6 +347,10 @@ void api_jobs_post(struct http_req *r, void *ctx)
     pw->a = a;
     pw->r = r;
     pw->body = http_take_body(r, &pw->len);
+    for (int i = 0; i < JOB_QUERY_COUNT; i++) {
+        const char *v = http_query(r, job_query_names[i]);
+        pw->query[i] = v ? xstrdup(v) : NULL;
+    }
     pw->received_ns = http_received_ns(r);
     pw->lim.max_nodes = (int32_t)a->cfg->max_nodes;
     pw->lim.max_edges = (int32_t)a->cfg->max_edges;

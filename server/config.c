@@ -21,6 +21,7 @@
 ENUM_FIELD_OK(enum lcn_backend);
 ENUM_FIELD_OK(enum config_sync);
 ENUM_FIELD_OK(enum config_log_level);
+ENUM_FIELD_OK(enum config_log_format);
 ENUM_FIELD_OK(enum config_fake_gpu);
 
 /* clang-format off */
@@ -34,6 +35,10 @@ const struct opt config_options[] = {
      "file holding the bearer token every request except /healthz must carry (empty: no auth)"),
     ROW("allow_insecure_listen", OPT_BOOL, 0, 1, "false", OFF(allow_insecure_listen), NULL,
      "allow listening on a non-loopback address without a token file"),
+    ROW("allowed_origins", OPT_STRDUP, 0, 0, "", OFF(allowed_origins), NULL,
+     "browser origins allowed to call the API from their pages (CORS): exact origins such as "
+     "https://app.example.org:8443, comma-separated; preflight OPTIONS requests are answered and "
+     "answers to an allowed Origin carry Access-Control-Allow-Origin (empty: CORS off)"),
     ROW("max_connections", OPT_INT, 4, 100000, "256", OFF(max_connections), NULL,
      "most simultaneous HTTP connections (more wait in the listen backlog)"),
     ROW("max_connections_per_ip", OPT_INT, 0, 100000, "128", OFF(max_connections_per_ip), NULL,
@@ -103,6 +108,9 @@ const struct opt config_options[] = {
      "log file, reopened on SIGHUP (empty: standard error)"),
     ROW("log_level", OPT_ENUM, 0, 0, "info", OFF(log_level), "error|warn|info|debug",
      "least severe log level written"),
+    ROW("log_format", OPT_ENUM, 0, 0, "text", OFF(log_format), "text|json",
+     "log line format: text (time level message) or json (one object per line: time, level, "
+     "job when the line is about one, message)"),
     /* fault injection (docs/DAEMON.md, "Test hooks") */
     ROW("test_fake_gpu", OPT_ENUM, 0, 0, "off", OFF(test_fake_gpu), "off|sticky",
      "test only: sticky starts one fake GPU worker that runs the CPU engine for "

@@ -27,12 +27,14 @@
 #include "opts.h"
 
 enum config_log_level { LOG_LEVEL_ERROR = 0, LOG_LEVEL_WARN, LOG_LEVEL_INFO, LOG_LEVEL_DEBUG };
+enum config_log_format { LOG_FORMAT_TEXT = 0, LOG_FORMAT_JSON };
 enum config_sync { CONFIG_SYNC_NORMAL = 0, CONFIG_SYNC_FULL };
 enum config_fake_gpu { CONFIG_FAKE_GPU_OFF = 0, CONFIG_FAKE_GPU_STICKY };
 
 struct lcnd_config {
     /* network and access */
     char *listen;    /* HOST:PORT */
+    char *allowed_origins; /* "" = CORS off; else exact origins, comma-separated */
     char *port_file; /* "" = none */
     char *token_file;
     int allow_insecure_listen;
@@ -69,6 +71,7 @@ struct lcnd_config {
     double shutdown_timeout_s;
     char *log_file; /* "" = stderr */
     enum config_log_level log_level;
+    enum config_log_format log_format;
     /* fault injection, for the integration tests only */
     enum config_fake_gpu test_fake_gpu;
     int64_t test_fake_gpu_ms;

@@ -16,6 +16,7 @@
 #include <microhttpd.h>
 
 #include "err.h"
+#include "server/cors.h"
 #include "server/log.h"
 #include "util.h"
 
@@ -28,6 +29,7 @@ struct http_server {
     struct http_config cfg;
     char *token;
     size_t token_len;
+    struct cors cors;
     uv_poll_t poll;
     uv_timer_t timer;      /* follows MHD_get_timeout; arm() owns it */
     uv_timer_t stop_timer; /* the stop deadline; nothing else touches it */
@@ -93,6 +95,8 @@ struct http_req {
     const char *early_why; /* 400: what is wrong with the framing */
     char allow[64];        /* 405: the methods the path has */
     int open;              /* the path is one of a route served without auth */
+    const char *cors;      /* the request's Origin when allowed (s->cors owns it), or NULL */
+    int preflight;         /* a CORS preflight (OPTIONS) */
     int close;             /* the answer says "Connection: close" */
     /* answer */
     int dispatched;
@@ -574,6 +578,24 @@ static ssize_t stream_reader(void *cls, uint64_t pos, char *buf, size_t max)
     return n;
 }
 
+/* The CORS headers of an answer (none while CORS is off). */
+static void cors_headers(const struct http_req *r, struct MHD_Response *resp)
+{
+    if (!r->s->cors.n)
+        return;
+    MHD_add_response_header(resp, "Vary", "Origin"); /* the answer depends on it */
+    if (!r->cors)
+        return;
+    MHD_add_response_header(resp, "Access-Control-Allow-Origin", r->cors);
+    if (r->preflight) {
+        MHD_add_response_header(resp, "Access-Control-Allow-Methods", CORS_ALLOW_METHODS);
+        MHD_add_response_header(resp, "Access-Control-Allow-Headers", CORS_ALLOW_HEADERS);
+        MHD_add_response_header(resp, "Access-Control-Max-Age", CORS_MAX_AGE_S);
+    } else {
+        MHD_add_response_header(resp, "Access-Control-Expose-Headers", CORS_EXPOSE_HEADERS);
+    }
+}
+
 static enum MHD_Result queue_resp(struct http_req *r)
 {
     struct MHD_Response *resp;
@@ -593,6 +615,7 @@ static enum MHD_Result queue_resp(struct http_req *r)
         MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, r->resp_type);
     for (int i = 0; i < r->n_hdrs; i++)
         MHD_add_response_header(resp, r->hdrs[i].name, r->hdrs[i].value);
+    cors_headers(r, resp);
     /* while stopping, the client should not send more on this connection;
      * after a framing error, nothing more it sends can be trusted */
     if (r->s->stopping || r->close)
@@ -922,6 +945,15 @@ static enum MHD_Result on_access(void *cls, struct MHD_Connection *c, const char
             early_answer(r);
             return queue_resp(r);
         }
+        if (s->cors.n) {
+            r->cors =
+                cors_match(&s->cors, MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Origin"));
+            if (!strcmp(r->method, "OPTIONS")) {
+                r->preflight = 1;
+                http_respond(r, 204, NULL, NULL, 0);
+                return queue_resp(r);
+            }
+        }
         route(r);
         if (!auth_ok(r))
             r->early_status = 401;
@@ -1073,6 +1105,10 @@ int http_start(struct http_server **out, uv_loop_t *loop, const struct http_conf
     /* at most a quarter of the slots: small limits keep most of theirs */
     s->reserve = cfg->connection_reserve < cfg->max_connections / 4 ? cfg->connection_reserve
                                                                       : cfg->max_connections / 4;
+    if (cors_init(&s->cors, cfg->allowed_origins, err, errlen)) {
+        free(s);
+        return LCN_EINVAL;
+    }
     if (cfg->token && *cfg->token) {
         s->token = xstrdup(cfg->token);
         s->token_len = strlen(s->token);
@@ -1087,6 +1123,7 @@ int http_start(struct http_server **out, uv_loop_t *loop, const struct http_conf
         MHD_OPTION_END);
     if (!s->d) {
         lcn_errmsg(err, errlen, "cannot start the HTTP server (libmicrohttpd)");
+        cors_release(&s->cors);
         free(s->token);
         free(s);
         return LCN_EIO;
@@ -1095,6 +1132,7 @@ int http_start(struct http_server **out, uv_loop_t *loop, const struct http_conf
     if (!info) {
         lcn_errmsg(err, errlen, "libmicrohttpd has no epoll descriptor");
         MHD_stop_daemon(s->d);
+        cors_release(&s->cors);
         free(s->token);
         free(s);
         return LCN_EIO;
@@ -1156,6 +1194,7 @@ static void on_handle_closed(uv_handle_t *h)
     if (--s->handles_open == 0) {
         void (*cb)(void *) = s->on_closed;
         void *arg = s->closed_arg;
+        cors_release(&s->cors);
         free(s->token);
         free(s);
         if (cb)

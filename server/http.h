@@ -46,6 +46,12 @@
  * a request in progress (streams and suspended ones included) are never
  * closed that way.
  *
+ * CORS (allowed_origins, cors.h): off unless origins are configured. Then
+ * an OPTIONS request on any path is a preflight, answered 204 before auth
+ * and routing (browsers send preflights without credentials; answering
+ * every path keeps the routes from being enumerated), and every answer to
+ * a request whose Origin is allowed carries Access-Control-Allow-Origin.
+ *
  * Stopping (http_stop) never depends on clients: MHD stops once no request
  * is in progress or at the caller's deadline, and closes the connections
  * left. The stop check runs after every MHD_run and from a timer of its
@@ -89,6 +95,7 @@ struct http_config {
     unsigned connection_reserve;     /* slots eviction keeps free (at most a quarter of
                                         max_connections); 0: no eviction */
     const char *token;               /* NULL or "": no auth */
+    const char *allowed_origins;     /* CORS (cors.h); NULL or "": off */
     const struct http_route *routes;
     size_t n_routes;
     void *ctx; /* passed to handlers */

@@ -231,8 +231,8 @@ static void run_release(struct run *run)
 
 void jobs_on_reaped(void *ctx, struct run *run)
 {
-    log_warn("job %lld: the abandoned engine returned after all; its result is discarded",
-             (long long)run->job_id);
+    log_job(LOG_LEVEL_WARN, run->job_id,
+            "the abandoned engine returned after all; its result is discarded");
     run_release(run);
 }
 
@@ -426,6 +426,9 @@ struct job *jobs_submit(struct jobs *t, struct job_request *req, char *body, siz
     op_status(j, op);
     op_put(t, j, op, fresh);
     hook_counts(t);
+    log_job(LOG_LEVEL_INFO, j->id, "submitted: n=%d m=%d, budget %g s, seed %llu, backend %s%s%s",
+            req->doc.g.n, req->doc.g.m, req->budget_s, (unsigned long long)req->seed,
+            lcn_backend_name(req->backend), req->name ? ", name " : "", req->name ? req->name : "");
     return j;
 }
 
@@ -478,6 +481,7 @@ static void cancel_apply(struct jobs *t, struct job *j)
     drop_request(j);
     finish_state_op(t, j);
     hook_counts(t);
+    log_job(LOG_LEVEL_INFO, j->id, "cancelled before it started");
 }
 
 static void fail_job(struct job *j, const char *code, const char *msg);
@@ -616,8 +620,8 @@ static void start_job(struct jobs *t, struct job *j, struct worker *w)
              lcn_backend_name(w->kind == WORKER_GPU ? LCN_BACKEND_GPU : LCN_BACKEND_CPU));
     finish_state_op(t, j);
     worker_start(w, run);
-    log_debug("job %lld: started on %s worker %d (%.3f s of budget left)", (long long)j->id,
-              j->cur.backend, w->index, remaining);
+    log_job(LOG_LEVEL_INFO, j->id, "started on %s worker %d (%.3f s of budget left)",
+            j->cur.backend, w->index, remaining);
     hook_counts(t);
 }
 
@@ -652,7 +656,7 @@ void jobs_fail_unrunnable(struct jobs *t)
                      "no usable GPU worker after a restart for this backend=gpu job");
             drop_request(j);
             finish_state_op(t, j);
-            log_warn("job %lld: failed: its backend has no worker", (long long)j->id);
+            log_job(LOG_LEVEL_WARN, j->id, "failed: its backend has no worker");
         }
         j = next;
     }
@@ -769,15 +773,14 @@ static void finished(struct jobs *t, struct worker *w, struct job *j, struct run
     op_put(t, j, op, fresh);
 
     if (!terminal)
-        log_info("job %lld: stopped for shutdown after %.3f s", (long long)j->id,
-                 j->cur.elapsed_s);
+        log_job(LOG_LEVEL_INFO, j->id, "stopped for shutdown after %.3f s", j->cur.elapsed_s);
     else if (j->cur.state == JOB_FAILED)
-        log_warn("job %lld: failed: %s: %s", (long long)j->id, j->cur.error_code,
-                 j->cur.error_msg);
+        log_job(LOG_LEVEL_WARN, j->id, "failed: %s: %s", j->cur.error_code, j->cur.error_msg);
     else
-        log_info("job %lld: %s after %.3f s, stop %s%s", (long long)j->id,
-                 job_state_name(j->cur.state), j->cur.elapsed_s, j->cur.stop_reason,
-                 run->from_checkpoint ? " (solution: the last checkpoint)" : "");
+        log_job(LOG_LEVEL_INFO, j->id, "%s after %.3f s, stop %s, K=%d%s",
+                job_state_name(j->cur.state), j->cur.elapsed_s, j->cur.stop_reason,
+                j->cur.has_best ? j->cur.best.K : -1,
+                run->from_checkpoint ? " (solution: the last checkpoint)" : "");
 
     int sticky = run->rc == LCN_EGPU_STICKY;
     j->run = NULL;
@@ -808,6 +811,11 @@ void jobs_on_report(void *ctx, struct worker *w, struct worker_report *rep)
     if (rep->has_improve &&
         (!j->cur.has_best || obj_cmp(&rep->improve.best, &j->cur.best) < 0)) {
         ev_improve(j, op, &rep->improve);
+        /* one line per better K, not per improvement: K is what a reader follows */
+        if (!j->cur.has_best || rep->improve.best.K < j->cur.best.K)
+            log_job(LOG_LEVEL_INFO, j->id, "K=%d (nK=%d C=%lld) at %.3f s (%s)",
+                    rep->improve.best.K, rep->improve.best.nK, (long long)rep->improve.best.C,
+                    rep->improve.elapsed_s, rep->improve.stage);
         j->cur.has_best = 1;
         j->cur.best = rep->improve.best;
         if (rep->improve.elapsed_s > j->cur.elapsed_s)
@@ -942,7 +950,7 @@ void jobs_on_store_done(void *ctx, struct store_op *op)
 static void give_up_insert(struct jobs *t, struct job *j, struct store_op *op)
 {
     LCN_ASSERT(!j->durable && j->op == op);
-    log_warn("job %lld: not created: the job store cannot commit", (long long)j->id);
+    log_job(LOG_LEVEL_WARN, j->id, "not created: the job store cannot commit");
     hook_store_failed(t, j);
     store_op_make_reserve(op);
     free(op->owner);
@@ -1015,9 +1023,10 @@ static void abandon(struct jobs *t, struct job *j)
 {
     struct run *run = j->run;
     double late = (double)(lcn_now_ns() - run->cancel_ns) / 1e9;
-    log_error("job %lld: the engine did not stop %.1f s after it was asked to; worker %d "
-              "abandoned and replaced",
-              (long long)j->id, late, j->worker->index);
+    log_job(LOG_LEVEL_ERROR, j->id,
+            "the engine did not stop %.1f s after it was asked to; worker %d abandoned and "
+            "replaced",
+            late, j->worker->index);
     if (worker_abandon(j->worker))
         log_error("worker %d: no thread could replace it", j->worker->index);
     j->run = NULL;
@@ -1051,8 +1060,9 @@ void jobs_enforce_deadlines(struct jobs *t)
         if (!run)
             continue;
         if (!atomic_load(&run->cancel) && now > run->params.deadline_ns + DEADLINE_GRACE_NS) {
-            log_warn("job %lld: engine overran its deadline by %.3f s; stopping it",
-                     (long long)run->job_id, (double)(now - run->params.deadline_ns) / 1e9);
+            log_job(LOG_LEVEL_WARN, run->job_id,
+                    "engine overran its deadline by %.3f s; stopping it",
+                    (double)(now - run->params.deadline_ns) / 1e9);
             run->cancel_reason = CANCEL_DEADLINE;
             run->cancel_ns = now;
             atomic_store(&run->cancel, 1);
@@ -1097,7 +1107,7 @@ void jobs_retention(struct jobs *t)
         struct store_op *op = op_get(j, &fresh);
         op->remove = 1;
         op_put(t, j, op, fresh);
-        log_debug("job %lld: deleted by retention", (long long)j->id);
+        log_job(LOG_LEVEL_DEBUG, j->id, "deleted by retention");
     }
 }
 
@@ -1119,8 +1129,8 @@ static int recover_row(void *ctx, int64_t id, const char *state, const char *sta
     struct job *j = xcalloc(1, sizeof *j);
     j->id = id;
     if (!js || job_status_parse(&j->cur, js) || j->cur.id != id) {
-        log_error("job %lld: unreadable status in the store (state %s); marked failed",
-                  (long long)id, state);
+        log_job(LOG_LEVEL_ERROR, id, "unreadable status in the store (state %s); marked failed",
+                state);
         memset(&j->cur, 0, sizeof j->cur);
         j->cur.id = id;
         j->cur.state = JOB_FAILED;
@@ -1221,8 +1231,8 @@ int jobs_recover(struct jobs *t, char *err, size_t errlen)
         struct store_op *op = op_get(j, &fresh);
         ev_state(j, op);
         if (j->pub.engine_overran)
-            log_warn("job %lld: its engine overran the budget before the restart; not resumed",
-                     (long long)j->id);
+            log_job(LOG_LEVEL_WARN, j->id,
+                    "its engine overran the budget before the restart; not resumed");
         if (t->cfg->resume_interrupted && !j->pub.cancel_requested && !j->pub.engine_overran) {
             j->cur.resumes++;
             j->cur.state = JOB_QUEUED;

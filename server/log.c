@@ -10,11 +10,15 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <jansson.h>
+
 #include "err.h"
+#include "job.h"
 #include "util.h"
 
 static atomic_int log_fd = 2;
 static atomic_int log_level_cur = LOG_LEVEL_INFO;
+static atomic_int log_format_cur = LOG_FORMAT_TEXT;
 static char *log_path;
 
 static const char *const level_names[] = {"error", "warn", "info", "debug"};
@@ -34,9 +38,10 @@ static int open_log(const char *path)
     return open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
 }
 
-int log_open(const char *path, int level)
+int log_open(const char *path, int level, int format)
 {
     atomic_store(&log_level_cur, level);
+    atomic_store(&log_format_cur, format);
     if (!path || !*path)
         return 0;
     int fd = open_log(path);
@@ -76,20 +81,54 @@ void log_close(void)
     log_path = NULL;
 }
 
+/* One line in the configured format; job_id < 0: not about a job. The
+ * message is formatted first, so a JSON line escapes it whole. */
+static void vlog(int level, int64_t job_id, const char *fmt, va_list ap)
+{
+    char when[32], id[24] = "", msg[2048];
+    log_iso_time(lcn_wall_ms(), when, sizeof when);
+    if (job_id >= 0)
+        job_id_format(job_id, id, sizeof id);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    char buf[4096];
+    size_t off;
+    if (atomic_load(&log_format_cur) == LOG_FORMAT_JSON) {
+        json_t *o = json_pack("{s:s, s:s}", "time", when, "level", level_names[level]);
+        if (id[0])
+            json_object_set_new(o, "job", json_string(id));
+        /* a message cut inside a UTF-8 sequence is not a JSON string */
+        json_t *m = json_string(msg);
+        json_object_set_new(o, "message", m ? m : json_string("(message not UTF-8)"));
+        off = json_dumpb(o, buf, sizeof buf - 1, JSON_COMPACT | JSON_PRESERVE_ORDER);
+        json_decref(o);
+        if (off == 0 || off > sizeof buf - 1)
+            return; /* cannot be longer than msg escaped: never */
+    } else {
+        int n = snprintf(buf, sizeof buf - 1, "%s %s %s%s%s%s", when, level_names[level],
+                         id[0] ? "job " : "", id, id[0] ? ": " : "", msg);
+        off = n < 0 ? 0 : LCN_MIN((size_t)n, sizeof buf - 2);
+    }
+    buf[off++] = '\n';
+    ssize_t w = write(atomic_load(&log_fd), buf, off);
+    (void)w;
+}
+
 void log_msg(int level, const char *fmt, ...)
 {
     if (level > atomic_load(&log_level_cur))
         return;
-    char buf[2048];
-    log_iso_time(lcn_wall_ms(), buf, 32);
-    size_t off = strlen(buf);
-    off += (size_t)snprintf(buf + off, sizeof buf - off, " %s ", level_names[level]);
     va_list ap;
     va_start(ap, fmt);
-    int n = vsnprintf(buf + off, sizeof buf - off, fmt, ap);
+    vlog(level, -1, fmt, ap);
     va_end(ap);
-    off = n < 0 ? off : LCN_MIN(off + (size_t)n, sizeof buf - 2);
-    buf[off++] = '\n';
-    ssize_t w = write(atomic_load(&log_fd), buf, off);
-    (void)w;
+}
+
+void log_job(int level, int64_t job_id, const char *fmt, ...)
+{
+    if (level > atomic_load(&log_level_cur))
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vlog(level, job_id, fmt, ap);
+    va_end(ap);
 }

@@ -13,9 +13,10 @@
 
 #include "server/config.h"
 
-/* Starts logging to path (NULL or "" = standard error) at the given level.
+/* Starts logging to path (NULL or "" = standard error) at the given level
+ * (enum config_log_level) in the given format (enum config_log_format).
  * Returns 0, or LCN_EIO when the file cannot be opened. */
-int log_open(const char *path, int level);
+int log_open(const char *path, int level, int format);
 
 /* Reopens the log file (no-op for standard error). Returns 0 or LCN_EIO;
  * on failure the old descriptor stays in use. */
@@ -24,8 +25,21 @@ int log_reopen(void);
 /* Closes the file (standard error is kept). */
 void log_close(void);
 
-/* Writes "2026-11-29T16:00:00.123Z level message\n" when level is enabled. */
+/*
+ * Writes one line when level is enabled. Text format:
+ *   2026-11-29T16:00:00.123Z info message
+ * JSON format (log_format = json), one object per line:
+ *   {"time":"2026-11-29T16:00:00.123Z","level":"info","message":"..."}
+ */
 void log_msg(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/*
+ * A line about one job, which it names by its API id: in text
+ *   2026-11-29T16:00:00.123Z info job j0000000000000009: message
+ * and in JSON with the id as a field of its own:
+ *   {"time":"...","level":"info","job":"j0000000000000009","message":"..."}
+ */
+void log_job(int level, int64_t job_id, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 #define log_error(...) log_msg(LOG_LEVEL_ERROR, __VA_ARGS__)
 #define log_warn(...)  log_msg(LOG_LEVEL_WARN, __VA_ARGS__)

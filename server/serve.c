@@ -591,6 +591,7 @@ static int start(struct lcnd *d, char *err, size_t errlen)
         .header_timeout_s = (unsigned)d->cfg.header_timeout_s,
         .connection_reserve = (unsigned)d->cfg.connection_reserve,
         .token = d->token,
+        .allowed_origins = d->cfg.allowed_origins,
         .routes = api_routes,
         .n_routes = api_route_count,
         .ctx = &d->api,
@@ -670,7 +671,7 @@ static int configure(struct lcnd *d, int argc, char **argv)
         config_write(stdout, &d->cfg);
         return 0;
     }
-    if (log_open(d->cfg.log_file, d->cfg.log_level)) {
+    if (log_open(d->cfg.log_file, d->cfg.log_level, d->cfg.log_format)) {
         fprintf(stderr, "lcnd serve: log_file %s: %s\n", d->cfg.log_file, strerror(errno));
         return 1;
     }

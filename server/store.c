@@ -12,6 +12,7 @@
 
 #include "err.h"
 #include "server/store_blob.h"
+#include "job.h"
 #include "server/store_pg.h"
 #include "util.h"
 
@@ -612,7 +613,9 @@ int store_apply(struct store *st, struct store_op *ops, char *err, size_t errlen
     for (struct store_op *op = ops; op; op = op->next) {
         op->rc = apply_one(st, op);
         if (op->rc) {
-            lcn_errmsg(err, errlen, "job %lld: %s", (long long)op->job, sqlite3_errmsg(st->w));
+            char id[24];
+            job_id_format(op->job, id, sizeof id);
+            lcn_errmsg(err, errlen, "job %s: %s", id, sqlite3_errmsg(st->w));
             rc = op->rc;
             break;
         }

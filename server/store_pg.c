@@ -15,6 +15,7 @@
 
 #include "err.h"
 #include "server/store_blob.h"
+#include "job.h"
 #include "util.h"
 
 /* The schema, one migration per version: migrations[v - 1] takes a database
@@ -364,8 +365,9 @@ int pg_store_apply(struct pg_store *st, struct store_op *ops, char *err, size_t 
     for (struct store_op *op = ops; op && !rc; op = op->next) {
         op->rc = apply_one(st->w, op, why, sizeof why);
         if (op->rc) {
-            char m[400];
-            snprintf(m, sizeof m, "job %lld: %s", (long long)op->job, why);
+            char m[400], id[24];
+            job_id_format(op->job, id, sizeof id);
+            snprintf(m, sizeof m, "job %s: %s", id, why);
             snprintf(why, sizeof why, "%s", m);
             rc = op->rc;
         }

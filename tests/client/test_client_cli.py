@@ -7,6 +7,7 @@ and an unreachable server for every command. LCNCTL names the binary."""
 
 import json
 import os
+import signal
 import socket
 import subprocess
 import tempfile
@@ -58,6 +59,9 @@ FINAL = status("j1", "succeeded", elapsed_s=2.0, best=BEST[2], time_to_target_s=
                stop_reason="deadline", progress_seq=6)
 
 
+SLOW = "j0000000000000007"  # a job that keeps running
+LONG = "j0000000000000042"  # j1's events under an id of the API's length
+
 # bench through the fake: one good run, one whose layout is invalid (V2), one
 # whose status tuple disagrees with the recount of its (valid) layout
 BAD_SOLUTION = dict(SOLUTION, nodes=[{"id": 0, "x": 0, "y": 0}, {"id": 1, "x": 4, "y": 4},
@@ -80,6 +84,7 @@ def sse_bytes(events, crlf=False):
 class Fake(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     log = []  # (method, path, headers, body)
+    busy_seen = 0  # POSTs named "busy N" so far (setUp resets)
     lock = threading.Lock()
     connections = {}  # job -> SSE connections seen
 
@@ -124,6 +129,17 @@ class Fake(BaseHTTPRequestHandler):
         n = int(self.headers.get("Content-Length", "0"))
         body = self.rfile.read(n)
         self.record(body)
+        name = (json.loads(body).get("name") or "") if self.path == "/jobs" else ""
+        if name.startswith("busy "):  # "busy N": 429 to the first N posts of the test
+            with Fake.lock:
+                Fake.busy_seen += 1
+                refuse = Fake.busy_seen <= int(name.split()[1])
+            if refuse:
+                return self.error(429, "queue_full", "the queue holds 2 jobs, the limit",
+                                  headers=[("Retry-After", "1")])
+            return self.send(201, {"id": "j1", "state": "queued"})
+        if name == "slow":
+            return self.send(201, {"id": SLOW, "state": "queued"})
         if self.path == "/jobs" and b'"name":"bench' in body:
             name = json.loads(body)["name"].split()[1]
             self.send(201, {"id": "j" + name, "state": "queued"})
@@ -136,6 +152,9 @@ class Fake(BaseHTTPRequestHandler):
     def do_DELETE(self):
         self.record()
         job = self.path.split("/")[2]
+        if job == "r503":
+            return self.error(503, "not_ready", "the job store is unhealthy: the job was not "
+                              "cancelled", headers=[("Retry-After", "1")])
         if job == "j1":
             self.send(200, status("j1", "running", cancel_requested=True))
         elif job == "done":
@@ -172,6 +191,15 @@ class Fake(BaseHTTPRequestHandler):
             "e500": (500, "internal", "a bug", None),
             "e503": (503, "shutting_down", "the daemon is stopping", None),
         }
+        if job == "r503":  # not ready, come back in a second
+            return self.error(503, "not_ready", "the job store is unhealthy",
+                              headers=[("Retry-After", "1")])
+        if job == SLOW:
+            if len(parts) == 2:
+                return self.send(200, status(SLOW, "running", budget_s=60.0, target_k=None,
+                                             progress_seq=1))
+            return self.hold_stream() if sse else self.send(
+                200, {"events": [], "next": 1, "state": "running", "done": False})
         if job in answers:
             code, ecode, msg, field = answers[job]
             hdr = [("Retry-After", "7")] if code == 429 else []
@@ -196,7 +224,7 @@ class Fake(BaseHTTPRequestHandler):
             return self.stream([sse_bytes(evs)]) if sse else self.send(
                 200, {"events": evs, "next": 2, "state": "succeeded", "done": True})
         if len(parts) == 2:
-            if job in ("j1", "nosse", "broken", "ignores"):
+            if job in ("j1", "nosse", "broken", "ignores", LONG):
                 return self.send(200, FINAL if self.seen_progress(job) else
                                  status(job, "running", progress_seq=1))
             if job == "failed":
@@ -217,6 +245,8 @@ class Fake(BaseHTTPRequestHandler):
             Fake.connections[job] = Fake.connections.get(job, 0) + 1
             nconn = Fake.connections[job]
         events = [e for e in EVENTS if e["seq"] > after]
+        if job == LONG and sse:  # slowly, so that the bar is drawn a few times
+            return self.stream([sse_bytes([e]) + b": keepalive\n\n" * 8 for e in events])
         if job == "j1" and sse:
             data = sse_bytes(events, crlf=True)
             # split inside lines, inside CRLFs and inside the JSON
@@ -244,6 +274,23 @@ class Fake(BaseHTTPRequestHandler):
         done = not events[3:]
         return self.send(200, {"events": page, "next": nxt,
                                "state": "succeeded" if done else "running", "done": done})
+
+    def hold_stream(self):
+        """A running job's stream that goes on (keepalives) until the client
+        leaves or 20 s pass."""
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Connection", "close")
+        self.end_headers()
+        self.close_connection = True
+        try:
+            self.wfile.write(sse_bytes([ev(1, "state", 0.0, state="running")]))
+            for _ in range(100):
+                self.wfile.flush()
+                time.sleep(0.2)
+                self.wfile.write(b": keepalive\n\n")
+        except OSError:
+            pass
 
     def seen_progress(self, job):
         with Fake.lock:
@@ -283,6 +330,7 @@ class Cli(unittest.TestCase):
         with Fake.lock:
             Fake.log.clear()
             Fake.connections.clear()
+            Fake.busy_seen = 0
 
     def lcnctl(self, *args, env=None, server=True):
         e = dict(os.environ)
@@ -311,7 +359,11 @@ class Cli(unittest.TestCase):
                  ("bench",), ("bench", self.tmp.name, "--budget-s", "-1"),
                  ("bench", self.tmp.name, "--stop-at-target"),
                  ("bench", self.tmp.name, "--backend", "GPU"), ("frobnicate",),
-                 ("--server",), ("--server", "ftp://x", "list")]
+                 ("--server",), ("--server", "ftp://x", "list"),
+                 ("submit", g, "--threads", "-1"), ("submit", g, "--threads", "1025"),
+                 ("submit", g, "--replicas", "4097"), ("submit", g, "--proposal-workers", "257"),
+                 ("submit", g, "--gpus", "2"), ("get", "j1", "--retry", "-1"),
+                 ("get", "j1", "--retry", "101")]
         for c in cases:
             with self.subTest(args=c):
                 r = self.lcnctl(*c)
@@ -345,7 +397,7 @@ class Cli(unittest.TestCase):
 
     # ---- error answers ----
     def test_error_statuses(self):
-        want = {"e400": 2, "e413": 2, "e422": 2, "e404": 3, "e401": 5, "e409": 5, "e429": 5,
+        want = {"e400": 2, "e413": 2, "e422": 2, "e404": 3, "e401": 5, "e409": 6, "e429": 5,
                 "e500": 5, "e503": 5, "html": 5, "notjson": 5}
         for job, code in want.items():
             with self.subTest(job=job):
@@ -366,9 +418,16 @@ class Cli(unittest.TestCase):
         self.assertEqual(j["error"], {"code": "limit_exceeded", "field": "budget_s",
                                       "message": "99999 s exceeds the limit"})
         self.assertEqual(j["http_status"], 422)
+        # no solution yet has a status of its own, apart from refusals (5)
         r = self.lcnctl("solution", "e409")
-        self.assertEqual(r.returncode, 5)
-        self.assertIn("no_solution", r.stderr)
+        self.assertEqual(r.returncode, 6)
+        self.assertIn("no solution yet (HTTP 409 no_solution)", r.stderr)
+        r = self.lcnctl("solution", "e409", "-o", os.path.join(self.tmp.name, "none.json"))
+        self.assertEqual(r.returncode, 6)
+        self.assertFalse(os.path.exists(os.path.join(self.tmp.name, "none.json")))
+        r = self.lcnctl("--json", "solution", "e409")
+        self.assertEqual(r.returncode, 6)
+        self.assertEqual(json.loads(r.stdout)["error"]["code"], "no_solution")
 
     def test_unreachable_every_command(self):
         dead = "http://127.0.0.1:%d" % free_port()
@@ -412,6 +471,64 @@ class Cli(unittest.TestCase):
         self.assertEqual(json.loads(r.stdout)["id"], "j1")
         req = json.loads(self.requests("POST")[-1][3])
         self.assertEqual(req, {"graph": GRAPH})  # defaults are the daemon's
+
+    def test_submit_solver_options(self):
+        r = self.lcnctl("submit", self.graph, "--threads", "2", "--replicas", "8",
+                        "--proposal-workers", "4", "--tuning", "t_lo=0.5,t_hi=2", "--backend",
+                        "gpu", "--name", "solver run")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        req = json.loads(self.requests("POST")[-1][3])
+        self.assertEqual(req, {"graph": GRAPH, "backend": "gpu", "name": "solver run",
+                               "solver": {"threads": 2, "replicas": 8, "proposal_workers": 4,
+                                          "tuning": "t_lo=0.5,t_hi=2"}})
+        r = self.lcnctl("submit", self.graph, "--threads", "0")
+        req = json.loads(self.requests("POST")[-1][3])
+        self.assertEqual(req["solver"], {"threads": 0})  # 0 is sent: the engine's default
+
+    # ---- retries ----
+    def test_retry_honours_retry_after(self):
+        t0 = time.time()
+        r = self.lcnctl("submit", self.graph, "--name", "busy 2", "--retry", "3")
+        took = time.time() - t0
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(r.stdout, "j1\n")
+        self.assertEqual(len(self.requests("POST")), 3)
+        notes = [l for l in r.stderr.splitlines() if "retry" in l]
+        self.assertEqual(notes, ["lcnctl: HTTP 429 queue_full: retry 1 of 3 in 1 s",
+                                 "lcnctl: HTTP 429 queue_full: retry 2 of 3 in 1 s"])
+        self.assertGreaterEqual(took, 2.0)  # Retry-After: 1, twice
+        # every attempt is the same request
+        bodies = {x[3] for x in self.requests("POST")}
+        self.assertEqual(len(bodies), 1)
+
+    def test_retry_is_bounded(self):
+        r = self.lcnctl("submit", self.graph, "--name", "busy 5", "--retry", "1")
+        self.assertEqual(r.returncode, 5, r.stderr)
+        self.assertEqual(len(self.requests("POST")), 2)
+        self.assertIn("queue_full", r.stderr)
+        with Fake.lock:
+            Fake.log.clear()
+            Fake.busy_seen = 0
+        r = self.lcnctl("submit", self.graph, "--name", "busy 1")  # no --retry: none
+        self.assertEqual(r.returncode, 5, r.stderr)
+        self.assertEqual(len(self.requests("POST")), 1)
+        self.assertNotIn("retry 1", r.stderr)
+
+    def test_retry_other_commands(self):
+        # --retry before or after the command; 503 as well as 429
+        for args in (("--retry", "2", "get", "r503"), ("get", "r503", "--retry", "2"),
+                     ("cancel", "r503", "--retry", "2"), ("solution", "r503", "--retry", "2")):
+            with self.subTest(args=args):
+                with Fake.lock:
+                    Fake.log.clear()
+                r = self.lcnctl(*args)
+                self.assertEqual(r.returncode, 5, r.stderr)
+                self.assertEqual(len(self.requests()), 3, self.requests())
+                self.assertIn("lcnctl: HTTP 503 not_ready: retry 2 of 2 in 1 s", r.stderr)
+        # other errors are never retried
+        r = self.lcnctl("get", "e404", "--retry", "3")
+        self.assertEqual(r.returncode, 3)
+        self.assertEqual(len([x for x in self.requests() if "e404" in x[1]]), 1)
 
     def test_ready(self):
         r = self.lcnctl("ready")
@@ -544,10 +661,73 @@ class Cli(unittest.TestCase):
                 self.assertIn("gpu_fatal: unrecoverable GPU error", r.stdout)
 
     def test_submit_wait(self):
+        # the id comes first, on stderr: stdout keeps the progress and the end
         r = self.lcnctl("submit", self.graph, "--wait")
         self.assert_followed(r)
+        self.assertEqual(r.stderr.splitlines()[0], "j1")
+        self.assertNotIn("\nj1\n", "\n" + r.stdout)
         r = self.lcnctl("submit", self.graph, "--wait", "--json")
-        self.assertEqual(json.loads(r.stdout), FINAL)
+        self.assertEqual(json.loads(r.stdout), FINAL)  # stdout: one JSON document
+        self.assertEqual(r.stderr, "j1\n")
+
+    def test_submit_wait_interrupted(self):
+        """Ctrl-C while following leaves the job alone and says how to go on."""
+        for server_flag in (False, True):
+            with self.subTest(server_flag=server_flag):
+                args = [LCNCTL, "submit", self.graph, "--name", "slow", "--wait"]
+                if server_flag:
+                    args += ["--server", self.url]
+                e = dict(os.environ, LCN_SERVER=self.url if not server_flag else "")
+                p = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                     text=True, env=e)
+                first = p.stderr.readline()
+                self.assertEqual(first, SLOW + "\n")
+                time.sleep(0.5)  # following now
+                p.send_signal(signal.SIGINT)
+                out, err = p.communicate(timeout=WAIT)
+                self.assertEqual(p.returncode, 130, err)
+                self.assertIn("interrupted: job %s is still running on the server" % SLOW, err)
+                srv = " --server " + self.url if server_flag else ""
+                self.assertIn("lcnctl%s watch %s" % (srv, SLOW), err)
+                self.assertIn("lcnctl%s cancel %s" % (srv, SLOW), err)
+                self.assertEqual(self.requests("DELETE"), [])  # the job was not cancelled
+
+    def test_bar_keeps_the_id_at_any_width(self):
+        """On a terminal the progress line leads with the job id and is cut
+        to the terminal's width, so a narrow terminal never hides the id."""
+        for cols in (80, 40):
+            with self.subTest(cols=cols):
+                out = self.run_on_pty(["watch", LONG], cols)
+                draws = [d.split("\x1b[K")[0] for d in out.split("\r") if "\x1b[K" in d]
+                self.assertGreaterEqual(len(draws), 2, repr(out))
+                for d in draws:
+                    self.assertTrue(d.startswith(LONG + " "), repr(d))
+                    self.assertLess(len(d), cols, repr(d))
+                self.assertIn("succeeded", draws[-1])
+
+    def run_on_pty(self, args, cols):
+        import fcntl
+        import pty
+        import struct
+        import termios
+        master, slave = pty.openpty()
+        fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 24, cols, 0, 0))
+        e = dict(os.environ, LCN_SERVER=self.url)
+        p = subprocess.Popen([LCNCTL, *args], stdout=slave, stderr=slave, stdin=slave, env=e)
+        os.close(slave)
+        chunks = []
+        while True:
+            try:
+                b = os.read(master, 4096)
+            except OSError:  # EIO: the child closed the terminal
+                break
+            if not b:
+                break
+            chunks.append(b)
+        p.wait(timeout=WAIT)
+        os.close(master)
+        self.assertEqual(p.returncode, 0)
+        return b"".join(chunks).decode()
 
     def test_watch_render(self):
         svg = os.path.join(self.tmp.name, "w.svg")

@@ -210,6 +210,47 @@ class Daemon:
             after = p["next"]
 
 
+def assert_error(tc, r, status, code, field=None, msg=None):
+    """r is the API's error answer: status, error code, and when given the
+    field path and a part of the message. Returns the error object."""
+    tc.assertEqual(r.status, status, r.body)
+    e = r.json()["error"]
+    tc.assertEqual(e["code"], code, e)
+    if field is not None:
+        tc.assertEqual(e.get("field"), field, e)
+    if msg is not None:
+        tc.assertIn(msg, e["message"])
+    return e
+
+
+def assert_start_fails(tc, args, message):
+    """lcnd serve with args refuses to start, saying message (on stderr or
+    in its log)."""
+    d = Daemon(*args)
+    try:
+        tc.assertNotEqual(d.start(expect_fail=True), 0)
+        tc.assertIn(message, d.read_stderr() + d.log())
+    finally:
+        d.cleanup()
+
+
+class DaemonCase(unittest.TestCase):
+    """Tests sharing one daemon (started with ARGS), which must stop with
+    exit status 0 at the end."""
+    ARGS = ()
+
+    @classmethod
+    def setUpClass(cls):
+        need_binaries(cls)
+        cls.d = Daemon(*cls.ARGS).start()
+
+    @classmethod
+    def tearDownClass(cls):
+        status = cls.d.stop()
+        cls.d.cleanup()
+        assert status == 0, status
+
+
 def check_solution(testcase, daemon, job, graph):
     """Fetches the solution and checks it with lcnctl check --instance (the
     oracle); returns (solution dict, check report)."""

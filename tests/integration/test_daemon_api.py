@@ -8,7 +8,8 @@ import socket
 import time
 import unittest
 
-from lcnd_harness import Daemon, check_solution, gen_graph, need_binaries, tiny_graph
+from lcnd_harness import (Daemon, assert_error, check_solution, gen_graph, need_binaries,
+                          tiny_graph)
 
 
 class Api(unittest.TestCase):
@@ -153,14 +154,7 @@ class Api(unittest.TestCase):
                 float(value)
 
     def assertError(self, r, status, code, field=None, msg=None):
-        self.assertEqual(r.status, status, r.body)
-        e = r.json()["error"]
-        self.assertEqual(e["code"], code, e)
-        if field is not None:
-            self.assertEqual(e.get("field"), field, e)
-        if msg is not None:
-            self.assertIn(msg, e["message"])
-        return e
+        return assert_error(self, r, status, code, field, msg)
 
     def test_bad_input(self):
         d = self.d

@@ -110,7 +110,7 @@ class Lifecycle(unittest.TestCase):
                 old = f.read()
             self.assertIn("listening on", old)
             self.assertIn("log reopened", new)
-            self.assertIn("job %d: succeeded" % int(job[1:]), new)
+            self.assertIn("job %s: succeeded" % job, new)
         finally:
             d.cleanup()
 

@@ -370,14 +370,95 @@ static void test_backend_names(void **st)
     assert_string_equal(lcn_backend_name((enum lcn_backend)7), "?");
 }
 
+/* A bare graph body with the request fields as query arguments (issue 21):
+ * read as {"graph": BODY, fields...}, stored as that text; query arguments
+ * with a request body are refused; other bodies get the hint to wrap. */
+static void test_bare_graph(void **state)
+{
+    (void)state;
+    struct job_request r, back;
+    struct job_error e;
+    char *wrapped;
+    size_t wlen;
+    const char *q[JOB_QUERY_COUNT] = {"2.5", "7", "1", "true", "cpu", "bare \"one\""};
+    assert_string_equal(job_query_names[0], "budget_s");
+    assert_string_equal(job_query_names[5], "name");
+    assert_int_equal(job_request_parse_post(&r, G, strlen(G), q, &lim, &e, &wrapped, &wlen), 0);
+    assert_true(r.budget_s == 2.5);
+    assert_int_equal(r.seed, 7);
+    assert_int_equal(r.target_k, 1);
+    assert_int_equal(r.stop_at_target, 1);
+    assert_int_equal(r.backend, LCN_BACKEND_CPU);
+    assert_string_equal(r.name, "bare \"one\"");
+    assert_int_equal(r.doc.g.n, 3);
+    /* the stored text holds the body's own bytes and reads back the same */
+    assert_non_null(wrapped);
+    assert_int_equal(wlen, strlen(wrapped));
+    assert_memory_equal(wrapped, "{\"graph\":" G ",", strlen("{\"graph\":" G ","));
+    ok(wrapped, &back);
+    assert_true(back.budget_s == 2.5);
+    assert_int_equal(back.seed, 7);
+    assert_string_equal(back.name, r.name);
+    job_request_release(&back);
+    job_request_release(&r);
+    free(wrapped);
+
+    /* no query: a bare graph with the defaults, stored wrapped all the same */
+    assert_int_equal(job_request_parse_post(&r, G, strlen(G), NULL, &lim, &e, &wrapped, &wlen), 0);
+    assert_true(r.budget_s == 7.5);
+    assert_string_equal(wrapped, "{\"graph\":" G "}");
+    job_request_release(&r);
+    free(wrapped);
+    /* job_request_parse reads a bare graph too */
+    ok(G, &r);
+    assert_int_equal(r.doc.g.m, 2);
+    job_request_release(&r);
+
+    /* query values of the wrong form name the argument */
+    const char *bad_budget[JOB_QUERY_COUNT] = {"soon"};
+    assert_int_not_equal(
+        job_request_parse_post(&r, G, strlen(G), bad_budget, &lim, &e, &wrapped, &wlen), 0);
+    assert_string_equal(e.field, "budget_s");
+    assert_non_null(strstr(e.msg, "'soon' is not a number"));
+    const char *big_budget[JOB_QUERY_COUNT] = {"1000"};
+    assert_int_not_equal(
+        job_request_parse_post(&r, G, strlen(G), big_budget, &lim, &e, &wrapped, &wlen), 0);
+    assert_int_equal(e.status, 422);
+    assert_string_equal(e.field, "budget_s");
+    const char *bad_seed[JOB_QUERY_COUNT] = {NULL, "1x"};
+    assert_int_not_equal(
+        job_request_parse_post(&r, G, strlen(G), bad_seed, &lim, &e, &wrapped, &wlen), 0);
+    assert_string_equal(e.field, "seed");
+    const char *bad_stop[JOB_QUERY_COUNT] = {NULL, NULL, NULL, "yes"};
+    assert_int_not_equal(
+        job_request_parse_post(&r, G, strlen(G), bad_stop, &lim, &e, &wrapped, &wlen), 0);
+    assert_string_equal(e.field, "stop_at_target");
+
+    /* query arguments with a full request: refused, not ignored */
+    const char *body = "{\"graph\":" G "}";
+    const char *seed[JOB_QUERY_COUNT] = {NULL, "3"};
+    assert_int_not_equal(
+        job_request_parse_post(&r, body, strlen(body), seed, &lim, &e, &wrapped, &wlen), 0);
+    assert_int_equal(e.status, 400);
+    assert_string_equal(e.field, "seed");
+    assert_non_null(strstr(e.msg, "bare graph body only"));
+
+    /* neither a request nor a graph: the message says how to wrap it */
+    bad("{\"width\":5,\"height\":5}", 400, "invalid_field", "width", "wrap the graph as");
+    bad("{\"budget_s\":1}", 400, "invalid_field", "graph", "query arguments");
+    bad("[]", 400, "invalid_field", "", "wrap the graph as");
+    /* errors inside a bare graph keep the graph's paths */
+    bad("{\"nodes\":[{\"id\":0}],\"edges\":[{\"source\":0,\"target\":9}],\"width\":5,"
+        "\"height\":5}",
+        400, "invalid_field", "graph.edges[0].target", NULL);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_defaults_and_fields),
-        cmocka_unit_test(test_rejections),
-        cmocka_unit_test(test_nul_byte),
-        cmocka_unit_test(test_status_roundtrip),
-        cmocka_unit_test(test_ids_and_events),
+        cmocka_unit_test(test_defaults_and_fields), cmocka_unit_test(test_rejections),
+        cmocka_unit_test(test_bare_graph),          cmocka_unit_test(test_nul_byte),
+        cmocka_unit_test(test_status_roundtrip),    cmocka_unit_test(test_ids_and_events),
         cmocka_unit_test(test_backend_names),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

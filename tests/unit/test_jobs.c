@@ -620,7 +620,7 @@ static void test_no_resume(void **state)
 
 int main(void)
 {
-    log_open("", LOG_LEVEL_ERROR);
+    log_open("", LOG_LEVEL_ERROR, LOG_FORMAT_TEXT);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_fifo_order),          cmocka_unit_test(test_kinds),
         cmocka_unit_test(test_admission),           cmocka_unit_test(test_cancel_queued),
