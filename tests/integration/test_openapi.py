@@ -242,6 +242,9 @@ class Contract(unittest.TestCase):
         r = d.get("/jobs/%s/solution" % queued)
         self.check_answer("GET", "/jobs/{id}/solution", r, 409)
         self.assertEqual(r.json()["error"]["code"], "no_solution")
+        r = d.get("/jobs/%s/solution.svg" % queued)
+        self.check_answer("GET", "/jobs/{id}/solution.svg", r, 409)
+        self.assertEqual(r.json()["error"]["code"], "no_solution")
         r = d.request("DELETE", "/jobs/" + queued)
         self.check_answer("DELETE", "/jobs/{id}", r, 200)
         self.assertEqual(r.json()["state"], "cancelled")
@@ -262,6 +265,8 @@ class Contract(unittest.TestCase):
                                      "/jobs/{id}/progress", 400),
                                     ("/jobs/j0000000000009999", "/jobs/{id}", 404),
                                     ("/jobs/nope/solution", "/jobs/{id}/solution", 404),
+                                    ("/jobs/j0000000000009999/solution.svg",
+                                     "/jobs/{id}/solution.svg", 404),
                                     ("/jobs/j0000000000009999/progress", "/jobs/{id}/progress",
                                      404)):
             self.check_answer("GET", route, d.get(path), status)
@@ -274,6 +279,8 @@ class Contract(unittest.TestCase):
         # a finished job's solution and its progress as a stream
         self.check_answer("GET", "/jobs/{id}/solution", d.get("/jobs/%s/solution" % self.done),
                           200)
+        self.check_answer("GET", "/jobs/{id}/solution.svg",
+                          d.get("/jobs/%s/solution.svg" % self.done), 200)
         r = d.get("/jobs/%s/progress" % self.done, headers={"Accept": "text/event-stream"})
         self.check_answer("GET", "/jobs/{id}/progress", r, 200)
         events = [json.loads(line[6:]) for line in r.body.decode().splitlines()
