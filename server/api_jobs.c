@@ -327,6 +327,7 @@ struct parse_work {
     struct job_error err;
     int rc;
     int64_t received_ns;
+    struct source *src; /* a warm start's: the named job's layout and graph */
 };
 
 static void parse_cancel(void *arg, struct http_req *r)
@@ -372,22 +373,24 @@ static void parse_free(struct parse_work *pw)
     free(pw);
 }
 
-static void parse_done(uv_work_t *w, int status)
+/* A request refused after its parse (pw->err), or a failed parse (pw->req
+ * zeroed, then NULL): answered, and pw goes. */
+static void parse_reject(struct parse_work *pw)
 {
-    (void)status;
-    struct parse_work *pw = w->data;
+    pw->a->jobs_rejected++;
+    if (pw->r)
+        http_respond_error(pw->r, pw->err.status, pw->err.code, pw->err.field, "%s", pw->err.msg);
+    if (pw->req)
+        jobs_req_put(pw->req);
+    parse_free(pw);
+}
+
+/* A parsed (and, for a warm start, resolved) request: admitted against the
+ * workers and submitted, or refused. */
+static void parse_submit(struct parse_work *pw)
+{
     struct api *a = pw->a;
     struct http_req *r = pw->r;
-    if (r)
-        http_set_cancel(r, NULL, NULL);
-    if (pw->rc) {
-        a->jobs_rejected++;
-        if (r)
-            http_respond_error(r, pw->err.status, pw->err.code, pw->err.field, "%s", pw->err.msg);
-        free(pw->req); /* zeroed by the failed parse */
-        parse_free(pw);
-        return;
-    }
     struct job_error e;
     if (!r || admission(r, a)) {
         jobs_req_put(pw->req);
@@ -403,6 +406,102 @@ static void parse_done(uv_work_t *w, int status)
     struct job *j = jobs_submit(a->jobs, pw->req, pw->body, pw->len, pw->received_ns);
     wait_for(a, r, j, WAIT_CREATED);
     free(pw);
+}
+
+static void warm_start(struct parse_work *pw);
+
+static void parse_done(uv_work_t *w, int status)
+{
+    (void)status;
+    struct parse_work *pw = w->data;
+    if (pw->r)
+        http_set_cancel(pw->r, NULL, NULL);
+    if (pw->rc) {
+        free(pw->req); /* zeroed by the failed parse */
+        pw->req = NULL;
+        parse_reject(pw);
+    } else if (pw->req->init_from >= 0 && pw->r) {
+        warm_start(pw);
+    } else {
+        parse_submit(pw);
+    }
+}
+
+/*
+ * A warm start (init_from): the named job's best validated layout and graph
+ * are gathered (struct source: from memory for an active job, from the
+ * store in the thread pool for a finished one), and job_request_warm turns
+ * the request into a self-contained one with that layout as its
+ * coordinates, before admission. The job stores that request, so a daemon
+ * that recovers it after a restart needs nothing of the other job (which
+ * retention may have deleted by then), and the layout takes the engines'
+ * path for a submitted layout: repaired, validated, the first start.
+ */
+/* Sets pw's refusal at init_from (the message is the caller's); returns -1. */
+static int warm_refuse(struct parse_work *pw, int status, const char *code)
+{
+    pw->err.status = status;
+    snprintf(pw->err.code, sizeof pw->err.code, "%s", code);
+    snprintf(pw->err.field, sizeof pw->err.field, "init_from");
+    return -1;
+}
+
+static void warm_run(uv_work_t *w)
+{
+    struct parse_work *pw = w->data;
+    struct source *src = pw->src;
+    char id[24];
+    job_id_format(src->id, id, sizeof id);
+    if (source_load(src)) {
+        if (src->status == 409) {
+            pw->rc = warm_refuse(pw, 422, "init_from_unusable");
+            snprintf(pw->err.msg, sizeof pw->err.msg, "job %s has no validated layout", id);
+        } else {
+            pw->rc = warm_refuse(pw, src->status, src->status == 503 ? "not_ready" : "internal");
+            snprintf(pw->err.msg, sizeof pw->err.msg, "job %s: %.200s", id, src->msg);
+        }
+        return;
+    }
+    pw->rc = job_request_warm(pw->req, &pw->body, &pw->len, &src->req->doc.g, src->layout, &pw->lim,
+                              &pw->err);
+}
+
+static void warm_done(uv_work_t *w, int status)
+{
+    (void)status;
+    struct parse_work *pw = w->data;
+    source_release(pw->src);
+    free(pw->src);
+    pw->src = NULL;
+    if (pw->r)
+        http_set_cancel(pw->r, NULL, NULL);
+    if (pw->rc)
+        parse_reject(pw);
+    else
+        parse_submit(pw);
+}
+
+/* Loop thread: the named job exists and has a validated layout, or the
+ * request is refused (422 at init_from); then the rest in the pool. */
+static void warm_start(struct parse_work *pw)
+{
+    struct api *a = pw->a;
+    struct job *j = jobs_find(a->jobs, pw->req->init_from);
+    char id[24];
+    job_id_format(pw->req->init_from, id, sizeof id);
+    if (!j || (!job_state_terminal(j->pub.state) && !j->ckpt)) {
+        warm_refuse(pw, 422, "init_from_unusable");
+        if (!j)
+            snprintf(pw->err.msg, sizeof pw->err.msg, "no job %s", id);
+        else
+            snprintf(pw->err.msg, sizeof pw->err.msg, "job %s has no validated layout yet (%s)", id,
+                     job_state_name(j->pub.state));
+        return parse_reject(pw);
+    }
+    pw->src = xcalloc(1, sizeof *pw->src);
+    source_take(pw->src, a, j);
+    http_set_cancel(pw->r, parse_cancel, pw);
+    uv_queue_work(a->loop, &pw->w, warm_run, warm_done);
 }
 
 static int is_json_type(const char *ct)

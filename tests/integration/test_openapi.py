@@ -226,6 +226,8 @@ class Contract(unittest.TestCase):
             ("gpu", {"graph": tiny_graph(), "backend": "gpu"}, "application/json", 422,
              "backend_unavailable"),
             ("too large", b" " * 200000, "application/json", 413, "too_large"),
+            ("warm start", {"graph": tiny_graph(), "init_from": "j0000000000009999"},
+             "application/json", 422, "init_from_unusable"),
         ]
         for what, body, ctype, status, code in bad:
             r = d.request("POST", "/jobs", body=body, ctype=ctype)
