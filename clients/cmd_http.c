@@ -112,7 +112,7 @@ struct submit_opts {
     int64_t seed, target;
     int seen_budget, seen_seed, seen_target, seen_backend, stop, wait, poll;
     enum lcn_backend backend; /* OPT_ENUM: the index in LCN_BACKEND_CHOICES */
-    const char *name, *render;
+    const char *name, *render, *from;
 };
 
 #define SOFF(f) offsetof(struct submit_opts, f)
@@ -151,6 +151,8 @@ static const struct opt submit_table[] = {
      .help = "engine to ask for; auto: GPU when usable, else CPU (default: the daemon's auto)"},
     OPT_ROW("name", OPT_STRING, SOFF(name), "TEXT",
             "a label shown by get and list (at most 128 bytes)"),
+    OPT_ROW("from", OPT_STRING, SOFF(from), "ID",
+            "start from job ID's best validated layout (a warm start; the same graph)"),
     OPT_ROW("wait", OPT_FLAG, SOFF(wait), NULL,
             "follow the job until it ends, as `lcnctl watch` does"),
     OPT_ROW("render", OPT_STRING, SOFF(render), "OUT.svg",
@@ -191,6 +193,8 @@ static int cmd_submit(const struct lcnctl_cmd *cmd, int argc, char **argv)
         json_object_set_new(req, "backend", json_string(lcn_backend_name(o.backend)));
     if (o.name)
         json_object_set_new(req, "name", json_string(o.name));
+    if (o.from)
+        json_object_set_new(req, "init_from", json_string(o.from));
 
     struct lcnhttp h;
     if ((rc = client_connect(cmd, &h))) {
