@@ -156,25 +156,31 @@ static int get_bool(struct job_error *e, const json_t *v, const char *field, int
     return 0;
 }
 
+/* Points *out at the string v holds (owned by v), or fails at field. */
+static int get_string(struct job_error *e, const json_t *v, const char *field, const char **out)
+{
+    if (!(*out = json_string_value(v)))
+        return fail(e, 400, "invalid_field", field, "expected a string, got %s", type_name(v));
+    return 0;
+}
+
 static int get_backend(struct job_error *e, const json_t *v, const char *field,
                        enum lcn_backend *out)
 {
-    const char *b = json_string_value(v);
-    if (!b)
-        return fail(e, 400, "invalid_field", field, "expected a string, got %s", type_name(v));
-    if (lcn_backend_parse(b, out))
-        return fail(e, 400, "invalid_field", field, "'%.64s' is not auto, gpu or cpu", b);
-    return 0;
+    const char *b;
+    int rc = get_string(e, v, field, &b);
+    if (!rc && lcn_backend_parse(b, out))
+        rc = fail(e, 400, "invalid_field", field, "'%.64s' is not auto, gpu or cpu", b);
+    return rc;
 }
 
 static int get_job_id(struct job_error *e, const json_t *v, const char *field, int64_t *out)
 {
-    const char *s = json_string_value(v);
-    if (!s)
-        return fail(e, 400, "invalid_field", field, "expected a job id, got %s", type_name(v));
-    if (job_id_parse(s, out))
-        return fail(e, 400, "invalid_field", field, "'%.40s' is not a job id (j and 16 digits)", s);
-    return 0;
+    const char *s;
+    int rc = get_string(e, v, field, &s);
+    if (!rc && job_id_parse(s, out))
+        rc = fail(e, 400, "invalid_field", field, "'%.40s' is not a job id (j and 16 digits)", s);
+    return rc;
 }
 
 static int parse_solver(struct job_request *req, const json_t *s, struct job_error *e)

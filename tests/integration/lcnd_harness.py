@@ -210,6 +210,24 @@ class Daemon:
             after = p["next"]
 
 
+class DaemonCase(unittest.TestCase):
+    """Tests that share one daemon, started with daemon_args before the
+    first test (self.d) and stopped after the last, which must exit 0."""
+
+    daemon_args = ()
+
+    @classmethod
+    def setUpClass(cls):
+        need_binaries(cls)
+        cls.d = Daemon(*cls.daemon_args).start()
+
+    @classmethod
+    def tearDownClass(cls):
+        rc = cls.d.stop()
+        cls.d.cleanup()
+        assert rc == 0, rc
+
+
 def check_solution(testcase, daemon, job, graph):
     """Fetches the solution and checks it with lcnctl check --instance (the
     oracle); returns (solution dict, check report)."""

@@ -10,23 +10,13 @@ import time
 import unittest
 import xml.etree.ElementTree as ET
 
-from lcnd_harness import WAIT, Daemon, gen_graph, need_binaries
+from lcnd_harness import WAIT, DaemonCase, gen_graph
 
 NS = "{http://www.w3.org/2000/svg}"
 
 
-class Svg(unittest.TestCase):
-    @classmethod
-    def setUpClass(cls):
-        need_binaries(cls)
-        cls.d = Daemon("--cpu-workers", "1", "--checkpoint-interval-s", "0.2",
-                       "--max-budget-s", "60").start()
-
-    @classmethod
-    def tearDownClass(cls):
-        rc = cls.d.stop()
-        cls.d.cleanup()
-        assert rc == 0, rc
+class Svg(DaemonCase):
+    daemon_args = ("--cpu-workers", "1", "--checkpoint-interval-s", "0.2", "--max-budget-s", "60")
 
     def picture(self, job):
         r = self.d.get("/jobs/%s/solution.svg" % job)

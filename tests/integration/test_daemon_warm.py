@@ -13,7 +13,7 @@ import random
 import time
 import unittest
 
-from lcnd_harness import WAIT, Daemon, check_solution, gen_graph, need_binaries
+from lcnd_harness import WAIT, Daemon, DaemonCase, check_solution, gen_graph, need_binaries
 
 BLOCKER_S = 30  # a job that keeps a worker busy until it is cancelled
 
@@ -51,21 +51,15 @@ def first_checkpoint(d, job):
     return first_event(d, job, "checkpoint")
 
 
-class Warm(unittest.TestCase):
-    @classmethod
-    def setUpClass(cls):
-        need_binaries(cls)
-        cls.g = gen_graph("random", 80, seed=11)
-        cls.d = Daemon("--cpu-workers", "2", "--checkpoint-interval-s", "0.2",
-                       "--max-budget-s", "60").start()
-        cls.first = cls.d.submit(cls.g, budget_s=3.0, seed=1)
-        cls.first_status = cls.d.wait(cls.first)
+class Warm(DaemonCase):
+    daemon_args = ("--cpu-workers", "2", "--checkpoint-interval-s", "0.2", "--max-budget-s", "60")
 
     @classmethod
-    def tearDownClass(cls):
-        rc = cls.d.stop()
-        cls.d.cleanup()
-        assert rc == 0, rc
+    def setUpClass(cls):
+        super().setUpClass()
+        cls.g = gen_graph("random", 80, seed=11)
+        cls.first = cls.d.submit(cls.g, budget_s=3.0, seed=1)
+        cls.first_status = cls.d.wait(cls.first)
 
     def refused(self, body, status, code, msg):
         r = self.d.request("POST", "/jobs", body=body)
@@ -122,7 +116,7 @@ class Warm(unittest.TestCase):
                      "init_from_unusable", "no job j0000000000009999")
         self.refused({"graph": self.g, "init_from": "first"}, 400, "invalid_field",
                      "is not a job id")
-        self.refused({"graph": self.g, "init_from": 1}, 400, "invalid_field", "expected a job id")
+        self.refused({"graph": self.g, "init_from": 1}, 400, "invalid_field", "expected a string")
 
     def test_sources_without_layout_and_running_source(self):
         d = self.d

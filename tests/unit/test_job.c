@@ -147,7 +147,7 @@ static void test_rejections(void **state)
     bad("{\"graph\":" G ",\"solver\":{\"tuning\":5}}", 400, "invalid_field", "solver.tuning", NULL);
     bad("{\"graph\":" G ",\"name\":5}", 400, "invalid_field", "name", NULL);
     bad("{\"graph\":" G ",\"init_from\":42}", 400, "invalid_field", "init_from",
-        "expected a job id, got integer");
+        "expected a string, got integer");
     bad("{\"graph\":" G ",\"init_from\":\"j42\"}", 400, "invalid_field", "init_from",
         "'j42' is not a job id");
     bad("{\"graph\":" G ",\"init_from\":\"j000000000000004x\"}", 400, "invalid_field", "init_from",
