@@ -123,7 +123,7 @@ struct submit_opts {
     int seen_budget, seen_seed, seen_target, seen_backend, stop, wait, poll;
     int seen_threads, seen_replicas, seen_proposal_workers;
     enum lcn_backend backend; /* OPT_ENUM: the index in LCN_BACKEND_CHOICES */
-    const char *name, *render, *tuning;
+    const char *name, *render, *tuning, *from;
 };
 
 #define SOFF(f) offsetof(struct submit_opts, f)
@@ -176,6 +176,8 @@ static const struct opt submit_table[] = {
                "proposal workers per replica (solver.proposal_workers; default: the engine's)"),
     OPT_ROW("tuning", OPT_STRING, SOFF(tuning), "KNOBS",
             "engine knobs key=value,... (solver.tuning, docs/ENGINE.md; a bad knob fails the job)"),
+    OPT_ROW("from", OPT_STRING, SOFF(from), "ID",
+            "start from job ID's best validated layout (a warm start; the same graph)"),
     OPT_ROW("wait", OPT_FLAG, SOFF(wait), NULL,
             "follow the job until it ends, as `lcnctl watch` does"),
     OPT_ROW("render", OPT_STRING, SOFF(render), "OUT.svg",
@@ -201,6 +203,8 @@ static json_t *submit_request(const struct submit_opts *o, json_t *graph)
         json_object_set_new(req, "backend", json_string(lcn_backend_name(o->backend)));
     if (o->name)
         json_object_set_new(req, "name", json_string(o->name));
+    if (o->from)
+        json_object_set_new(req, "init_from", json_string(o->from));
     json_t *solver = json_object();
     if (o->seen_threads)
         json_object_set_new(solver, "threads", json_integer(o->threads));

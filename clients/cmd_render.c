@@ -11,7 +11,7 @@
 #include "err.h"
 #include "graphio.h"
 #include "clients/lcnctl.h"
-#include "clients/render.h"
+#include "render.h"
 #include "util.h"
 
 static const char render_usage[] =

@@ -19,7 +19,7 @@
 #include "clients/client.h"
 #include "err.h"
 #include "graphio.h"
-#include "clients/render.h"
+#include "render.h"
 #include "clients/sse.h"
 #include "util.h"
 

@@ -720,6 +720,9 @@ static int build_starts(struct run *run, struct start *st, int32_t keep, int32_t
                 pthread_mutex_lock(&run->mu);
                 note_best_locked(run, &o, stage[k]);
                 pthread_mutex_unlock(&run->mu);
+                /* reported now, not when the start phase (start_share of the
+                 * budget) ends: a warm start's K shows at once */
+                drain_events(run);
             }
             have = 1;
             /* insert into the kept list, best first */

@@ -124,6 +124,48 @@ void graph_release(struct lcn_graph *g)
     memset(g, 0, sizeof(*g));
 }
 
+/* Orders edge keys by their endpoints alone (graph_same's lookups). */
+static int ekey_pair_cmp(const void *pa, const void *pb)
+{
+    const struct ekey *x = pa, *y = pb;
+    if (x->a != y->a)
+        return x->a < y->a ? -1 : 1;
+    return (x->b > y->b) - (x->b < y->b);
+}
+
+int graph_same(const struct lcn_graph *a, const struct lcn_graph *b, const char *other, char *why,
+               size_t len)
+{
+    if (a->n != b->n) {
+        snprintf(why, len, "%d nodes, %s has %d", a->n, other, b->n);
+        return 0;
+    }
+    if (a->width != b->width || a->height != b->height) {
+        snprintf(why, len, "bounds %d x %d, %s has %d x %d", a->width, a->height, other, b->width,
+                 b->height);
+        return 0;
+    }
+    if (a->m != b->m) {
+        snprintf(why, len, "%d edges, %s has %d", a->m, other, b->m);
+        return 0;
+    }
+    /* both are simple graphs with m edges: equal sets when every edge of a is in b */
+    struct ekey *keys = xmalloc(sizeof(*keys) * (size_t)(b->m ? b->m : 1));
+    for (int32_t e = 0; e < b->m; e++)
+        keys[e] = (struct ekey){LCN_MIN(b->eu[e], b->ev[e]), LCN_MAX(b->eu[e], b->ev[e]), e};
+    qsort(keys, (size_t)b->m, sizeof(*keys), ekey_pair_cmp);
+    int same = 1;
+    for (int32_t e = 0; e < a->m && same; e++) {
+        struct ekey k = {LCN_MIN(a->eu[e], a->ev[e]), LCN_MAX(a->eu[e], a->ev[e]), e};
+        if (!bsearch(&k, keys, (size_t)b->m, sizeof(*keys), ekey_pair_cmp)) {
+            snprintf(why, len, "edge %d (%d-%d) is not in %s", e, a->eu[e], a->ev[e], other);
+            same = 0;
+        }
+    }
+    free(keys);
+    return same;
+}
+
 static uint64_t fnv(uint64_t h, const void *p, size_t n)
 {
     const unsigned char *b = p;

@@ -69,6 +69,17 @@ static inline int graph_adjacent(const struct lcn_graph *g, int32_t e, int32_t f
            g->ev[e] == g->ev[f];
 }
 
+/*
+ * 1 when a and b are the same problem: the same node count, bounds and set
+ * of edges (an edge is an unordered pair of node ids; the order of the
+ * edges and of an edge's endpoints does not matter), so that a layout of
+ * one is a layout of the other. Else 0 with the first difference found in
+ * why (len bytes), naming b as `other`: "40 nodes, job j..'s graph has
+ * 41", "edge 12 (3-7) is not in job j..'s graph".
+ */
+int graph_same(const struct lcn_graph *a, const struct lcn_graph *b, const char *other, char *why,
+               size_t len);
+
 /* 64-bit FNV-1a hash of the graph (n, m, bounds, edge list in order). */
 uint64_t graph_hash(const struct lcn_graph *g);
 

@@ -156,15 +156,31 @@ static int get_bool(struct job_error *e, const json_t *v, const char *field, int
     return 0;
 }
 
+/* Points *out at the string v holds (owned by v), or fails at field. */
+static int get_string(struct job_error *e, const json_t *v, const char *field, const char **out)
+{
+    if (!(*out = json_string_value(v)))
+        return fail(e, 400, "invalid_field", field, "expected a string, got %s", type_name(v));
+    return 0;
+}
+
 static int get_backend(struct job_error *e, const json_t *v, const char *field,
                        enum lcn_backend *out)
 {
-    const char *b = json_string_value(v);
-    if (!b)
-        return fail(e, 400, "invalid_field", field, "expected a string, got %s", type_name(v));
-    if (lcn_backend_parse(b, out))
-        return fail(e, 400, "invalid_field", field, "'%.64s' is not auto, gpu or cpu", b);
-    return 0;
+    const char *b;
+    int rc = get_string(e, v, field, &b);
+    if (!rc && lcn_backend_parse(b, out))
+        rc = fail(e, 400, "invalid_field", field, "'%.64s' is not auto, gpu or cpu", b);
+    return rc;
+}
+
+static int get_job_id(struct job_error *e, const json_t *v, const char *field, int64_t *out)
+{
+    const char *s;
+    int rc = get_string(e, v, field, &s);
+    if (!rc && job_id_parse(s, out))
+        rc = fail(e, 400, "invalid_field", field, "'%.40s' is not a job id (j and 16 digits)", s);
+    return rc;
 }
 
 static int parse_solver(struct job_request *req, const json_t *s, struct job_error *e)
@@ -231,6 +247,8 @@ static int parse_member(struct job_request *req, const char *key, json_t *v,
         return parse_solver(req, v, e);
     if (!strcmp(key, "name"))
         return json_is_null(v) ? 0 : get_text(e, v, field, JOB_NAME_MAX, &req->name);
+    if (!strcmp(key, "init_from"))
+        return json_is_null(v) ? 0 : get_job_id(e, v, field, &req->init_from);
     return fail(e, 400, "invalid_field", field, "unknown field");
 }
 
@@ -402,6 +420,7 @@ int job_request_parse_post(struct job_request *req, const char *body, size_t len
     req->seed = 1;
     req->budget_s = lim->default_budget_s;
     req->backend = LCN_BACKEND_AUTO;
+    req->init_from = -1;
 
     /* jansson would stop at a NUL and report the text cut there */
     int line, col;
@@ -447,6 +466,35 @@ void job_request_release(struct job_request *req)
     free(req->tuning);
     free(req->name);
     req->tuning = req->name = NULL;
+}
+
+int job_request_warm(struct job_request *req, char **body, size_t *len, const struct lcn_graph *src,
+                     const struct lcn_pt *pts, const struct job_limits *lim, struct job_error *err)
+{
+    char id[24], other[48], why[200];
+    job_id_format(req->init_from, id, sizeof id);
+    snprintf(other, sizeof other, "job %s's graph", id);
+    if (!graph_same(&req->doc.g, src, other, why, sizeof why))
+        return fail(err, 422, "init_from_unusable", "init_from", "not the graph of job %s: %s", id,
+                    why);
+    json_t *root = json_loadb(*body, *len, JSON_REJECT_DUPLICATES, NULL);
+    if (!root) /* it parsed a moment ago */
+        return fail(err, 500, "internal", NULL, "the request no longer parses");
+    json_object_set_new(root, "graph", graphio_layout_json(&req->doc, pts, NULL));
+    json_object_del(root, "init_from");
+    char *text = graphio_dumps(root, 0);
+    json_decref(root);
+    struct job_request warm;
+    if (job_request_parse(&warm, text, strlen(text), lim, err)) {
+        free(text);
+        return LCN_EINVAL;
+    }
+    job_request_release(req);
+    *req = warm;
+    free(*body);
+    *body = text;
+    *len = strlen(text);
+    return 0;
 }
 
 /* ------------------------------------------------------------ status */

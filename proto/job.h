@@ -59,7 +59,8 @@ struct job_request {
     int32_t threads, replicas, proposal_workers; /* 0: engine default */
     char *tuning;                                /* NULL: none */
     char *name;                                  /* NULL: none */
-    int refs; /* the owner's reference count; the parser sets 1 */
+    int64_t init_from; /* the job whose best layout to start from (a warm start); -1: none */
+    int refs;          /* the owner's reference count; the parser sets 1 */
 };
 
 /*
@@ -99,6 +100,22 @@ int job_request_parse_post(struct job_request *req, const char *body, size_t len
                            const char *const *query, const struct job_limits *lim,
                            struct job_error *err, char **wrapped, size_t *wrapped_len);
 void job_request_release(struct job_request *req);
+
+/*
+ * Resolves a warm start: req was parsed from the len bytes at *body and
+ * names job req->init_from, whose graph is src and whose best validated
+ * layout is pts (src->n points). When src is the same problem as req's
+ * graph (graph_same: nodes, edges, bounds; not the order of the edges or
+ * fields lcn does not know), *body becomes the request the job stores: the
+ * submitted one with every node's coordinates set from pts and without
+ * init_from (the old body is freed, *len updated), and req is re-parsed
+ * from it, so the job runs exactly what a restarted daemon re-parses from
+ * the store, with no reference to the other job. Returns 0; or LCN_EINVAL
+ * with *err filled (422 init_from_unusable, field "init_from", the first
+ * difference in the message), req and *body unchanged.
+ */
+int job_request_warm(struct job_request *req, char **body, size_t *len, const struct lcn_graph *src,
+                     const struct lcn_pt *pts, const struct job_limits *lim, struct job_error *err);
 
 /* The status of a job: what GET /jobs/<id> shows and the store keeps. */
 struct job_status {

@@ -113,6 +113,7 @@ const struct http_route api_routes[] = {
     {"DELETE", "/jobs/{id}", api_jobs_delete, 0},
     {"GET", "/jobs/{id}/progress", api_jobs_progress, 0},
     {"GET", "/jobs/{id}/solution", api_jobs_solution, 0},
+    {"GET", "/jobs/{id}/solution.svg", api_jobs_solution_svg, 0},
     {"GET", "/healthz", h_healthz, HTTP_NO_AUTH},
     {"GET", "/readyz", h_readyz, 0},
     {"GET", "/metrics", metrics_get, 0},

@@ -115,6 +115,7 @@ void api_jobs_get(struct http_req *r, void *ctx);
 void api_jobs_delete(struct http_req *r, void *ctx);
 void api_jobs_progress(struct http_req *r, void *ctx);
 void api_jobs_solution(struct http_req *r, void *ctx);
+void api_jobs_solution_svg(struct http_req *r, void *ctx);
 
 /* metrics.c: GET /metrics (Prometheus text format). */
 void metrics_get(struct http_req *r, void *ctx);

@@ -11,8 +11,10 @@
 #include "server/api.h"
 #include "err.h"
 #include "graphio.h"
+#include "render.h"
 #include "sbuf.h"
 #include "util.h"
+#include "validate.h"
 #include "server/watch.h"
 
 /* ------------------------------------------------------------ helpers */
@@ -210,6 +212,108 @@ void api_jobs_shutdown(struct api *a)
         shutting_down(waiter_take(a->waiters));
 }
 
+/* ------------------------------------------------------------ layouts */
+
+/*
+ * A job's best validated layout and the request it solves, for a task of
+ * the thread pool (the solution, its picture, a warm start from it). An
+ * active job's checkpoint and parsed request are taken on the loop
+ * (source_take: a copy of the layout, a reference on the request); what the
+ * job does not hold in memory (a finished job's) is read from the store in
+ * the pool (source_load). source_release runs on the loop.
+ */
+struct source {
+    struct store *store;
+    int64_t id;
+    struct job_request *held;      /* a reference taken on the loop, or NULL */
+    struct job_request own;        /* read from the store when none is held */
+    const struct job_request *req; /* held or &own, once source_load returned 0 */
+    struct lcn_pt *layout;         /* copy, or NULL: read the checkpoint */
+    struct lcn_obj obj;
+    double elapsed_s;
+    int final;
+    int status; /* source_load's failure: 409 (no layout), 503 (store), 500 */
+    char msg[256];
+};
+
+/* Loop thread. j must have a validated layout or be terminal (its layout,
+ * if any, is then in the store). */
+static void source_take(struct source *s, struct api *a, struct job *j)
+{
+    s->store = a->store;
+    s->id = j->id;
+    s->final = job_state_terminal(j->pub.state);
+    if (!s->final && (s->held = jobs_req_hold(j))) {
+        size_t bytes = sizeof *j->ckpt * (size_t)j->pub.n;
+        s->layout = xmalloc(bytes + 1);
+        memcpy(s->layout, j->ckpt, bytes);
+        s->obj = j->ckpt_obj;
+        s->elapsed_s = j->ckpt_elapsed_s;
+    }
+}
+
+/* Thread pool: the job's last checkpoint from the store. */
+static int source_load_layout(struct source *s)
+{
+    struct store_checkpoint ck;
+    int rc = store_load_checkpoint(s->store, s->id, &ck);
+    if (rc) {
+        s->status = rc == LCN_ENOTFOUND ? 409 : 503;
+        snprintf(s->msg, sizeof s->msg, "%s",
+                 rc == LCN_ENOTFOUND ? "no validated layout exists for this job"
+                                     : "the job store cannot be read");
+        return -1;
+    }
+    s->layout = ck.layout;
+    s->obj = ck.obj;
+    s->elapsed_s = ck.elapsed_s;
+    s->final = ck.final || s->final; /* a finished job's layout never changes */
+    return 0;
+}
+
+/* Thread pool: the job's request from the store, parsed into s->own. */
+static int source_load_request(struct source *s)
+{
+    char *body = NULL;
+    size_t blen = 0;
+    if (store_load_request(s->store, s->id, &body, &blen)) {
+        s->status = 503;
+        snprintf(s->msg, sizeof s->msg, "the job's request cannot be read from the store");
+        return -1;
+    }
+    struct job_limits lim = {LCN_MAX_NODES, LCN_MAX_EDGES, 1e12, 1};
+    struct job_error e;
+    int rc = job_request_parse(&s->own, body, blen, &lim, &e);
+    free(body);
+    if (rc) {
+        s->status = 500;
+        snprintf(s->msg, sizeof s->msg, "stored request does not parse: %.200s", e.msg);
+        return -1;
+    }
+    return 0;
+}
+
+/* Thread pool: completes s from the store. Returns 0 with s->req and
+ * s->layout set, or -1 with status and msg set. */
+static int source_load(struct source *s)
+{
+    if (!s->layout && source_load_layout(s))
+        return -1;
+    if (!s->held && source_load_request(s))
+        return -1;
+    s->req = s->held ? s->held : &s->own;
+    return 0;
+}
+
+/* Loop thread: drops what s holds (s itself is the caller's). */
+static void source_release(struct source *s)
+{
+    if (s->held)
+        jobs_req_put(s->held);
+    job_request_release(&s->own);
+    free(s->layout);
+}
+
 /* ------------------------------------------------------------ POST /jobs */
 
 struct parse_work {
@@ -224,6 +328,7 @@ struct parse_work {
     struct job_error err;
     int rc;
     int64_t received_ns;
+    struct source *src; /* a warm start's: the named job's layout and graph */
 };
 
 static void parse_cancel(void *arg, struct http_req *r)
@@ -284,22 +389,24 @@ static void parse_free(struct parse_work *pw)
     free(pw);
 }
 
-static void parse_done(uv_work_t *w, int status)
+/* A request refused after its parse (pw->err), or a failed parse (pw->req
+ * zeroed, then NULL): answered, and pw goes. */
+static void parse_reject(struct parse_work *pw)
 {
-    (void)status;
-    struct parse_work *pw = w->data;
+    pw->a->jobs_rejected++;
+    if (pw->r)
+        http_respond_error(pw->r, pw->err.status, pw->err.code, pw->err.field, "%s", pw->err.msg);
+    if (pw->req)
+        jobs_req_put(pw->req);
+    parse_free(pw);
+}
+
+/* A parsed (and, for a warm start, resolved) request: admitted against the
+ * workers and submitted, or refused. */
+static void parse_submit(struct parse_work *pw)
+{
     struct api *a = pw->a;
     struct http_req *r = pw->r;
-    if (r)
-        http_set_cancel(r, NULL, NULL);
-    if (pw->rc) {
-        a->jobs_rejected++;
-        if (r)
-            http_respond_error(r, pw->err.status, pw->err.code, pw->err.field, "%s", pw->err.msg);
-        free(pw->req); /* zeroed by the failed parse */
-        parse_free(pw);
-        return;
-    }
     struct job_error e;
     if (!r || admission(r, a)) {
         jobs_req_put(pw->req);
@@ -316,6 +423,102 @@ static void parse_done(uv_work_t *w, int status)
     wait_for(a, r, j, WAIT_CREATED);
     parse_query_free(pw);
     free(pw);
+}
+
+static void warm_start(struct parse_work *pw);
+
+static void parse_done(uv_work_t *w, int status)
+{
+    (void)status;
+    struct parse_work *pw = w->data;
+    if (pw->r)
+        http_set_cancel(pw->r, NULL, NULL);
+    if (pw->rc) {
+        free(pw->req); /* zeroed by the failed parse */
+        pw->req = NULL;
+        parse_reject(pw);
+    } else if (pw->req->init_from >= 0 && pw->r) {
+        warm_start(pw);
+    } else {
+        parse_submit(pw);
+    }
+}
+
+/*
+ * A warm start (init_from): the named job's best validated layout and graph
+ * are gathered (struct source: from memory for an active job, from the
+ * store in the thread pool for a finished one), and job_request_warm turns
+ * the request into a self-contained one with that layout as its
+ * coordinates, before admission. The job stores that request, so a daemon
+ * that recovers it after a restart needs nothing of the other job (which
+ * retention may have deleted by then), and the layout takes the engines'
+ * path for a submitted layout: repaired, validated, the first start.
+ */
+/* Sets pw's refusal at init_from (the message is the caller's); returns -1. */
+static int warm_refuse(struct parse_work *pw, int status, const char *code)
+{
+    pw->err.status = status;
+    snprintf(pw->err.code, sizeof pw->err.code, "%s", code);
+    snprintf(pw->err.field, sizeof pw->err.field, "init_from");
+    return -1;
+}
+
+static void warm_run(uv_work_t *w)
+{
+    struct parse_work *pw = w->data;
+    struct source *src = pw->src;
+    char id[24];
+    job_id_format(src->id, id, sizeof id);
+    if (source_load(src)) {
+        if (src->status == 409) {
+            pw->rc = warm_refuse(pw, 422, "init_from_unusable");
+            snprintf(pw->err.msg, sizeof pw->err.msg, "job %s has no validated layout", id);
+        } else {
+            pw->rc = warm_refuse(pw, src->status, src->status == 503 ? "not_ready" : "internal");
+            snprintf(pw->err.msg, sizeof pw->err.msg, "job %s: %.200s", id, src->msg);
+        }
+        return;
+    }
+    pw->rc = job_request_warm(pw->req, &pw->body, &pw->len, &src->req->doc.g, src->layout, &pw->lim,
+                              &pw->err);
+}
+
+static void warm_done(uv_work_t *w, int status)
+{
+    (void)status;
+    struct parse_work *pw = w->data;
+    source_release(pw->src);
+    free(pw->src);
+    pw->src = NULL;
+    if (pw->r)
+        http_set_cancel(pw->r, NULL, NULL);
+    if (pw->rc)
+        parse_reject(pw);
+    else
+        parse_submit(pw);
+}
+
+/* Loop thread: the named job exists and has a validated layout, or the
+ * request is refused (422 at init_from); then the rest in the pool. */
+static void warm_start(struct parse_work *pw)
+{
+    struct api *a = pw->a;
+    struct job *j = jobs_find(a->jobs, pw->req->init_from);
+    char id[24];
+    job_id_format(pw->req->init_from, id, sizeof id);
+    if (!j || (!job_state_terminal(j->pub.state) && !j->ckpt)) {
+        warm_refuse(pw, 422, "init_from_unusable");
+        if (!j)
+            snprintf(pw->err.msg, sizeof pw->err.msg, "no job %s", id);
+        else
+            snprintf(pw->err.msg, sizeof pw->err.msg, "job %s has no validated layout yet (%s)", id,
+                     job_state_name(j->pub.state));
+        return parse_reject(pw);
+    }
+    pw->src = xcalloc(1, sizeof *pw->src);
+    source_take(pw->src, a, j);
+    http_set_cancel(pw->r, parse_cancel, pw);
+    uv_queue_work(a->loop, &pw->w, warm_run, warm_done);
 }
 
 static int is_json_type(const char *ct)
@@ -484,16 +687,13 @@ void api_jobs_progress(struct http_req *r, void *ctx)
 
 /* ------------------------------------------------------------ solution */
 
+enum render_kind { RENDER_JSON, RENDER_SVG };
+
 struct render_work {
     uv_work_t w;
-    struct store *store;
     struct http_req *r;
-    int64_t id;
-    struct job_request *req; /* shared (refs held on the loop) or NULL: load it */
-    struct lcn_pt *layout;   /* copy, or NULL: load the checkpoint */
-    struct lcn_obj obj;
-    double elapsed_s;
-    int final;
+    enum render_kind kind;
+    struct source src;
     char *text;
     size_t len;
     int status;
@@ -506,88 +706,70 @@ static void render_cancel(void *arg, struct http_req *r)
     ((struct render_work *)arg)->r = NULL;
 }
 
-/* Thread pool: the finished job's final layout from the store. Returns 0,
- * or -1 with status and msg set. */
-static int render_load_layout(struct render_work *rw)
+/* Thread pool: the layout in the input file format with the "lcn" record. */
+static char *render_json(const struct source *s)
 {
-    struct store_checkpoint ck;
-    int rc = store_load_checkpoint(rw->store, rw->id, &ck);
-    if (rc) {
-        rw->status = rc == LCN_ENOTFOUND ? 409 : 503;
-        snprintf(rw->msg, sizeof rw->msg, "%s",
-                 rc == LCN_ENOTFOUND ? "no validated layout exists for this job"
-                                     : "the job store cannot be read");
-        return -1;
-    }
-    rw->layout = ck.layout;
-    rw->obj = ck.obj;
-    rw->elapsed_s = ck.elapsed_s;
-    rw->final = ck.final || rw->final; /* a finished job's layout never changes */
-    return 0;
+    char id[24];
+    job_id_format(s->id, id, sizeof id);
+    json_t *lcn = json_pack("{s:s, s:b, s:i, s:i, s:I, s:I, s:f, s:b}", "job", id, "final",
+                            s->final, "K", s->obj.K, "nK", s->obj.nK, "Phi", (json_int_t)s->obj.Phi,
+                            "C", (json_int_t)s->obj.C, "elapsed_s", s->elapsed_s, "validated", 1);
+    json_t *doc = graphio_layout_json(&s->req->doc, s->layout, lcn);
+    char *text = graphio_dumps(doc, 0);
+    json_decref(doc);
+    return text;
 }
 
-/* Thread pool: the finished job's request from the store, parsed into
- * *own. Returns 0, or -1 with status and msg set. */
-static int render_load_request(struct render_work *rw, struct job_request *own)
+/* Thread pool: the picture lcnctl render draws (proto/render.h), with the
+ * per-edge counts of the oracle; *len bytes, NULL when it cannot be made. */
+static char *render_picture(const struct source *s, size_t *len)
 {
-    char *body = NULL;
-    size_t blen = 0;
-    if (store_load_request(rw->store, rw->id, &body, &blen)) {
-        rw->status = 503;
-        snprintf(rw->msg, sizeof rw->msg, "the job's request cannot be read from the store");
-        return -1;
+    const struct lcn_graph *g = &s->req->doc.g;
+    struct lcn_report rep;
+    char *text = NULL;
+    if (validate_layout(g, s->layout, 0, &rep) == 0) {
+        char id[24], title[176], sub[64];
+        job_id_format(s->id, id, sizeof id);
+        snprintf(title, sizeof title, "job %s%s%.128s", id, s->req->name ? ": " : "",
+                 s->req->name ? s->req->name : "");
+        snprintf(sub, sizeof sub, "%s at %.2f s", s->final ? "final layout" : "best layout so far",
+                 s->elapsed_s);
+        struct render_info info = {title, sub};
+        text = render_svg_text(g, s->layout, &rep, &info, len);
     }
-    struct job_limits lim = {LCN_MAX_NODES, LCN_MAX_EDGES, 1e12, 1};
-    struct job_error e;
-    int rc = job_request_parse(own, body, blen, &lim, &e);
-    free(body);
-    if (rc) {
-        rw->status = 500;
-        snprintf(rw->msg, sizeof rw->msg, "stored request does not parse: %.200s", e.msg);
-        return -1;
-    }
-    return 0;
+    report_release(&rep);
+    return text;
 }
 
 static void render_run(uv_work_t *w)
 {
     struct render_work *rw = w->data;
-    struct job_request own;
-    const struct job_request *req = rw->req;
-    if (!rw->layout && render_load_layout(rw))
+    if (source_load(&rw->src)) {
+        rw->status = rw->src.status;
+        snprintf(rw->msg, sizeof rw->msg, "%s", rw->src.msg);
         return;
-    if (!req) {
-        if (render_load_request(rw, &own))
-            return;
-        req = &own;
     }
-    char id[24];
-    job_id_format(rw->id, id, sizeof id);
-    json_t *lcn =
-        json_pack("{s:s, s:b, s:i, s:i, s:I, s:I, s:f, s:b}", "job", id, "final", rw->final, "K",
-                  rw->obj.K, "nK", rw->obj.nK, "Phi", (json_int_t)rw->obj.Phi, "C",
-                  (json_int_t)rw->obj.C, "elapsed_s", rw->elapsed_s, "validated", 1);
-    json_t *doc = graphio_layout_json(&req->doc, rw->layout, lcn);
-    rw->text = graphio_dumps(doc, 0);
-    json_decref(doc);
-    rw->len = rw->text ? strlen(rw->text) : 0;
+    if (rw->kind == RENDER_SVG) {
+        rw->text = render_picture(&rw->src, &rw->len);
+    } else {
+        rw->text = render_json(&rw->src);
+        rw->len = rw->text ? strlen(rw->text) : 0;
+    }
     rw->status = rw->text ? 200 : 500;
     if (!rw->text)
         snprintf(rw->msg, sizeof rw->msg, "cannot serialise the solution");
-    if (req == &own)
-        job_request_release(&own);
 }
 
 static void render_done(uv_work_t *w, int status)
 {
     (void)status;
     struct render_work *rw = w->data;
-    if (rw->req)
-        jobs_req_put(rw->req);
+    source_release(&rw->src);
     if (rw->r) {
         http_set_cancel(rw->r, NULL, NULL);
         if (rw->status == 200) {
-            http_respond(rw->r, 200, "application/json", rw->text, rw->len);
+            http_respond(rw->r, 200, rw->kind == RENDER_SVG ? "image/svg+xml" : "application/json",
+                         rw->text, rw->len);
             rw->text = NULL;
         } else {
             http_respond_error(rw->r, rw->status,
@@ -598,39 +780,45 @@ static void render_done(uv_work_t *w, int status)
         }
     }
     free(rw->text);
-    free(rw->layout);
     free(rw);
+}
+
+/* 1 when j has, or (finished) may have in the store, a validated layout;
+ * else answers 409 no_solution. */
+static int has_layout(struct http_req *r, struct job *j)
+{
+    if (job_state_terminal(j->pub.state) || j->ckpt)
+        return 1;
+    http_respond_error(r, 409, "no_solution", NULL, "no validated layout exists yet (state %s)",
+                       job_state_name(j->pub.state));
+    return 0;
+}
+
+static void render_solution(struct http_req *r, struct api *a, enum render_kind kind)
+{
+    struct job *j = job_of(r, a);
+    if (!j)
+        return not_found(r);
+    if (!has_layout(r, j))
+        return;
+    struct render_work *rw = xcalloc(1, sizeof *rw);
+    rw->w.data = rw;
+    rw->r = r;
+    rw->kind = kind;
+    source_take(&rw->src, a, j);
+    http_set_cancel(r, render_cancel, rw);
+    http_suspend(r);
+    uv_queue_work(a->loop, &rw->w, render_run, render_done);
 }
 
 void api_jobs_solution(struct http_req *r, void *ctx)
 {
-    struct api *a = ctx;
-    struct job *j = job_of(r, a);
-    if (!j)
-        return not_found(r);
-    int terminal = job_state_terminal(j->pub.state);
-    if (!terminal && !j->ckpt) {
-        http_respond_error(r, 409, "no_solution", NULL, "no validated layout exists yet (state %s)",
-                           job_state_name(j->pub.state));
-        return;
-    }
-    struct render_work *rw = xcalloc(1, sizeof *rw);
-    rw->w.data = rw;
-    rw->store = a->store;
-    rw->r = r;
-    rw->id = j->id;
-    rw->final = terminal;
-    if (!terminal && (rw->req = jobs_req_hold(j))) {
-        size_t bytes = sizeof *j->ckpt * (size_t)j->pub.n;
-        rw->layout = xmalloc(bytes + 1);
-        memcpy(rw->layout, j->ckpt, bytes);
-        rw->obj = j->ckpt_obj;
-        rw->elapsed_s = j->ckpt_elapsed_s;
-        rw->final = 0;
-    }
-    http_set_cancel(r, render_cancel, rw);
-    http_suspend(r);
-    uv_queue_work(a->loop, &rw->w, render_run, render_done);
+    render_solution(r, ctx, RENDER_JSON);
+}
+
+void api_jobs_solution_svg(struct http_req *r, void *ctx)
+{
+    render_solution(r, ctx, RENDER_SVG);
 }
 
 /* ------------------------------------------------------------ DELETE */

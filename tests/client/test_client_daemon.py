@@ -182,6 +182,25 @@ class Flows(WithDaemon):
         r = self.lcnctl("list", check_rc=0)
         self.assertIn(job, r.stdout)
 
+    def test_submit_from_a_finished_job(self):
+        """--from ID is init_from: a warm start, refused for another graph."""
+        g = self.gen("g40.json")
+        first = self.lcnctl("submit", g, "--budget-s", "1", "--wait", "--json", check_rc=0)
+        first = json.loads(first.stdout)
+        r = self.lcnctl("submit", g, "--budget-s", "0.5", "--from", first["id"], "--wait",
+                        "--json", check_rc=0)
+        warm = json.loads(r.stdout)
+        self.assertEqual(warm["state"], "succeeded")
+        events = self.d.events(warm["id"])[0]
+        start = next(e for e in events if e["type"] == "improve")
+        self.assertLessEqual(start["best"]["K"], first["best"]["K"])
+        other = self.gen("g41.json", nodes=41)
+        r = self.lcnctl("submit", other, "--from", first["id"], check_rc=2)
+        self.assertIn("init_from_unusable", r.stderr)
+        self.assertIn("at init_from", r.stderr)
+        r = self.lcnctl("submit", g, "--from", "latest", check_rc=2)
+        self.assertIn("at init_from", r.stderr)
+
     def test_error_exits(self):
         g = self.gen("g40.json")
         r = self.lcnctl("submit", g, "--budget-s", "99999", check_rc=2)

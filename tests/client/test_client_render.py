@@ -144,6 +144,41 @@ class Render(unittest.TestCase):
         # a large generated family too
         self.assert_consistent(self.gen("large", 300, 5))
 
+    def test_sizes_follow_the_graph_and_k_edges_on_top(self):
+        """Dots shrink with n and strokes with m (render.h): a 2,500-node
+        graph's dots are small beside the space each node gets, the K edges
+        are drawn after (over) every node and thicker than the others; a
+        small graph keeps large dots."""
+        def sizes(root):
+            b = next(el for el in root.iter(NS + "rect") if el.get("id") == "bounds")
+            area = float(b.get("width")) * float(b.get("height"))
+            radii = {float(c.get("r")) for grp in root.iter(NS + "g")
+                     if grp.get("fill") == "#222" for c in grp.iter(NS + "circle")}
+            strokes = {grp.get("stroke"): float(grp.get("stroke-width"))
+                       for grp in root.iter(NS + "g") if grp.get("stroke-linecap")}
+            return area, radii, strokes
+
+        root, info = self.render(self.gen("grid", 2500, 3))
+        area, radii, strokes = sizes(root)
+        self.assertEqual(len(radii), 1)
+        r = radii.pop()
+        spacing = (area / 2500) ** 0.5  # the side of each node's share of the drawing
+        self.assertLessEqual(r, 0.15 * spacing)
+        self.assertGreaterEqual(r, 0.4)
+        k = strokes.pop("#d62728")
+        self.assertTrue(all(k >= 2 * w for w in strokes.values()), (k, strokes))
+        order = [el for el in root.iter() if el.tag in (NS + "circle", NS + "line")
+                 and (el.get("id") or "").startswith(("n", "e"))]
+        last_node = max(i for i, el in enumerate(order) if el.tag == NS + "circle")
+        first_k = min(i for i, el in enumerate(order) if el.get("class") == "k")
+        self.assertGreater(first_k, last_node)
+        self.assertEqual(sum(1 for el in order if el.get("class") == "k"), info["nK"])
+
+        root, _ = self.render(self.gen("random", 10, 1))
+        _, radii, strokes = sizes(root)
+        self.assertEqual(radii, {5.0})
+        self.assertTrue(all(w == 1.6 for c, w in strokes.items() if c != "#d62728"))
+
     def test_escaped_title(self):
         p = self.gen("random", 10, 7)
         root, _ = self.render(p, "--title", "a<b & \"c\" >d")

@@ -226,6 +226,8 @@ class Contract(unittest.TestCase):
             ("gpu", {"graph": tiny_graph(), "backend": "gpu"}, "application/json", 422,
              "backend_unavailable"),
             ("too large", b" " * 200000, "application/json", 413, "too_large"),
+            ("warm start", {"graph": tiny_graph(), "init_from": "j0000000000009999"},
+             "application/json", 422, "init_from_unusable"),
         ]
         for what, body, ctype, status, code in bad:
             r = d.request("POST", "/jobs", body=body, ctype=ctype)
@@ -241,6 +243,9 @@ class Contract(unittest.TestCase):
         self.check_answer("GET", "/jobs/{id}/progress", d.get("/jobs/%s/progress" % queued), 200)
         r = d.get("/jobs/%s/solution" % queued)
         self.check_answer("GET", "/jobs/{id}/solution", r, 409)
+        self.assertEqual(r.json()["error"]["code"], "no_solution")
+        r = d.get("/jobs/%s/solution.svg" % queued)
+        self.check_answer("GET", "/jobs/{id}/solution.svg", r, 409)
         self.assertEqual(r.json()["error"]["code"], "no_solution")
         r = d.request("DELETE", "/jobs/" + queued)
         self.check_answer("DELETE", "/jobs/{id}", r, 200)
@@ -262,6 +267,8 @@ class Contract(unittest.TestCase):
                                      "/jobs/{id}/progress", 400),
                                     ("/jobs/j0000000000009999", "/jobs/{id}", 404),
                                     ("/jobs/nope/solution", "/jobs/{id}/solution", 404),
+                                    ("/jobs/j0000000000009999/solution.svg",
+                                     "/jobs/{id}/solution.svg", 404),
                                     ("/jobs/j0000000000009999/progress", "/jobs/{id}/progress",
                                      404)):
             self.check_answer("GET", route, d.get(path), status)
@@ -274,6 +281,8 @@ class Contract(unittest.TestCase):
         # a finished job's solution and its progress as a stream
         self.check_answer("GET", "/jobs/{id}/solution", d.get("/jobs/%s/solution" % self.done),
                           200)
+        self.check_answer("GET", "/jobs/{id}/solution.svg",
+                          d.get("/jobs/%s/solution.svg" % self.done), 200)
         r = d.get("/jobs/%s/progress" % self.done, headers={"Accept": "text/event-stream"})
         self.check_answer("GET", "/jobs/{id}/progress", r, 200)
         events = [json.loads(line[6:]) for line in r.body.decode().splitlines()

@@ -48,6 +48,8 @@ struct seen {
     int have_last;
     atomic_int *cancel;
     int cancel_after_layouts;
+    int cancel_after_event; /* set cancel once the first event has come */
+    int64_t first_at_ns;    /* when the first event came */
 };
 
 static void on_progress(void *ctx, const struct engine_event *ev)
@@ -57,8 +59,12 @@ static void on_progress(void *ctx, const struct engine_event *ev)
         s->bad_order++;
     if (!ev->stage || !*ev->stage)
         s->bad_order++;
-    if (!s->have_last)
+    if (!s->have_last) {
         s->first = *ev;
+        s->first_at_ns = lcn_now_ns();
+        if (s->cancel && s->cancel_after_event)
+            atomic_store(s->cancel, 1);
+    }
     s->last = ev->best;
     s->have_last = 1;
     s->events++;
@@ -462,6 +468,35 @@ static void test_input_first(void **state)
     drop(&f);
 }
 
+/* The caller's layout is reported as soon as it is counted, not when the
+ * start phase ends (a warm start's K shows at once): here the other starts
+ * take 2 s, and the run is cancelled at the first event. */
+static void test_input_reported_at_once(void **state)
+{
+    (void)state;
+    struct fixture f;
+    make(&f, GEN_PLANTED, 60, 2, 12);
+    struct engine_params p;
+    struct seen s;
+    params(&p, &s, &f, 4);
+    p.init = f.planted;
+    p.tuning = "start_share=0.5,start_variants=1000";
+    atomic_int cancel = 0;
+    p.cancel = &cancel;
+    s.cancel = &cancel;
+    s.cancel_after_event = 1;
+    struct engine_result r;
+    int rc = engine_cpu_run(&f.g, &p, &r);
+    if (rc == 0)
+        engine_result_release(&r);
+    else
+        assert_int_equal(rc, LCN_ECANCELLED);
+    assert_true(s.events >= 1);
+    assert_string_equal(s.first.stage, "start:input");
+    assert_true(s.first_at_ns - p.start_ns < 1000000000LL);
+    drop(&f);
+}
+
 /* Bad input fails cleanly; trivial graphs finish at once. */
 /* The engine limits (engine.h): engine_params_check names the parameter;
  * the run refuses an override beyond them before any callback, and the
@@ -618,6 +653,7 @@ int main(void)
         cmocka_unit_test(test_limits),
         cmocka_unit_test(test_layouts),
         cmocka_unit_test(test_input_first),
+        cmocka_unit_test(test_input_reported_at_once),
         cmocka_unit_test(test_evaluators_same_run),
         cmocka_unit_test(test_operators),
         cmocka_unit_test(test_restart_share),

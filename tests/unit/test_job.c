@@ -96,6 +96,15 @@ static void test_defaults_and_fields(void **state)
     ok("{\"graph\":" G ",\"budget_s\":0.25,\"target_k\":null,\"name\":null}", &r);
     assert_true(r.budget_s == 0.25);
     assert_int_equal(r.target_k, -1);
+    assert_int_equal(r.init_from, -1);
+    job_request_release(&r);
+
+    /* a warm start names a job; null is no warm start */
+    ok("{\"graph\":" G ",\"init_from\":\"j0000000000000042\"}", &r);
+    assert_int_equal(r.init_from, 42);
+    job_request_release(&r);
+    ok("{\"init_from\":null,\"graph\":" G "}", &r);
+    assert_int_equal(r.init_from, -1);
     job_request_release(&r);
 }
 
@@ -137,6 +146,12 @@ static void test_rejections(void **state)
         "unknown field");
     bad("{\"graph\":" G ",\"solver\":{\"tuning\":5}}", 400, "invalid_field", "solver.tuning", NULL);
     bad("{\"graph\":" G ",\"name\":5}", 400, "invalid_field", "name", NULL);
+    bad("{\"graph\":" G ",\"init_from\":42}", 400, "invalid_field", "init_from",
+        "expected a string, got integer");
+    bad("{\"graph\":" G ",\"init_from\":\"j42\"}", 400, "invalid_field", "init_from",
+        "'j42' is not a job id");
+    bad("{\"graph\":" G ",\"init_from\":\"j000000000000004x\"}", 400, "invalid_field", "init_from",
+        "is not a job id");
     bad("{\"graph\":" G ",\"name\":\"a\\u0000b\"}", 400, "bad_json", "", "u0000");
     char longname[300];
     snprintf(longname, sizeof longname, "{\"graph\":%s,\"name\":\"%0129d\"}", G, 0);
@@ -195,6 +210,101 @@ static void test_nul_byte(void **state)
         assert_string_equal(e.msg, cases[i].msg);
         assert_null(req.doc.root);
     }
+}
+
+/* Parses body (which names init_from) into a heap copy, as POST /jobs
+ * holds it, and resolves it against graph src and layout pts. */
+static int warm(const char *body, const struct lcn_graph *src, const struct lcn_pt *pts,
+                struct job_request *req, char **text, struct job_error *e)
+{
+    *text = xstrdup(body);
+    size_t len = strlen(body);
+    ok(body, req);
+    assert_int_equal(req->init_from, 7);
+    int rc = job_request_warm(req, text, &len, src, pts, &lim, e);
+    assert_int_equal(len, strlen(*text));
+    return rc;
+}
+
+/* The source graph of the warm starts: G's edges, given the other way
+ * round and in the other order, with a layout of all three nodes. */
+#define WARM_SRC                                                                                   \
+    "{\"nodes\":[{\"id\":2,\"x\":4,\"y\":1},{\"id\":0,\"x\":1,\"y\":3},{\"id\":1,\"x\":3,"         \
+    "\"y\":5}],\"edges\":[{\"source\":2,\"target\":1},{\"source\":1,\"target\":0}],"               \
+    "\"width\":5,\"height\":5,\"extra\":true}"
+
+static void test_warm_start(void **state)
+{
+    (void)state;
+    struct graphio_doc src;
+    assert_int_equal(graphio_read_buf(&src, WARM_SRC, strlen(WARM_SRC), NULL, NULL), 0);
+    struct job_request r;
+    struct job_error e;
+    char *text;
+
+    /* the same problem: the request takes the layout, keeps its own fields
+     * and order, and no longer names the other job */
+    const char *body = "{\"seed\":3,\"init_from\":\"j0000000000000007\",\"graph\":"
+                       "{\"nodes\":[{\"id\":0,\"x\":0,\"y\":0,\"label\":\"a\"},{\"id\":1},"
+                       "{\"id\":2}],\"edges\":[{\"source\":0,\"target\":1},"
+                       "{\"source\":1,\"target\":2}],\"width\":5,\"height\":5},\"name\":\"w\"}";
+    assert_int_equal(warm(body, &src.g, src.pts, &r, &text, &e), 0);
+    assert_int_equal(r.init_from, -1);
+    assert_int_equal(r.refs, 1);
+    assert_int_equal(r.seed, 3);
+    assert_string_equal(r.name, "w");
+    assert_int_equal(r.doc.n_missing, 0);
+    for (int v = 0; v < 3; v++) {
+        assert_int_equal(r.doc.pts[v].x, src.pts[v].x);
+        assert_int_equal(r.doc.pts[v].y, src.pts[v].y);
+    }
+    assert_string_equal(
+        text, "{\"seed\":3,\"graph\":{\"nodes\":[{\"id\":0,\"x\":1,\"y\":3,\"label\":\"a\"},"
+              "{\"id\":1,\"x\":3,\"y\":5},{\"id\":2,\"x\":4,\"y\":1}],\"edges\":"
+              "[{\"source\":0,\"target\":1},{\"source\":1,\"target\":2}],"
+              "\"width\":5,\"height\":5},\"name\":\"w\"}\n");
+    /* what the store keeps parses on its own to the same request */
+    struct job_request again;
+    ok(text, &again);
+    assert_int_equal(again.init_from, -1);
+    assert_memory_equal(again.doc.pts, r.doc.pts, 3 * sizeof *r.doc.pts);
+    job_request_release(&again);
+    job_request_release(&r);
+    free(text);
+
+    /* another problem: 422 at init_from with the first difference; the
+     * request and its body stay as they were */
+    static const struct {
+        const char *graph, *msg;
+    } other[] = {
+        {"{\"nodes\":[{\"id\":0},{\"id\":1}],\"edges\":[{\"source\":0,\"target\":1}],"
+         "\"width\":5,\"height\":5}",
+         "not the graph of job j0000000000000007: 2 nodes, job j0000000000000007's graph has 3"},
+        {"{\"nodes\":[{\"id\":0},{\"id\":1},{\"id\":2}],\"edges\":[{\"source\":0,\"target\":1},"
+         "{\"source\":1,\"target\":2}],\"width\":6,\"height\":5}",
+         "bounds 6 x 5, job j0000000000000007's graph has 5 x 5"},
+        {"{\"nodes\":[{\"id\":0},{\"id\":1},{\"id\":2}],\"edges\":[{\"source\":0,\"target\":1}],"
+         "\"width\":5,\"height\":5}",
+         "1 edges, job j0000000000000007's graph has 2"},
+        {"{\"nodes\":[{\"id\":0},{\"id\":1},{\"id\":2}],\"edges\":[{\"source\":0,\"target\":1},"
+         "{\"source\":0,\"target\":2}],\"width\":5,\"height\":5}",
+         "edge 1 (0-2) is not in job j0000000000000007's graph"},
+    };
+    for (size_t i = 0; i < LCN_ARRAY_LEN(other); i++) {
+        char b[600];
+        snprintf(b, sizeof b, "{\"graph\":%s,\"init_from\":\"j0000000000000007\"}", other[i].graph);
+        assert_int_not_equal(warm(b, &src.g, src.pts, &r, &text, &e), 0);
+        assert_int_equal(e.status, 422);
+        assert_string_equal(e.code, "init_from_unusable");
+        assert_string_equal(e.field, "init_from");
+        if (!strstr(e.msg, other[i].msg))
+            fail_msg("case %zu: %s", i, e.msg);
+        assert_string_equal(text, b);
+        assert_int_equal(r.init_from, 7);
+        job_request_release(&r);
+        free(text);
+    }
+    graphio_release(&src);
 }
 
 static void test_status_roundtrip(void **state)
@@ -458,7 +568,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_defaults_and_fields), cmocka_unit_test(test_rejections),
         cmocka_unit_test(test_bare_graph),          cmocka_unit_test(test_nul_byte),
-        cmocka_unit_test(test_status_roundtrip),    cmocka_unit_test(test_ids_and_events),
+        cmocka_unit_test(test_warm_start),          cmocka_unit_test(test_status_roundtrip),
+        cmocka_unit_test(test_ids_and_events),
         cmocka_unit_test(test_backend_names),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

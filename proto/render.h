@@ -1,5 +1,6 @@
 /*
- * render.h - SVG pictures of layouts.
+ * render.h - SVG pictures of layouts: what `lcnctl render` writes and
+ * `GET /jobs/<id>/solution.svg` serves.
  *
  * Coordinates convention: x grows to the right and y grows UP (the
  * mathematical convention: (0,0) is the bottom-left corner of the bounds
@@ -12,10 +13,17 @@
  *
  * Edges are coloured by their crossing count c[e] in bins of equal width
  * over [0, K-1] (at most RENDER_BINS of them) from light to amber; the K
- * edges (c[e] = K, when K > 0) are drawn last, red and thicker. A legend
- * lists every bin with its range and number of edges; the caption gives K,
- * nK, C (and Phi), n, m and the bounds, and the verdict: nodes named in
- * the report's listed violations are drawn red and larger.
+ * edges (c[e] = K, when K > 0) are red and thicker, and drawn last, over
+ * the nodes, so that no dot hides them. Sizes follow the graph and the
+ * drawing: a node's dot has a radius of RENDER_NODE_SHARE times the side
+ * of the square each node would get if the nodes shared the drawing's area
+ * (between 0.4 and 5 units), the edges' stroke RENDER_EDGE_SHARE times the
+ * side of an edge's share (between 0.2 and 1.6; K edges 2.5 times that,
+ * between 1.2 and 4): a 2,500-node graph on the 1000-unit drawing gets
+ * dots of radius 2.4 twenty units apart. A legend lists every bin with its
+ * range and number of edges; the caption gives K, nK, C (and Phi), n, m and
+ * the bounds, and the verdict: nodes named in the report's listed
+ * violations are drawn red and larger.
  *
  * Every node is a <circle id="nID">, every edge a <line id="eINDEX"> with
  * class "b<bin>" or "k" (the K edges); tests rely on these names.
@@ -27,8 +35,8 @@
  * (cairo-svg.h) creates the surface and picks the SVG version and unit,
  * and has no way to name an element.
  */
-#ifndef LCN_CLIENTS_RENDER_H
-#define LCN_CLIENTS_RENDER_H
+#ifndef LCN_PROTO_RENDER_H
+#define LCN_PROTO_RENDER_H
 
 #include <stdio.h>
 
@@ -37,6 +45,8 @@
 
 #define RENDER_SIZE 1000.0
 #define RENDER_BINS 8
+#define RENDER_NODE_SHARE 0.12
+#define RENDER_EDGE_SHARE 0.05
 
 struct render_info {
     const char *title;    /* first caption line (e.g. the file name); NULL: none */
@@ -51,6 +61,14 @@ struct render_info {
  */
 int render_svg(FILE *f, const struct lcn_graph *g, const struct lcn_pt *pts,
                const struct lcn_report *rep, const struct render_info *info);
+
+/*
+ * Like render_svg into memory: returns the picture as a malloc'd,
+ * NUL-terminated string of *len bytes (free with free()), or NULL when the
+ * memory stream could not be opened or written (errno set).
+ */
+char *render_svg_text(const struct lcn_graph *g, const struct lcn_pt *pts,
+                      const struct lcn_report *rep, const struct render_info *info, size_t *len);
 
 /*
  * Like render_svg into the file at path ("-" = stdout). A regular file is

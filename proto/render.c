@@ -1,5 +1,5 @@
 /* SVG pictures of layouts (see render.h). */
-#include "clients/render.h"
+#include "render.h"
 
 #include <errno.h>
 #include <math.h>
@@ -76,6 +76,11 @@ static void put_escaped(FILE *f, const char *s)
     }
 }
 
+static double clamp(double v, double lo, double hi)
+{
+    return fmin(hi, fmax(lo, v));
+}
+
 struct frame {
     double x0, y1; /* smallest x and largest y drawn (layout units) */
     double s;      /* drawing units per layout unit */
@@ -137,9 +142,13 @@ static void pic_new(struct pic *pc, FILE *f, const struct lcn_graph *g, const st
     for (int32_t e = 0; e < g->m; e++)
         pc->in_bin[render_bin(rep->c[e], o->K, &pc->nb)]++;
 
-    pc->stroke = fmin(1.6, fmax(0.3, RENDER_SIZE / sqrt((double)g->m + 1.0) / 10.0));
-    pc->kstroke = fmax(2.5 * pc->stroke, 1.4);
-    pc->radius = fmin(5.0, fmax(1.0, 0.35 * RENDER_SIZE / sqrt((double)g->n + 1.0)));
+    /* sizes from each node's and each edge's share of the drawing: on a
+     * 2,500-node graph the dots are small enough to leave the edges visible
+     * between them (and the K edges are drawn over the nodes) */
+    double area = fmax(pc->fr.w, 1.0) * fmax(pc->fr.h, 1.0);
+    pc->radius = clamp(RENDER_NODE_SHARE * sqrt(area / fmax(g->n, 1)), 0.4, 5.0);
+    pc->stroke = clamp(RENDER_EDGE_SHARE * sqrt(area / fmax(g->m, 1)), 0.2, 1.6);
+    pc->kstroke = clamp(2.5 * pc->stroke, 1.2, 4.0);
     pc->titles_nodes = g->n <= 5000;
     pc->titles_edges = g->m <= 5000;
 
@@ -199,13 +208,14 @@ static void draw_head(const struct pic *pc)
             X(fr, 0), Y(fr, 0) + 14, X(fr, g->width), Y(fr, g->height) - 4, g->width, g->height);
 }
 
-/* The edges, bin by bin so that higher counts lie on top. */
-static void draw_edges(const struct pic *pc)
+/* The edges of bins first..last, bin by bin so that higher counts lie on
+ * top. */
+static void draw_edges(const struct pic *pc, int first, int last)
 {
     FILE *f = pc->f;
     const struct lcn_graph *g = pc->g;
     int nb = pc->nb;
-    for (int b = 0; b <= nb; b++) {
+    for (int b = first; b <= last; b++) {
         if (!pc->in_bin[b])
             continue;
         char col[8];
@@ -348,13 +358,31 @@ int render_svg(FILE *f, const struct lcn_graph *g, const struct lcn_pt *pts,
     struct pic pc;
     pic_new(&pc, f, g, pts, rep, info);
     draw_head(&pc);
-    draw_edges(&pc);
+    draw_edges(&pc, 0, pc.nb - 1);
     draw_nodes(&pc);
+    draw_edges(&pc, pc.nb, pc.nb); /* the K edges over the nodes */
     draw_legend(&pc);
     draw_caption(&pc);
     fputs("</svg>\n", f);
     pic_free(&pc);
     return ferror(f) ? LCN_EIO : 0;
+}
+
+char *render_svg_text(const struct lcn_graph *g, const struct lcn_pt *pts,
+                      const struct lcn_report *rep, const struct render_info *info, size_t *len)
+{
+    char *buf = NULL;
+    size_t n = 0;
+    FILE *f = open_memstream(&buf, &n);
+    if (!f)
+        return NULL;
+    int rc = render_svg(f, g, pts, rep, info);
+    if (fclose(f) != 0 || rc) {
+        free(buf);
+        return NULL;
+    }
+    *len = n;
+    return buf;
 }
 
 int render_svg_file(const char *path, const struct lcn_graph *g, const struct lcn_pt *pts,
@@ -370,22 +398,13 @@ int render_svg_file(const char *path, const struct lcn_graph *g, const struct lc
         return 0;
     }
     /* rendered in memory first: the file is then replaced in one step */
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&buf, &len);
-    if (!f) {
+    size_t len;
+    char *buf = render_svg_text(g, pts, rep, info, &len);
+    if (!buf) {
         snprintf(err, errlen, "cannot write '%s': %s", path, strerror(errno));
         return LCN_EIO;
     }
-    int rc = render_svg(f, g, pts, rep, info);
-    if (fclose(f) != 0 && rc == 0) {
-        snprintf(err, errlen, "cannot write '%s': %s", path, strerror(errno));
-        rc = LCN_EIO;
-    } else if (rc) {
-        snprintf(err, errlen, "cannot write '%s'", path);
-    } else {
-        rc = lcn_write_atomic(path, buf, len, err, errlen);
-    }
+    int rc = lcn_write_atomic(path, buf, len, err, errlen);
     free(buf);
     return rc;
 }
