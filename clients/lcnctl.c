@@ -129,6 +129,14 @@ void lcnctl_write_help(FILE *f, const struct lcnctl_cmd *cmd)
     fprintf(f, "\n%s", cmd->exit_status);
 }
 
+/* The common options as parsed become the process's settings. */
+static void common_apply(const struct common *c)
+{
+    lcnctl_server = c->server;
+    lcnctl_json = c->json;
+    lcnctl_retry = c->retry;
+}
+
 int lcnctl_parse(const struct lcnctl_cmd *cmd, int argc, char **argv, void *base, char **pos,
                  int max_pos, int *npos)
 {
@@ -139,9 +147,7 @@ int lcnctl_parse(const struct lcnctl_cmd *cmd, int argc, char **argv, void *base
     char err[300];
     int rc = opts_parse_argv(sets, 2, argc, argv, &args, err, sizeof err);
     *npos = args.npos;
-    lcnctl_server = c.server;
-    lcnctl_json = c.json;
-    lcnctl_retry = c.retry;
+    common_apply(&c);
     if (rc == OPTS_HELP) {
         lcnctl_write_help(stdout, cmd);
         return LCNCTL_PARSE_HELP;
@@ -175,9 +181,7 @@ int main(int argc, char **argv)
     struct opts_args args = {.stop_at_positional = 1};
     char err[300];
     int rc = opts_parse_argv(sets, 2, argc, argv, &args, err, sizeof err);
-    lcnctl_server = c.server;
-    lcnctl_json = c.json;
-    lcnctl_retry = c.retry;
+    common_apply(&c);
     if (rc == OPTS_HELP) {
         print_main_usage(stdout);
         return LCNCTL_EXIT_OK;

@@ -23,16 +23,6 @@ static char *log_path;
 
 static const char *const level_names[] = {"error", "warn", "info", "debug"};
 
-void log_iso_time(int64_t wall_ms, char *buf, size_t len)
-{
-    time_t s = (time_t)(wall_ms / 1000);
-    struct tm tm;
-    gmtime_r(&s, &tm);
-    char base[24];
-    strftime(base, sizeof base, "%Y-%m-%dT%H:%M:%S", &tm);
-    snprintf(buf, len, "%s.%03dZ", base, (int)(wall_ms % 1000));
-}
-
 static int open_log(const char *path)
 {
     return open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
@@ -86,7 +76,7 @@ void log_close(void)
 static void vlog(int level, int64_t job_id, const char *fmt, va_list ap)
 {
     char when[32], id[24] = "", msg[2048];
-    log_iso_time(lcn_wall_ms(), when, sizeof when);
+    job_iso_time(lcn_wall_ms(), when, sizeof when);
     if (job_id >= 0)
         job_id_format(job_id, id, sizeof id);
     vsnprintf(msg, sizeof msg, fmt, ap);

@@ -46,8 +46,4 @@ void log_job(int level, int64_t job_id, const char *fmt, ...) __attribute__((for
 #define log_info(...)  log_msg(LOG_LEVEL_INFO, __VA_ARGS__)
 #define log_debug(...) log_msg(LOG_LEVEL_DEBUG, __VA_ARGS__)
 
-/* Formats a wall-clock time in ms since the epoch as an ISO 8601 UTC string
- * with milliseconds ("2026-11-29T16:00:00.123Z") into buf (>= 25 bytes). */
-void log_iso_time(int64_t wall_ms, char *buf, size_t len);
-
 #endif
