@@ -211,9 +211,17 @@ static int migrate(PGconn *c, char *err, size_t errlen)
     return rc;
 }
 
+/* Seconds a connection attempt (and a reconnection, PQreset) may take
+ * unless the URL says otherwise: a database that is down costs a caller
+ * this long, not the system's TCP connect timeout of minutes. */
+#define PG_CONNECT_TIMEOUT "2"
+
 static PGconn *connect_to(const char *url, char *err, size_t errlen)
 {
-    PGconn *c = PQconnectdb(url);
+    /* the URL expands over the default (expand_dbname): its own settings win */
+    const char *const keys[] = {"connect_timeout", "dbname", NULL};
+    const char *const vals[] = {PG_CONNECT_TIMEOUT, url, NULL};
+    PGconn *c = PQconnectdbParams(keys, vals, 1);
     if (PQstatus(c) != CONNECTION_OK) {
         conn_error(c, err, errlen);
         PQfinish(c);

@@ -24,7 +24,10 @@
  * drawn from the database for several daemons, claiming queued jobs with
  * leases, following another daemon's events. A lost connection fails the
  * calls (LCN_ESTORE) and the next call reconnects (the store queue retries
- * its commits, storeq.h).
+ * its commits, storeq.h); a connection attempt gives up after 2 s unless the
+ * URL sets connect_timeout, but it is made by the caller's thread, the loop's
+ * included (moving reconnection off the loop is part of issue 20's
+ * database-fault item).
  */
 #ifndef LCN_SERVER_STORE_PG_H
 #define LCN_SERVER_STORE_PG_H
