@@ -355,8 +355,11 @@ static void move_reserve(struct lcn_move *mv, int32_t need)
 
 static inline void move_push(struct lcn_move *mv, int32_t e, int32_t d)
 {
-    if (mv->n == mv->cap)
-        move_reserve(mv, mv->n + 1);
+    if (mv->n == mv->cap) {
+        mv->cap = mv->cap ? mv->cap * 2 : 64;
+        mv->edge = xrealloc(mv->edge, sizeof(int32_t) * (size_t)mv->cap);
+        mv->d = xrealloc(mv->d, sizeof(int32_t) * (size_t)mv->cap);
+    }
     mv->edge[mv->n] = e;
     mv->d[mv->n] = d;
     mv->n++;
@@ -371,63 +374,36 @@ static inline void acc_add(struct lcn_state *st, struct lcn_move *mv, int32_t f,
 }
 
 /*
- * The edges of the edge grid's cells along segment (a, b), each once, less
- * those with an end at v or u (they share a point with a segment from v to
- * u and never cross it): the candidates every exact segment query tests.
- * seg_cands_first sets it up (a fresh stamp), seg_cands_next returns the
- * next candidate or -1 at the end.
- */
-struct seg_cands {
-    int32_t stamp, ncell, cell, j, v, u;
-};
-
-static inline void seg_cands_first(struct lcn_state *st, struct seg_cands *it, struct lcn_pt a,
-                                   struct lcn_pt b, int32_t v, int32_t u)
-{
-    it->stamp = next_stamp(st);
-    it->ncell = grid_segment_cells(&st->eg, a, b);
-    it->cell = 0;
-    it->j = 0;
-    it->v = v;
-    it->u = u;
-}
-
-static inline int32_t seg_cands_next(struct lcn_state *st, struct seg_cands *it)
-{
-    const struct lcn_graph *g = st->g;
-    for (; it->cell < it->ncell; it->cell++, it->j = 0) {
-        const struct lcn_cell *c = &st->eg.cells[st->eg.tmp[it->cell]];
-        while (it->j < c->len) {
-            int32_t f = c->ids[it->j++];
-            if (st->seen[f] == it->stamp)
-                continue;
-            st->seen[f] = it->stamp;
-            int32_t fu = g->eu[f], fv = g->ev[f];
-            if (fu == it->v || fv == it->v || fu == it->u || fv == it->u)
-                continue;
-            return f;
-        }
-    }
-    return -1;
-}
-
-/*
  * Adds sign (+1/-1) for every edge crossing segment (a, b) of edge e = (v, u),
- * over the grid candidates of the segment's cells.
+ * over the grid candidates of the segment's cells. The cell walk is written
+ * out here and in collect_segment and state_edge_partners on purpose: one
+ * shared walk (an iterator, 56b9372) made the evaluator 9 % slower at a
+ * fixed move count (instance_04, 12,000 moves, five pairs side by side:
+ * bench/results/cpu15-20261202/README.md), so it was taken back.
  */
 static void scan_segment(struct lcn_state *st, struct lcn_move *mv, int32_t e, int32_t v, int32_t u,
                          struct lcn_pt a, struct lcn_pt b, int32_t sign)
 {
     const struct lcn_graph *g = st->g;
     const struct lcn_pt *pts = st->pts;
-    struct seg_cands it;
+    int32_t stamp = next_stamp(st);
+    int32_t k = grid_segment_cells(&st->eg, a, b);
     uint64_t tests = 0;
-    seg_cands_first(st, &it, a, b, v, u);
-    for (int32_t f; (f = seg_cands_next(st, &it)) >= 0;) {
-        tests++;
-        if (geom_segments_meet(a, b, pts[g->eu[f]], pts[g->ev[f]])) {
-            acc_add(st, mv, f, sign);
-            acc_add(st, mv, e, sign);
+    for (int32_t i = 0; i < k; i++) {
+        const struct lcn_cell *c = &st->eg.cells[st->eg.tmp[i]];
+        for (int32_t j = 0; j < c->len; j++) {
+            int32_t f = c->ids[j];
+            if (st->seen[f] == stamp)
+                continue;
+            st->seen[f] = stamp;
+            int32_t fu = g->eu[f], fv = g->ev[f];
+            if (fu == v || fv == v || fu == u || fv == u)
+                continue;
+            tests++;
+            if (geom_segments_meet(a, b, pts[fu], pts[fv])) {
+                acc_add(st, mv, f, sign);
+                acc_add(st, mv, e, sign);
+            }
         }
     }
     st->pair_tests += tests;
@@ -442,18 +418,27 @@ static int32_t collect_segment(struct lcn_state *st, int32_t v, int32_t u, struc
 {
     const struct lcn_graph *g = st->g;
     const struct lcn_pt *pts = st->pts;
-    struct seg_cands it;
-    int32_t hits = 0;
-    seg_cands_first(st, &it, a, b, v, u);
-    for (int32_t f; (f = seg_cands_next(st, &it)) >= 0;) {
-        st->pair_tests++;
-        if (geom_segments_meet(a, b, pts[g->eu[f]], pts[g->ev[f]])) {
-            if (st->olen == st->ocap) {
-                st->ocap = st->ocap ? 2 * st->ocap : 256;
-                st->olist = xrealloc(st->olist, sizeof(int32_t) * (size_t)st->ocap);
+    int32_t stamp = next_stamp(st);
+    int32_t k = grid_segment_cells(&st->eg, a, b), hits = 0;
+    for (int32_t i = 0; i < k; i++) {
+        const struct lcn_cell *c = &st->eg.cells[st->eg.tmp[i]];
+        for (int32_t j = 0; j < c->len; j++) {
+            int32_t f = c->ids[j];
+            if (st->seen[f] == stamp)
+                continue;
+            st->seen[f] = stamp;
+            int32_t fu = g->eu[f], fv = g->ev[f];
+            if (fu == v || fv == v || fu == u || fv == u)
+                continue;
+            st->pair_tests++;
+            if (geom_segments_meet(a, b, pts[fu], pts[fv])) {
+                if (st->olen == st->ocap) {
+                    st->ocap = st->ocap ? 2 * st->ocap : 256;
+                    st->olist = xrealloc(st->olist, sizeof(int32_t) * (size_t)st->ocap);
+                }
+                st->olist[st->olen++] = f;
+                hits++;
             }
-            st->olist[st->olen++] = f;
-            hits++;
         }
     }
     return hits;
@@ -864,12 +849,21 @@ int32_t state_edge_partners(struct lcn_state *st, int32_t e, int32_t *out)
         return k;
     }
     eg_fresh(st);
-    struct seg_cands it;
-    seg_cands_first(st, &it, a, b, g->eu[e], g->ev[e]); /* e and its neighbours left out */
-    for (int32_t f; (f = seg_cands_next(st, &it)) >= 0;) {
-        st->pair_tests++;
-        if (geom_segments_meet(a, b, st->pts[g->eu[f]], st->pts[g->ev[f]]))
-            out[k++] = f;
+    int32_t stamp = next_stamp(st);
+    int32_t nc = grid_segment_cells(&st->eg, a, b);
+    for (int32_t i = 0; i < nc; i++) {
+        const struct lcn_cell *c = &st->eg.cells[st->eg.tmp[i]];
+        for (int32_t j = 0; j < c->len; j++) {
+            int32_t f = c->ids[j];
+            if (st->seen[f] == stamp)
+                continue;
+            st->seen[f] = stamp;
+            if (graph_adjacent(g, e, f))
+                continue;
+            st->pair_tests++;
+            if (geom_segments_meet(a, b, st->pts[g->eu[f]], st->pts[g->ev[f]]))
+                out[k++] = f;
+        }
     }
     /* ascending, like the SCAN path */
     for (int32_t i = 1; i < k; i++) {
