@@ -75,8 +75,8 @@ int pg_store_schema_version(void)
     return PG_SCHEMA_VERSION;
 }
 
-static int exec(PGconn *c, const char *sql, int n, const char *const *vals, const int *lens,
-                char *err, size_t errlen);
+static PGresult *run(PGconn *c, const char *sql, int n, const char *const *vals, const int *lens,
+                     char *err, size_t errlen);
 
 /* The session lock that makes this lcnd the database's only user (ids are
  * handed out by the daemon until issue 20's shared queue): 0, or LCN_ESTORE
@@ -86,12 +86,11 @@ static int take_owner_lock(PGconn *c, char *err, size_t errlen)
     char key[32];
     snprintf(key, sizeof key, "%d", PG_OWNER_LOCK);
     const char *v[1] = {key};
-    PGresult *res = PQexecParams(c, "SELECT pg_try_advisory_lock($1::bigint)", 1, NULL, v, NULL,
-                                 NULL, 0);
-    int ok = PQresultStatus(res) == PGRES_TUPLES_OK && PQgetvalue(res, 0, 0)[0] == 't';
-    PQclear(res);
-    if (!ok)
+    PGresult *res = run(c, "SELECT pg_try_advisory_lock($1::bigint)", 1, v, NULL, err, errlen);
+    int ok = res && PQgetvalue(res, 0, 0)[0] == 't';
+    if (res && !ok)
         fmt(err, errlen, "the database is in use by another lcnd (one lcnd per database)");
+    PQclear(res);
     return ok ? 0 : LCN_ESTORE;
 }
 
