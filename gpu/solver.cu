@@ -253,6 +253,28 @@ struct kstep {
     const int64_t *wt;
 };
 
+__device__ __forceinline__ static struct kstep kstep_make(const struct sol_params &sp,
+                                                          const struct sol_dev &dv, int G, int lcap,
+                                                          int keep)
+{
+    struct kstep k;
+    k.r = blockIdx.x;
+    k.tid = threadIdx.x;
+    k.B = blockDim.x;
+    k.n = sp.n;
+    k.m = sp.m;
+    k.W = sp.W;
+    k.G = G;
+    k.lcap = lcap;
+    k.keep = keep;
+    k.ngr = (sp.W + G - 1) / G;
+    k.tour = sol_tour_size(&sp);
+    k.cnt = dv.cnt + (size_t)k.r * k.m;
+    k.hist = dv.hist + (size_t)k.r * (k.m + 1);
+    k.wt = dv.wtab + (size_t)sol_table(&sp, k.r, dv.L) * (k.m + 1);
+    return k;
+}
+
 /* (1) boxes reset; the tournament's draws in parallel, reduced to the winner
  * (sh.tkey); the candidates' draws too: they do not depend on the node. */
 __device__ __forceinline__ static void step_draws(const struct sol_params &sp, struct carve &c,
@@ -467,34 +489,6 @@ __device__ __forceinline__ static void scan_nodes(struct carve &c, const struct 
     }
 }
 
-/* One group's scan over the edges in chunks of lcap: (4), (5) and, on the
- * last chunk, V2/V3. The box is the union of v's old and new incident
- * segments for this group. */
-template <int SMALL>
-__device__ __forceinline__ static void scan_group(const struct sol_dev &dv, struct carve &c,
-                                                  struct sh_step &sh, const struct kstep &k, int v,
-                                                  struct lcn_pt p, int d, int g0, int gi, int Gc,
-                                                  unsigned long long &tests)
-{
-    const int4 gb = c.gbox[gi];
-    const int4 bx = make_int4(min(sh.ib[0], gb.x), min(sh.ib[1], gb.y), max(sh.ib[2], gb.z),
-                              max(sh.ib[3], gb.w));
-    for (int base = 0; base < k.m || base == 0; base += k.lcap) { /* once when m = 0: V2/V3 */
-        if (base > 0) {
-            if (k.tid == 0)
-                sh.H = 0;
-            __syncthreads();
-        }
-        const int lim = min(base + k.lcap, k.m);
-        scan_keep<SMALL>(dv, c, sh, k, v, p, d, bx, base, lim, tests);
-        __syncthreads();
-        scan_pairs<SMALL>(dv, c, k, d, g0, Gc, sh.H, tests);
-        if (lim == k.m)
-            scan_nodes(c, k, v, d, bx, g0, Gc);
-        __syncthreads();
-    }
-}
-
 /* (6) for groups of at most 32 candidates: warp 0 adds the incident edges'
  * energy change per candidate and takes the group's valid candidate of
  * lowest change (ties: lowest index); after the last group the Metropolis
@@ -548,12 +542,10 @@ __device__ __forceinline__ static void pick_warp(const struct sol_params &sp, co
     }
 }
 
-/* (6) for larger groups: the block adds the incident edges' change, thread
- * 0 picks in candidate order. */
-__device__ __forceinline__ static void pick_block(const struct sol_params &sp, const struct sol_dev &dv,
-                                                  struct carve &c, struct sh_step &sh,
-                                                  const struct kstep &k, struct lcn_pt p, int d,
-                                                  int g0, int Gc, int last, uint64_t step, double tscale)
+/* (6) for larger groups: the block adds the incident edges' change per
+ * candidate. */
+__device__ __forceinline__ static void pick_sums(struct carve &c, const struct kstep &k, int d, int g0,
+                                                 int Gc)
 {
     for (int ci = k.tid; ci < Gc; ci += k.B) {
         long long de = c.cdE[g0 + ci];
@@ -561,7 +553,15 @@ __device__ __forceinline__ static void pick_block(const struct sol_params &sp, c
             de += k.wt[c.cntc[ci * d + j]] - k.wt[k.cnt[c.inc_e[j]]];
         c.cdE[g0 + ci] = de;
     }
-    __syncthreads();
+}
+
+/* (6) for larger groups, after pick_sums: thread 0 picks in candidate order;
+ * after the last group the Metropolis test. */
+__device__ __forceinline__ static void pick_serial(const struct sol_params &sp, const struct sol_dev &dv,
+                                                   struct carve &c, struct sh_step &sh,
+                                                   const struct kstep &k, struct lcn_pt p, int d,
+                                                   int g0, int Gc, int last, uint64_t step, double tscale)
+{
     if (k.tid == 0) {
         for (int ci = g0; ci < g0 + Gc; ci++) {
             const int op = sol_op_of(c.cdraw[2 * ci], sh.rep.op_cut);
@@ -605,45 +605,52 @@ __device__ __forceinline__ static void commit_reuse(struct carve &c, struct sh_s
     }
 }
 
-/* (7) the scanning commit: the edges in the commit box, chunk by chunk,
- * their crossings with v's star at p and at q. */
-template <int SMALL>
-__device__ __forceinline__ static void commit_scan(const struct sol_dev &dv, struct carve &c,
-                                                   struct sh_step &sh, const struct kstep &k, int v,
-                                                   struct lcn_pt p, struct lcn_pt q, int d,
-                                                   unsigned long long &tests)
+/* Before the scanning commit (7), ahead of the last group's barrier: v's new
+ * counts from 0, and the first chunk's H reset there because a lagging warp
+ * may still load H at the commit's start (the reusing commit's, hoisted). */
+__device__ __forceinline__ static void commit_clear(struct carve &c, struct sh_step &sh,
+                                                    const struct kstep &k, int d)
 {
-    for (int base = 0; base < k.m; base += k.lcap) {
-        if (base > 0) {
-            if (k.tid == 0)
-                sh.H = 0;
-            __syncthreads();
+    for (int j = k.tid; j < d; j += k.B)
+        c.ncom[j] = 0;
+    if (k.tid == 0)
+        sh.H = 0;
+}
+
+/* (7) the scanning commit, one chunk's kept edges (collect_hits): their
+ * crossings with v's star at p and at q, counted into the edges and ncom. */
+template <int SMALL>
+__device__ __forceinline__ static void commit_chunk(const struct sol_dev &dv, struct carve &c,
+                                                    struct sh_step &sh, const struct kstep &k,
+                                                    struct lcn_pt p, struct lcn_pt q, int d, int H,
+                                                    unsigned long long &tests)
+{
+    for (int h = k.tid; h < H; h += k.B) {
+        int f = c.hits[h];
+        int2 ee = dv.edges[f];
+        struct lcn_pt a = P(c.sc[ee.x]), b = P(c.sc[ee.y]);
+        int delta = 0;
+        for (int k0 = 0; k0 < d; k0 += 64) {
+            uint64_t pos, neg;
+            sol_star_masks(SMALL, c.inc_p, c.inc_u, d, k0, ee.x, ee.y, a, b, &pos, &neg);
+            tests += 2 * sol_star_counted(pos, neg);
+            uint64_t met = sol_star_meets(SMALL, q, a, b, pos, neg, c.inc_p, k0);
+            delta += __popcll(met) - __popcll(sol_star_meets(SMALL, p, a, b, pos, neg, c.inc_p, k0));
+            for (; met; met &= met - 1)
+                atomicAdd(&c.ncom[k0 + __ffsll((long long)met) - 1], 1);
         }
-        collect_hits(dv, c, sh, v, base, min(base + k.lcap, k.m));
-        __syncthreads();
-        const int H = sh.H;
-        for (int h = k.tid; h < H; h += k.B) {
-            int f = c.hits[h];
-            int2 ee = dv.edges[f];
-            struct lcn_pt a = P(c.sc[ee.x]), b = P(c.sc[ee.y]);
-            int delta = 0;
-            for (int k0 = 0; k0 < d; k0 += 64) {
-                uint64_t pos, neg;
-                sol_star_masks(SMALL, c.inc_p, c.inc_u, d, k0, ee.x, ee.y, a, b, &pos, &neg);
-                tests += 2 * sol_star_counted(pos, neg);
-                uint64_t met = sol_star_meets(SMALL, q, a, b, pos, neg, c.inc_p, k0);
-                delta += __popcll(met) - __popcll(sol_star_meets(SMALL, p, a, b, pos, neg, c.inc_p, k0));
-                for (; met; met &= met - 1)
-                    atomicAdd(&c.ncom[k0 + __ffsll((long long)met) - 1], 1);
-            }
-            if (delta) {
-                int o = k.cnt[f];
-                commit_edge(k.cnt, k.hist, sh, f, o, o + delta);
-                atomicMax(&sh.nmax, o + delta);
-            }
+        if (delta) {
+            int o = k.cnt[f];
+            commit_edge(k.cnt, k.hist, sh, f, o, o + delta);
+            atomicMax(&sh.nmax, o + delta);
         }
-        __syncthreads();
     }
+}
+
+/* (7) the scanning commit's incident edges, after every chunk: v's counts. */
+__device__ __forceinline__ static void commit_star(struct carve &c, struct sh_step &sh,
+                                                   const struct kstep &k, int d)
+{
     for (int j = k.tid; j < d; j += k.B) {
         int e = c.inc_e[j], o = k.cnt[e], nn = c.ncom[j];
         if (nn != o)
@@ -652,39 +659,41 @@ __device__ __forceinline__ static void commit_scan(const struct sol_dev &dv, str
     }
 }
 
-/* (8) the tuple after a commit; a strict improvement of the best copies the
- * layout and counts to the replica's best buffers. */
-__device__ __forceinline__ static void commit_tuple(const struct sol_dev &dv, struct carve &c,
-                                                    struct sh_step &sh, const struct kstep &k, int v,
-                                                    struct lcn_pt q)
+/* (8) the tuple after a commit (thread 0). */
+__device__ __forceinline__ static void commit_tuple(struct carve &c, struct sh_step &sh,
+                                                    const struct kstep &k, int v, struct lcn_pt q)
 {
-    if (k.tid == 0) {
-        c.sc[v] = make_int2(q.x, q.y);
-        int K = sh.rep.cur.K;
-        if (sh.nmax > K)
-            K = sh.nmax;
-        while (K > 0 && __ldcg(&k.hist[K]) == 0)
-            K--;
-        sh.rep.cur.K = K;
-        sh.rep.cur.nK = k.m ? __ldcg(&k.hist[K]) : 0;
-        sh.rep.cur.Phi += sh.dphi;
-        sh.rep.cur.C += sh.dsum / 2;
-        sh.rep.E += sh.best_dE;
-        sh.rep.committed++;
-        sh.improved = obj_cmp(&sh.rep.cur, &sh.rep.best) < 0;
-        if (sh.improved) {
-            sh.rep.best = sh.rep.cur;
-            sh.rep.best_updates++;
-            sh.rep.op_imp[sh.wop]++;
-        }
-    }
-    __syncthreads();
+    if (k.tid != 0)
+        return;
+    c.sc[v] = make_int2(q.x, q.y);
+    int K = sh.rep.cur.K;
+    if (sh.nmax > K)
+        K = sh.nmax;
+    while (K > 0 && __ldcg(&k.hist[K]) == 0)
+        K--;
+    sh.rep.cur.K = K;
+    sh.rep.cur.nK = k.m ? __ldcg(&k.hist[K]) : 0;
+    sh.rep.cur.Phi += sh.dphi;
+    sh.rep.cur.C += sh.dsum / 2;
+    sh.rep.E += sh.best_dE;
+    sh.rep.committed++;
+    sh.improved = obj_cmp(&sh.rep.cur, &sh.rep.best) < 0;
     if (sh.improved) {
-        for (int i = k.tid; i < k.n; i += k.B)
-            dv.best[(size_t)k.r * k.n + i] = c.sc[i];
-        for (int i = k.tid; i < k.m; i += k.B)
-            dv.bcnt[(size_t)k.r * k.m + i] = k.cnt[i];
+        sh.rep.best = sh.rep.cur;
+        sh.rep.best_updates++;
+        sh.rep.op_imp[sh.wop]++;
     }
+}
+
+/* (8) a strict improvement of the best copies the layout and the counts to
+ * the replica's best buffers. */
+__device__ __forceinline__ static void copy_best(const struct sol_dev &dv, const struct carve &c,
+                                                 const struct kstep &k)
+{
+    for (int i = k.tid; i < k.n; i += k.B)
+        dv.best[(size_t)k.r * k.n + i] = c.sc[i];
+    for (int i = k.tid; i < k.m; i += k.B)
+        dv.bcnt[(size_t)k.r * k.m + i] = k.cnt[i];
 }
 
 /*
@@ -696,7 +705,8 @@ __device__ __forceinline__ static void commit_tuple(const struct sol_dev &dv, st
  * energy changes and pick (and the Metropolis test after the last group);
  * for an accepted move (7) the commit and (8) the tuple. Every thread
  * derives the step number, the node draw and the node itself, so none waits
- * for thread 0 to broadcast them.
+ * for thread 0 to broadcast them. The phases are the helpers above; every
+ * barrier is here, between their calls.
  */
 template <int SMALL>
 static __global__ void __launch_bounds__(1024)
@@ -705,21 +715,7 @@ static __global__ void __launch_bounds__(1024)
 {
     extern __shared__ __align__(16) unsigned char smem[];
     __shared__ struct sh_step sh;
-    struct kstep k;
-    k.r = blockIdx.x;
-    k.tid = threadIdx.x;
-    k.B = blockDim.x;
-    k.n = sp.n;
-    k.m = sp.m;
-    k.W = sp.W;
-    k.G = G;
-    k.lcap = lcap;
-    k.keep = keep;
-    k.ngr = (sp.W + G - 1) / G;
-    k.tour = sol_tour_size(&sp);
-    k.cnt = dv.cnt + (size_t)k.r * k.m;
-    k.hist = dv.hist + (size_t)k.r * (k.m + 1);
-    k.wt = dv.wtab + (size_t)sol_table(&sp, k.r, dv.L) * (k.m + 1);
+    const struct kstep k = kstep_make(sp, dv, G, lcap, keep);
     struct carve c = carve_smem(smem, k.n, k.W, G, dmax, lcap);
     unsigned long long tests = 0;
 
@@ -761,31 +757,59 @@ static __global__ void __launch_bounds__(1024)
                     sh.H = 0;
                 __syncthreads();
             }
-            scan_group<SMALL>(dv, c, sh, k, v, p, d, g0, gi, Gc, tests);
+            /* the union box of v's old and new incident segments for this group */
+            const int4 gb = c.gbox[gi];
+            const int4 bx = make_int4(min(sh.ib[0], gb.x), min(sh.ib[1], gb.y), max(sh.ib[2], gb.z),
+                                      max(sh.ib[3], gb.w));
+            for (int base = 0; base < k.m || base == 0; base += lcap) { /* once when m = 0: V2/V3 */
+                if (base > 0) {
+                    if (k.tid == 0)
+                        sh.H = 0;
+                    __syncthreads();
+                }
+                const int lim = min(base + lcap, k.m);
+                scan_keep<SMALL>(dv, c, sh, k, v, p, d, bx, base, lim, tests); /* (4) */
+                __syncthreads();
+                scan_pairs<SMALL>(dv, c, k, d, g0, Gc, sh.H, tests); /* (5) */
+                if (lim == k.m)
+                    scan_nodes(c, k, v, d, bx, g0, Gc);
+                __syncthreads();
+            }
             if (Gc <= 32)
                 pick_warp(sp, dv, c, sh, k, p, d, g0, Gc, last, step, tscale);
-            else
-                pick_block(sp, dv, c, sh, k, p, d, g0, Gc, last, step, tscale);
-            if (last && !keep) {
-                for (int j = k.tid; j < d; j += k.B)
-                    c.ncom[j] = 0;
-                /* the scanning commit's first chunk counts from 0; reset
-                 * before this barrier, as a lagging warp may still load H
-                 * at the commit's start (the reusing commit's, hoisted) */
-                if (k.tid == 0)
-                    sh.H = 0;
+            else {
+                pick_sums(c, k, d, g0, Gc);
+                __syncthreads();
+                pick_serial(sp, dv, c, sh, k, p, d, g0, Gc, last, step, tscale);
             }
+            if (last && !keep)
+                commit_clear(c, sh, k, d);
             __syncthreads();
         }
 
         if (sh.accept) {
             const struct lcn_pt q = P(c.cand[sh.best_c]);
-            if (keep)
+            if (keep) {
                 commit_reuse(c, sh, k, d);
-            else
-                commit_scan<SMALL>(dv, c, sh, k, v, p, q, d, tests);
+            } else {
+                for (int base = 0; base < k.m; base += lcap) {
+                    if (base > 0) {
+                        if (k.tid == 0)
+                            sh.H = 0;
+                        __syncthreads();
+                    }
+                    collect_hits(dv, c, sh, v, base, min(base + lcap, k.m));
+                    __syncthreads();
+                    commit_chunk<SMALL>(dv, c, sh, k, p, q, d, sh.H, tests);
+                    __syncthreads();
+                }
+                commit_star(c, sh, k, d);
+            }
             __syncthreads();
-            commit_tuple(dv, c, sh, k, v, q);
+            commit_tuple(c, sh, k, v, q);
+            __syncthreads();
+            if (sh.improved)
+                copy_best(dv, c, k);
         }
         if (k.tid == 0)
             sh.rep.step++;
