@@ -1042,22 +1042,16 @@ static void bench_release(struct bench *b)
 static int cmd_bench(const struct lcnctl_cmd *cmd, int argc, char **argv)
 {
     struct bench_opts o = {0};
-    opts_defaults(bench_table, LCN_ARRAY_LEN(bench_table), &o);
-    char *pos[1];
-    int npos;
-    int rc = lcnctl_parse(cmd, argc, argv, &o, pos, 1, &npos);
-    if (rc == LCNCTL_PARSE_HELP)
-        return LCNCTL_EXIT_OK;
+    char *dir;
+    int rc = lcnctl_parse(cmd, argc, argv, &o, "directory of graphs", &dir);
     if (rc)
-        return rc;
-    if (npos != 1)
-        return lcnctl_usage_error(cmd, "expected one directory of graphs");
+        return lcnctl_parse_exit(rc);
     if (o.stop && !o.target_file)
         return lcnctl_usage_error(cmd, "--stop-at-target needs --target");
 
     struct bench b;
     bench_init(&b, cmd, &o);
-    rc = bench_open(&b, pos[0]);
+    rc = bench_open(&b, dir);
     if (rc == 0) {
         bench_manifest(&b, argc, argv);
         bench_runs(&b);

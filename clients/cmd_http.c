@@ -41,14 +41,9 @@ static int check_id(const struct lcnctl_cmd *cmd, const char *id)
  * exit status. */
 static int parse_id(const struct lcnctl_cmd *cmd, int argc, char **argv, void *opts, char **id)
 {
-    char *pos[1];
-    int npos;
-    int rc = lcnctl_parse(cmd, argc, argv, opts, pos, 1, &npos);
+    int rc = lcnctl_parse(cmd, argc, argv, opts, "job id", id);
     if (rc)
         return rc;
-    if (npos != 1)
-        return lcnctl_usage_error(cmd, "expected one job id");
-    *id = pos[0];
     return check_id(cmd, *id);
 }
 
@@ -274,19 +269,16 @@ static int submit_follow(const struct lcnctl_cmd *cmd, struct lcnhttp *h, const 
 static int cmd_submit(const struct lcnctl_cmd *cmd, int argc, char **argv)
 {
     struct submit_opts o = {0};
-    char *pos[1];
-    int npos;
-    int rc = lcnctl_parse(cmd, argc, argv, &o, pos, 1, &npos);
+    char *file;
+    int rc = lcnctl_parse(cmd, argc, argv, &o, "graph file", &file);
     if (rc)
         return lcnctl_parse_exit(rc);
-    if (npos != 1)
-        return lcnctl_usage_error(cmd, "expected one graph file");
     if (o.stop && !o.seen_target)
         return lcnctl_usage_error(cmd, "--stop-at-target needs --target-k");
     if ((o.render || o.poll) && !o.wait)
         return lcnctl_usage_error(cmd, "--render and --poll apply with --wait");
     json_t *req;
-    if ((rc = submit_read(cmd, pos[0], &o, &req)))
+    if ((rc = submit_read(cmd, file, &o, &req)))
         return rc;
     struct lcnhttp h;
     if ((rc = client_connect(cmd, &h))) {
@@ -674,10 +666,7 @@ static const struct opt list_table[] = {
 static int cmd_list(const struct lcnctl_cmd *cmd, int argc, char **argv)
 {
     struct list_opts o = {0};
-    opts_defaults(list_table, LCN_ARRAY_LEN(list_table), &o);
-    char *pos[1];
-    int npos;
-    int rc = lcnctl_parse(cmd, argc, argv, &o, pos, 0, &npos);
+    int rc = lcnctl_parse(cmd, argc, argv, &o, NULL, NULL);
     const char *state = o.state, *before = o.before;
     if (rc)
         return lcnctl_parse_exit(rc);
@@ -759,10 +748,7 @@ static const struct opt ready_table[] = {
 static int cmd_ready(const struct lcnctl_cmd *cmd, int argc, char **argv)
 {
     struct ready_opts o = {0};
-    opts_defaults(ready_table, LCN_ARRAY_LEN(ready_table), &o);
-    char *pos[1];
-    int npos;
-    int rc = lcnctl_parse(cmd, argc, argv, &o, pos, 0, &npos);
+    int rc = lcnctl_parse(cmd, argc, argv, &o, NULL, NULL);
     if (rc)
         return lcnctl_parse_exit(rc);
     struct lcnhttp h;

@@ -52,17 +52,13 @@ static const struct opt check_table[] = {
 static int cmd_check(const struct lcnctl_cmd *cmd, int argc, char **argv)
 {
     struct check_opts o = {0};
-    opts_defaults(check_table, LCN_ARRAY_LEN(check_table), &o);
-    char *pos[1];
-    int npos;
-    int rc = lcnctl_parse(cmd, argc, argv, &o, pos, 1, &npos);
+    char *file;
+    int rc = lcnctl_parse(cmd, argc, argv, &o, "layout file", &file);
     if (rc)
         return lcnctl_parse_exit(rc);
-    if (npos != 1)
-        return lcnctl_usage_error(cmd, "expected one layout file");
 
     struct graphio_doc lay, inst;
-    if ((rc = lcnctl_read_graph(cmd, &lay, pos[0])))
+    if ((rc = lcnctl_read_graph(cmd, &lay, file)))
         return rc;
     memset(&inst, 0, sizeof(inst));
     if (o.instance && (rc = lcnctl_read_graph(cmd, &inst, o.instance))) {
@@ -71,7 +67,7 @@ static int cmd_check(const struct lcnctl_cmd *cmd, int argc, char **argv)
     }
 
     struct check_result res;
-    json_t *out = check_layout(&lay, pos[0], o.instance ? &inst : NULL, o.instance,
+    json_t *out = check_layout(&lay, file, o.instance ? &inst : NULL, o.instance,
                                (int32_t)o.max_listed, o.counts, &res);
     int exit_rc = LCNCTL_EXIT_OK;
     if (res.internal_error) {
@@ -182,19 +178,16 @@ static int write_doc(const struct lcnctl_cmd *cmd, json_t *doc, const char *path
 static int cmd_gen(const struct lcnctl_cmd *cmd, int argc, char **argv)
 {
     struct gen_opts o = {0};
-    opts_defaults(gen_table, LCN_ARRAY_LEN(gen_table), &o);
-    char *pos[1];
-    int npos;
-    int rc = lcnctl_parse(cmd, argc, argv, &o, pos, 1, &npos);
+    char *family;
+    int rc =
+        lcnctl_parse(cmd, argc, argv, &o, "FAMILY (random, grid, dense, large, planted)", &family);
     const char *out = o.out, *planted_out = o.planted_out;
     if (rc)
         return lcnctl_parse_exit(rc);
-    if (npos != 1)
-        return lcnctl_usage_error(cmd, "expected one FAMILY (random, grid, dense, large, planted)");
     struct gen_params p = {0};
-    if (gen_family_parse(pos[0], &p.family) != 0)
+    if (gen_family_parse(family, &p.family) != 0)
         return lcnctl_usage_error(cmd, "unknown family '%s' (random, grid, dense, large, planted)",
-                                  pos[0]);
+                                  family);
     if (!o.seen_n)
         return lcnctl_usage_error(cmd, "--nodes is required");
     if (!out)

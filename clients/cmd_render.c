@@ -51,14 +51,11 @@ static const struct opt render_table[] = {
 static int cmd_render(const struct lcnctl_cmd *cmd, int argc, char **argv)
 {
     struct render_opts o = {NULL, NULL, NULL};
-    char *pos[1];
-    int npos;
-    int rc = lcnctl_parse(cmd, argc, argv, &o, pos, 1, &npos);
+    char *file;
+    int rc = lcnctl_parse(cmd, argc, argv, &o, "layout file", &file);
     const char *out = o.out, *instance = o.instance, *title = o.title;
     if (rc)
         return lcnctl_parse_exit(rc);
-    if (npos != 1)
-        return lcnctl_usage_error(cmd, "expected one layout file");
     if (!out)
         return lcnctl_usage_error(cmd, "-o FILE is required");
     if (lcnctl_json && strcmp(out, "-") == 0)
@@ -67,7 +64,7 @@ static int cmd_render(const struct lcnctl_cmd *cmd, int argc, char **argv)
     struct graphio_doc lay, inst;
     char msg[600];
     memset(&inst, 0, sizeof inst);
-    if ((rc = lcnctl_read_graph(cmd, &lay, pos[0])))
+    if ((rc = lcnctl_read_graph(cmd, &lay, file)))
         return rc;
     if (instance && (rc = lcnctl_read_graph(cmd, &inst, instance))) {
         graphio_release(&lay);
@@ -78,7 +75,7 @@ static int cmd_render(const struct lcnctl_cmd *cmd, int argc, char **argv)
         json_t *problems = json_array();
         int64_t n = check_compare_instance(&lay.g, &inst.g, problems);
         if (n) {
-            lcnctl_errorf(cmd, "%s does not draw the instance %s (%lld difference%s):", pos[0],
+            lcnctl_errorf(cmd, "%s does not draw the instance %s (%lld difference%s):", file,
                           instance, (long long)n, n == 1 ? "" : "s");
             size_t i;
             json_t *p;
@@ -88,7 +85,7 @@ static int cmd_render(const struct lcnctl_cmd *cmd, int argc, char **argv)
         json_decref(problems);
     }
     if (exit_rc == LCNCTL_EXIT_OK) {
-        struct render_info info = {title ? title : pos[0], instance ? instance : NULL};
+        struct render_info info = {title ? title : file, instance ? instance : NULL};
         char sub[512];
         if (instance) {
             snprintf(sub, sizeof sub, "instance %s", instance);
@@ -98,7 +95,7 @@ static int cmd_render(const struct lcnctl_cmd *cmd, int argc, char **argv)
         int valid = 0;
         rc = render_doc(out, &lay, &info, &obj, &valid, msg, sizeof msg);
         if (rc) {
-            lcnctl_errorf(cmd, "%s: %s", rc == LCN_EINVAL ? pos[0] : out, msg);
+            lcnctl_errorf(cmd, "%s: %s", rc == LCN_EINVAL ? file : out, msg);
             exit_rc = LCNCTL_EXIT_USAGE;
         } else {
             if (lcnctl_json) {

@@ -137,16 +137,18 @@ static void common_apply(const struct common *c)
     lcnctl_retry = c->retry;
 }
 
-int lcnctl_parse(const struct lcnctl_cmd *cmd, int argc, char **argv, void *base, char **pos,
-                 int max_pos, int *npos)
+int lcnctl_parse(const struct lcnctl_cmd *cmd, int argc, char **argv, void *base, const char *one,
+                 char **arg)
 {
+    if (base)
+        opts_defaults(cmd->opts, cmd->nopts, base);
     struct common c = {lcnctl_server, lcnctl_json, lcnctl_retry};
     struct opts_set sets[] = {{cmd->opts, cmd->nopts, base},
                               {common_opts, LCN_ARRAY_LEN(common_opts), &c}};
-    struct opts_args args = {.pos = pos, .max_pos = max_pos};
+    char *pos[1];
+    struct opts_args args = {.pos = pos, .max_pos = one ? 1 : 0};
     char err[300];
     int rc = opts_parse_argv(sets, 2, argc, argv, &args, err, sizeof err);
-    *npos = args.npos;
     common_apply(&c);
     if (rc == OPTS_HELP) {
         lcnctl_write_help(stdout, cmd);
@@ -154,6 +156,11 @@ int lcnctl_parse(const struct lcnctl_cmd *cmd, int argc, char **argv, void *base
     }
     if (rc)
         return lcnctl_usage_error(cmd, "%s", err);
+    if (!one)
+        return 0;
+    if (args.npos != 1)
+        return lcnctl_usage_error(cmd, "expected one %s", one);
+    *arg = pos[0];
     return 0;
 }
 

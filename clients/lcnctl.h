@@ -77,18 +77,19 @@ extern int64_t lcnctl_retry;
 
 /*
  * Parses argv[1..argc) against the command's table (cmd->opts, whose
- * offsets point into base) and the common options, with opts.h: options
- * may come before or after positional arguments; "--name=value" and
- * "--name value" are both accepted; "--" ends the options. Positional
- * arguments are stored in pos (at most max_pos, else a usage error) and
- * counted in *npos. Returns 0, LCNCTL_PARSE_HELP when --help/-h was given
- * (the help has been printed to stdout; the caller exits 0), or
- * LCNCTL_EXIT_USAGE after printing "lcnctl NAME: reason" and a hint to
- * stderr.
+ * offsets point into base; its defaults are applied to base first) and the
+ * common options, with opts.h: options may come before or after positional
+ * arguments; "--name=value" and "--name value" are both accepted; "--" ends
+ * the options. With one NULL the command takes no positional argument;
+ * else exactly one, stored in *arg, and one names it in the usage error
+ * ("expected one layout file"). Returns 0, LCNCTL_PARSE_HELP when
+ * --help/-h was given (the help has been printed to stdout; the caller
+ * exits 0), or LCNCTL_EXIT_USAGE after printing "lcnctl NAME: reason" and a
+ * hint to stderr.
  */
 #define LCNCTL_PARSE_HELP 100
-int lcnctl_parse(const struct lcnctl_cmd *cmd, int argc, char **argv, void *base, char **pos,
-                 int max_pos, int *npos);
+int lcnctl_parse(const struct lcnctl_cmd *cmd, int argc, char **argv, void *base, const char *one,
+                 char **arg);
 
 /* The exit status for an answer rc of lcnctl_parse other than 0: 0 after
  * --help (the command is done), else rc itself. */
