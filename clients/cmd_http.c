@@ -129,38 +129,21 @@ struct submit_opts {
         .seen = OPT_SEEN(struct submit_opts, seen_##field_), .arg = "N", .help = (help_)           \
     }
 static const struct opt submit_table[] = {
-    {.name = "budget-s",
-     .kind = OPT_DOUBLE,
-     .off = SOFF(budget),
-     .min = 0,
-     .max = INFINITY,
-     .flags = OPT_GT_MIN,
-     .seen = OPT_SEEN(struct submit_opts, seen_budget),
-     .arg = "S",
-     .help = "wall-clock budget in seconds (default: the daemon's default_budget_s)"},
-    {.name = "seed",
-     .kind = OPT_INT,
-     .off = SOFF(seed),
-     .min = 0,
-     .max = SEED_MAX,
-     .seen = OPT_SEEN(struct submit_opts, seen_seed),
-     .help = "random seed (default 1)"},
-    {.name = "target-k",
-     .kind = OPT_INT,
-     .off = SOFF(target),
-     .min = 0,
-     .max = INT32_MAX,
-     .seen = OPT_SEEN(struct submit_opts, seen_target),
-     .arg = "K",
-     .help = "target K: time to target is measured against it"},
+    {OPT_RANGE_FIELDS("budget-s", OPT_DOUBLE, SOFF(budget), 0, INFINITY, NULL, "S",
+                      "wall-clock budget in seconds (default: the daemon's default_budget_s)"),
+     .flags = OPT_GT_MIN, .seen = OPT_SEEN(struct submit_opts, seen_budget)},
+    {OPT_RANGE_FIELDS("seed", OPT_INT, SOFF(seed), 0, SEED_MAX, NULL, NULL,
+                      "random seed (default 1)"),
+     .seen = OPT_SEEN(struct submit_opts, seen_seed)},
+    {OPT_RANGE_FIELDS("target-k", OPT_INT, SOFF(target), 0, INT32_MAX, NULL, "K",
+                      "target K: time to target is measured against it"),
+     .seen = OPT_SEEN(struct submit_opts, seen_target)},
     OPT_ROW("stop-at-target", OPT_FLAG, SOFF(stop), NULL,
             "end the job as soon as K <= target (needs --target-k)"),
-    {.name = "backend",
-     .kind = OPT_ENUM,
-     .off = SOFF(backend),
-     .choices = LCN_BACKEND_CHOICES,
-     .seen = OPT_SEEN(struct submit_opts, seen_backend),
-     .help = "engine to ask for; auto: GPU when usable, else CPU (default: the daemon's auto)"},
+    {OPT_ROW_FIELDS(
+         "backend", OPT_ENUM, SOFF(backend), NULL,
+         "engine to ask for; auto: GPU when usable, else CPU (default: the daemon's auto)"),
+     .choices = LCN_BACKEND_CHOICES, .seen = OPT_SEEN(struct submit_opts, seen_backend)},
     OPT_ROW("name", OPT_STRING, SOFF(name), "TEXT",
             "a label shown by get and list (at most 128 bytes)"),
     SOLVER_ROW("threads", threads, LCN_MAX_THREADS,
@@ -507,13 +490,10 @@ struct solution_opts {
 };
 
 static const struct opt solution_table[] = {
-    {.name = "output",
-     .kind = OPT_STRING,
-     .off = offsetof(struct solution_opts, out),
-     .short_name = 'o',
-     .arg = "FILE",
-     .help = "write it to FILE (atomically) instead of stdout and print a one-line note (with "
-             "--json: {job, file, final, K, nK, Phi, C})"},
+    {OPT_ROW_FIELDS("output", OPT_STRING, offsetof(struct solution_opts, out), "FILE",
+                    "write it to FILE (atomically) instead of stdout and print a one-line note "
+                    "(with --json: {job, file, final, K, nK, Phi, C})"),
+     .short_name = 'o'},
 };
 
 static const char solution_exit_status[] =

@@ -35,12 +35,9 @@ struct render_opts {
 };
 
 static const struct opt render_table[] = {
-    {.name = "output",
-     .kind = OPT_STRING,
-     .off = offsetof(struct render_opts, out),
-     .short_name = 'o',
-     .arg = "FILE",
-     .help = "where to write the SVG (\"-\" = stdout; required)"},
+    {OPT_ROW_FIELDS("output", OPT_STRING, offsetof(struct render_opts, out), "FILE",
+                    "where to write the SVG (\"-\" = stdout; required)"),
+     .short_name = 'o'},
     OPT_ROW("instance", OPT_STRING, offsetof(struct render_opts, instance), "FILE",
             "the layout must draw this instance (as lcnctl check --instance); nothing is drawn "
             "when it does not"),
