@@ -99,4 +99,15 @@ static inline int lcn_cmp3(int64_t a1, int64_t a2, int64_t a3, int64_t b1, int64
             (tail) = (x)->prev;                                                                    \
     } while (0)
 
+/* Takes x out of the queue (head, tail) when its flag in_queue (an int
+ * lvalue) says it is in, and clears x's link fields and the flag. */
+#define LCN_QUEUE_REMOVE(head, tail, x, prev, next, in_queue)                                      \
+    do {                                                                                           \
+        if (in_queue) {                                                                            \
+            LCN_QUEUE_UNLINK(head, tail, x, prev, next);                                           \
+            (x)->prev = (x)->next = NULL;                                                          \
+            (in_queue) = 0;                                                                        \
+        }                                                                                          \
+    } while (0)
+
 #endif
