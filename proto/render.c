@@ -55,8 +55,8 @@ static void bin_colour(int i, int nb, char out[8])
 
 static void put_escaped(FILE *f, const char *s)
 {
-    static const char *const entity[] = {['<'] = "&lt;", ['>'] = "&gt;", ['&'] = "&amp;",
-                                         ['"'] = "&quot;"};
+    static const char *const entity[] = {
+        ['<'] = "&lt;", ['>'] = "&gt;", ['&'] = "&amp;", ['"'] = "&quot;"};
     for (; *s; s++) {
         unsigned char c = (unsigned char)*s;
         if (c < LCN_ARRAY_LEN(entity) && entity[c])
