@@ -1027,21 +1027,17 @@ static void bench_release(struct bench *b)
     free_graphs(b->gs, b->ng);
 }
 
-static int cmd_bench(const struct lcnctl_cmd *cmd, int argc, char **argv)
+static int cmd_bench(const struct lcnctl_cmd *cmd, const struct lcnctl_args *a)
 {
-    struct bench_opts o = {0};
-    char *dir;
-    int rc = lcnctl_parse(cmd, argc, argv, &o, "directory of graphs", &dir);
-    if (rc)
-        return lcnctl_parse_exit(rc);
-    if (o.stop && !o.target_file)
+    const struct bench_opts *o = a->opts;
+    if (o->stop && !o->target_file)
         return lcnctl_usage_error(cmd, "--stop-at-target needs --target");
 
     struct bench b;
-    bench_init(&b, cmd, &o);
-    rc = bench_open(&b, dir);
+    bench_init(&b, cmd, o);
+    int rc = bench_open(&b, a->arg);
     if (rc == 0) {
-        bench_manifest(&b, argc, argv);
+        bench_manifest(&b, a->argc, a->argv);
         bench_runs(&b);
         rc = bench_finish(&b);
     }
@@ -1051,6 +1047,7 @@ static int cmd_bench(const struct lcnctl_cmd *cmd, int argc, char **argv)
 
 const struct lcnctl_cmd lcnctl_bench_cmds[] = {
     {"bench", cmd_bench, "benchmark the daemon on a directory of graphs (paired seeds)",
-     bench_usage, bench_table, LCN_ARRAY_LEN(bench_table), bench_exit_status},
+     bench_usage, bench_table, LCN_ARRAY_LEN(bench_table), bench_exit_status,
+     sizeof(struct bench_opts), "directory of graphs"},
     {.name = NULL},
 };

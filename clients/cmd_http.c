@@ -37,30 +37,17 @@ static int check_id(const struct lcnctl_cmd *cmd, const char *id)
     return 0;
 }
 
-/* Parses options and exactly one job id. Returns 0, LCNCTL_PARSE_HELP or an
- * exit status. */
-static int parse_id(const struct lcnctl_cmd *cmd, int argc, char **argv, void *opts, char **id)
+/* get and cancel: METHOD /jobs/ID, which answers with the job's status.
+ * Returns 0 with *st set, else the exit status after reporting. */
+static int job_call(const struct lcnctl_cmd *cmd, const char *id, const char *method, json_t **st)
 {
-    int rc = lcnctl_parse(cmd, argc, argv, opts, "job id", id);
+    int rc = check_id(cmd, id);
     if (rc)
         return rc;
-    return check_id(cmd, *id);
-}
-
-/* get and cancel: one job id, then METHOD /jobs/ID, which answers with the
- * job's status. Returns 0 with *st set (NULL after --help: nothing more to
- * do), else the exit status after reporting. */
-static int job_call(const struct lcnctl_cmd *cmd, int argc, char **argv, const char *method,
-                    char **id, json_t **st)
-{
-    *st = NULL;
-    int rc = parse_id(cmd, argc, argv, NULL, id);
-    if (rc)
-        return lcnctl_parse_exit(rc);
     struct lcnhttp h;
     if ((rc = client_connect(cmd, &h)))
         return rc;
-    char *path = client_job_path(*id, "");
+    char *path = client_job_path(id, "");
     rc = client_call(cmd, &h, method, path, NULL, st);
     free(path);
     lcnhttp_release(&h);
@@ -249,19 +236,16 @@ static int submit_follow(const struct lcnctl_cmd *cmd, struct lcnhttp *h, const 
     return rc;
 }
 
-static int cmd_submit(const struct lcnctl_cmd *cmd, int argc, char **argv)
+static int cmd_submit(const struct lcnctl_cmd *cmd, const struct lcnctl_args *a)
 {
-    struct submit_opts o = {0};
-    char *file;
-    int rc = lcnctl_parse(cmd, argc, argv, &o, "graph file", &file);
-    if (rc)
-        return lcnctl_parse_exit(rc);
-    if (o.stop && !o.seen_target)
+    const struct submit_opts *o = a->opts;
+    int rc;
+    if (o->stop && !o->seen_target)
         return lcnctl_usage_error(cmd, "--stop-at-target needs --target-k");
-    if ((o.render || o.poll) && !o.wait)
+    if ((o->render || o->poll) && !o->wait)
         return lcnctl_usage_error(cmd, "--render and --poll apply with --wait");
     json_t *req;
-    if ((rc = submit_read(cmd, file, &o, &req)))
+    if ((rc = submit_read(cmd, a->arg, o, &req)))
         return rc;
     struct lcnhttp h;
     if ((rc = client_connect(cmd, &h))) {
@@ -279,7 +263,7 @@ static int cmd_submit(const struct lcnctl_cmd *cmd, int argc, char **argv)
     if (!id) {
         lcnctl_errorf(cmd, "unexpected response: no job id");
         rc = LCNCTL_EXIT_REFUSED;
-    } else if (!o.wait) {
+    } else if (!o->wait) {
         if (lcnctl_json)
             client_print_json(created);
         else
@@ -287,7 +271,7 @@ static int cmd_submit(const struct lcnctl_cmd *cmd, int argc, char **argv)
         rc = LCNCTL_EXIT_OK;
     } else {
         char *idc = xstrdup(id);
-        rc = submit_follow(cmd, &h, idc, &o);
+        rc = submit_follow(cmd, &h, idc, o);
         free(idc);
     }
     json_decref(created);
@@ -328,25 +312,25 @@ static const struct opt watch_table[] = {
 
 /* watch and wait: one job id, followed to its end; quiet (wait) draws
  * nothing, else the display depends on the options and the terminal. */
-static int follow_cmd(const struct lcnctl_cmd *cmd, int argc, char **argv, int quiet)
+static int follow_cmd(const struct lcnctl_cmd *cmd, const struct lcnctl_args *a, int quiet)
 {
-    struct follow_opts o = {NULL, 0};
-    char *id;
-    int rc = parse_id(cmd, argc, argv, &o, &id);
+    const struct follow_opts *o = a->opts;
+    const char *id = a->arg;
+    int rc = check_id(cmd, id);
     if (rc)
-        return lcnctl_parse_exit(rc);
+        return rc;
     struct lcnhttp h;
     if ((rc = client_connect(cmd, &h)))
         return rc;
-    rc = follow(cmd, &h, id, quiet ? WATCH_QUIET : watch_default_display(), o.poll, o.render,
+    rc = follow(cmd, &h, id, quiet ? WATCH_QUIET : watch_default_display(), o->poll, o->render,
                 NULL);
     lcnhttp_release(&h);
     return rc;
 }
 
-static int cmd_watch(const struct lcnctl_cmd *cmd, int argc, char **argv)
+static int cmd_watch(const struct lcnctl_cmd *cmd, const struct lcnctl_args *a)
 {
-    return follow_cmd(cmd, argc, argv, 0);
+    return follow_cmd(cmd, a, 0);
 }
 
 static const char wait_usage[] =
@@ -355,9 +339,9 @@ static const char wait_usage[] =
     "Waits quietly until a job ends, then prints the one-line summary (with\n"
     "--json: the final job status).\n";
 
-static int cmd_wait(const struct lcnctl_cmd *cmd, int argc, char **argv)
+static int cmd_wait(const struct lcnctl_cmd *cmd, const struct lcnctl_args *a)
 {
-    return follow_cmd(cmd, argc, argv, 1);
+    return follow_cmd(cmd, a, 1);
 }
 
 /* ------------------------------------------------------------ get */
@@ -460,12 +444,12 @@ static void print_status(const json_t *st)
     }
 }
 
-static int cmd_get(const struct lcnctl_cmd *cmd, int argc, char **argv)
+static int cmd_get(const struct lcnctl_cmd *cmd, const struct lcnctl_args *a)
 {
-    char *id;
+    const char *id = a->arg;
     json_t *st;
-    int rc = job_call(cmd, argc, argv, "GET", &id, &st);
-    if (rc || !st)
+    int rc = job_call(cmd, id, "GET", &st);
+    if (rc)
         return rc;
     if (lcnctl_json)
         client_print_json(st);
@@ -514,14 +498,13 @@ static int save_solution(const char *path, const char *buf, size_t len, char *er
     return rc;
 }
 
-static int cmd_solution(const struct lcnctl_cmd *cmd, int argc, char **argv)
+static int cmd_solution(const struct lcnctl_cmd *cmd, const struct lcnctl_args *a)
 {
-    struct solution_opts so = {NULL};
-    char *id;
-    int rc = parse_id(cmd, argc, argv, &so, &id);
-    const char *out = so.out;
+    const struct solution_opts *so = a->opts;
+    const char *id = a->arg, *out = so->out;
+    int rc = check_id(cmd, id);
     if (rc)
-        return lcnctl_parse_exit(rc);
+        return rc;
     if (out && strcmp(out, "-") == 0)
         out = NULL;
     struct lcnhttp h;
@@ -596,12 +579,12 @@ static const char cancel_exit_status[] =
     "exit status: 0 cancelled, cancelling, or already finished; 3 no such\n"
     "job; 4 server unreachable; 5 refused.\n";
 
-static int cmd_cancel(const struct lcnctl_cmd *cmd, int argc, char **argv)
+static int cmd_cancel(const struct lcnctl_cmd *cmd, const struct lcnctl_args *a)
 {
-    char *id;
+    const char *id = a->arg;
     json_t *st;
-    int rc = job_call(cmd, argc, argv, "DELETE", &id, &st);
-    if (rc || !st)
+    int rc = job_call(cmd, id, "DELETE", &st);
+    if (rc)
         return rc;
     if (lcnctl_json) {
         client_print_json(st);
@@ -643,13 +626,11 @@ static const struct opt list_table[] = {
             "the page after job ID (the last id of the previous page)"),
 };
 
-static int cmd_list(const struct lcnctl_cmd *cmd, int argc, char **argv)
+static int cmd_list(const struct lcnctl_cmd *cmd, const struct lcnctl_args *a)
 {
-    struct list_opts o = {0};
-    int rc = lcnctl_parse(cmd, argc, argv, &o, NULL, NULL);
-    const char *state = o.state, *before = o.before;
-    if (rc)
-        return lcnctl_parse_exit(rc);
+    const struct list_opts *o = a->opts;
+    const char *state = o->state, *before = o->before;
+    int rc;
     if (state && !client_state_terminal(state) && strcmp(state, "queued") &&
         strcmp(state, "running"))
         return lcnctl_usage_error(cmd,
@@ -659,7 +640,7 @@ static int cmd_list(const struct lcnctl_cmd *cmd, int argc, char **argv)
     if (before && (rc = check_id(cmd, before)))
         return rc;
     char path[256];
-    int n = snprintf(path, sizeof path, "/jobs?limit=%lld", (long long)o.limit);
+    int n = snprintf(path, sizeof path, "/jobs?limit=%lld", (long long)o->limit);
     if (state)
         n += snprintf(path + n, sizeof path - (size_t)n, "&state=%s", state);
     if (before)
@@ -725,16 +706,14 @@ static const struct opt ready_table[] = {
               "daemon that is still starting is waited for"),
 };
 
-static int cmd_ready(const struct lcnctl_cmd *cmd, int argc, char **argv)
+static int cmd_ready(const struct lcnctl_cmd *cmd, const struct lcnctl_args *a)
 {
-    struct ready_opts o = {0};
-    int rc = lcnctl_parse(cmd, argc, argv, &o, NULL, NULL);
-    if (rc)
-        return lcnctl_parse_exit(rc);
+    const struct ready_opts *o = a->opts;
+    int rc;
     struct lcnhttp h;
     if ((rc = client_connect(cmd, &h)))
         return rc;
-    int64_t deadline = lcn_now_ns() + (int64_t)(o.wait_s * 1e9);
+    int64_t deadline = lcn_now_ns() + (int64_t)(o->wait_s * 1e9);
     struct lcnhttp_resp r;
     for (;;) {
         rc = lcnhttp_request(&h, "GET", "/readyz", NULL, 0, &r);
@@ -781,19 +760,20 @@ static int cmd_ready(const struct lcnctl_cmd *cmd, int argc, char **argv)
 #define TABLE(t) t, LCN_ARRAY_LEN(t)
 const struct lcnctl_cmd lcnctl_http_cmds[] = {
     {"submit", cmd_submit, "submit a solve job (--wait follows it to the end)", submit_usage,
-     TABLE(submit_table), submit_exit_status},
+     TABLE(submit_table), submit_exit_status, sizeof(struct submit_opts), "graph file"},
     {"watch", cmd_watch, "follow a job live: progress bar, best tuple, time to target", watch_usage,
-     TABLE(watch_table), watch_exit_status},
+     TABLE(watch_table), watch_exit_status, sizeof(struct follow_opts), "job id"},
     {"wait", cmd_wait, "wait until a job ends; exit 0 when it succeeded", wait_usage, watch_table,
-     1, watch_exit_status},
-    {"get", cmd_get, "print a job's status", get_usage, NULL, 0, get_exit_status},
+     1, watch_exit_status, sizeof(struct follow_opts), "job id"},
+    {"get", cmd_get, "print a job's status", get_usage, NULL, 0, get_exit_status, 0, "job id"},
     {"solution", cmd_solution, "fetch a job's best validated layout", solution_usage,
-     TABLE(solution_table), solution_exit_status},
+     TABLE(solution_table), solution_exit_status, sizeof(struct solution_opts), "job id"},
     {"cancel", cmd_cancel, "cancel a queued or running job", cancel_usage, NULL, 0,
-     cancel_exit_status},
-    {"list", cmd_list, "list jobs, newest first", list_usage, TABLE(list_table), list_exit_status},
+     cancel_exit_status, 0, "job id"},
+    {"list", cmd_list, "list jobs, newest first", list_usage, TABLE(list_table), list_exit_status,
+     sizeof(struct list_opts), NULL},
     {"ready", cmd_ready, "is the daemon ready? (--wait S while it starts)", ready_usage,
-     TABLE(ready_table), ready_exit_status},
+     TABLE(ready_table), ready_exit_status, sizeof(struct ready_opts), NULL},
     {.name = NULL},
 };
 #undef TABLE

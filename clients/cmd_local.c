@@ -49,26 +49,24 @@ static const struct opt check_table[] = {
     OPT_ROW("pretty", OPT_FLAG, offsetof(struct check_opts, pretty), NULL, "indent the output"),
 };
 
-static int cmd_check(const struct lcnctl_cmd *cmd, int argc, char **argv)
+static int cmd_check(const struct lcnctl_cmd *cmd, const struct lcnctl_args *a)
 {
-    struct check_opts o = {0};
-    char *file;
-    int rc = lcnctl_parse(cmd, argc, argv, &o, "layout file", &file);
-    if (rc)
-        return lcnctl_parse_exit(rc);
+    const struct check_opts *o = a->opts;
+    const char *file = a->arg;
+    int rc;
 
     struct graphio_doc lay, inst;
     if ((rc = lcnctl_read_graph(cmd, &lay, file)))
         return rc;
     memset(&inst, 0, sizeof(inst));
-    if (o.instance && (rc = lcnctl_read_graph(cmd, &inst, o.instance))) {
+    if (o->instance && (rc = lcnctl_read_graph(cmd, &inst, o->instance))) {
         graphio_release(&lay);
         return rc;
     }
 
     struct check_result res;
-    json_t *out = check_layout(&lay, file, o.instance ? &inst : NULL, o.instance,
-                               (int32_t)o.max_listed, o.counts, &res);
+    json_t *out = check_layout(&lay, file, o->instance ? &inst : NULL, o->instance,
+                               (int32_t)o->max_listed, o->counts, &res);
     int exit_rc = LCNCTL_EXIT_OK;
     if (res.internal_error) {
         lcnctl_errorf(cmd, "internal error: odd crossing-count sum (a validator bug)");
@@ -76,7 +74,7 @@ static int cmd_check(const struct lcnctl_cmd *cmd, int argc, char **argv)
     }
     int valid = res.valid;
 
-    char *s = json_dumps(out, o.pretty ? JSON_INDENT(2) : JSON_COMPACT);
+    char *s = json_dumps(out, o->pretty ? JSON_INDENT(2) : JSON_COMPACT);
     puts(s);
     free(s);
     json_decref(out);
@@ -163,42 +161,37 @@ static int write_doc(const struct lcnctl_cmd *cmd, json_t *doc, const char *path
     return 0;
 }
 
-static int cmd_gen(const struct lcnctl_cmd *cmd, int argc, char **argv)
+static int cmd_gen(const struct lcnctl_cmd *cmd, const struct lcnctl_args *a)
 {
-    struct gen_opts o = {0};
-    char *family;
-    int rc =
-        lcnctl_parse(cmd, argc, argv, &o, "FAMILY (random, grid, dense, large, planted)", &family);
-    const char *out = o.out, *planted_out = o.planted_out;
-    if (rc)
-        return lcnctl_parse_exit(rc);
+    const struct gen_opts *o = a->opts;
+    const char *family = a->arg, *out = o->out, *planted_out = o->planted_out;
     struct gen_params p = {0};
     if (gen_family_parse(family, &p.family) != 0)
         return lcnctl_usage_error(cmd, "unknown family '%s' (random, grid, dense, large, planted)",
                                   family);
-    if (!o.seen_n)
+    if (!o->seen_n)
         return lcnctl_usage_error(cmd, "--nodes is required");
     if (!out)
         return lcnctl_usage_error(cmd, "-o FILE is required");
-    if (p.family != GEN_PLANTED && (o.seen_k || planted_out))
+    if (p.family != GEN_PLANTED && (o->seen_k || planted_out))
         return lcnctl_usage_error(cmd, "--k and --planted apply to the planted family only");
-    p.n = (int32_t)o.n;
-    p.m = (int32_t)o.m;
-    p.width = (int32_t)o.w;
-    p.height = (int32_t)o.h;
-    p.k = (int32_t)o.k;
-    p.seed = (uint64_t)o.seed;
+    p.n = (int32_t)o->n;
+    p.m = (int32_t)o->m;
+    p.width = (int32_t)o->w;
+    p.height = (int32_t)o->h;
+    p.k = (int32_t)o->k;
+    p.seed = (uint64_t)o->seed;
     gen_defaults(&p);
 
     struct lcn_graph g;
     struct lcn_pt *layout = NULL, *planted = NULL;
     char err[160];
-    rc = gen_instance(&p, &g, &layout, planted_out ? &planted : NULL, err, sizeof(err));
+    int rc = gen_instance(&p, &g, &layout, planted_out ? &planted : NULL, err, sizeof(err));
     if (rc) {
         lcnctl_errorf(cmd, "%s", err);
         return LCNCTL_EXIT_USAGE;
     }
-    unsigned flags = o.pretty ? GRAPHIO_PRETTY : 0;
+    unsigned flags = o->pretty ? GRAPHIO_PRETTY : 0;
     json_t *doc = graphio_build(&g, layout);
     json_object_set_new(doc, "generator", gen_meta(&p, "start"));
     rc = write_doc(cmd, doc, out, flags);
@@ -224,8 +217,10 @@ static int cmd_gen(const struct lcnctl_cmd *cmd, int argc, char **argv)
 
 const struct lcnctl_cmd lcnctl_local_cmds[] = {
     {"check", cmd_check, "validate a layout file and print its verdict and tuple", check_usage,
-     check_table, LCN_ARRAY_LEN(check_table), check_exit_status},
+     check_table, LCN_ARRAY_LEN(check_table), check_exit_status, sizeof(struct check_opts),
+     "layout file"},
     {"gen", cmd_gen, "generate an instance (random, grid, dense, large, planted)", gen_usage,
-     gen_table, LCN_ARRAY_LEN(gen_table), gen_exit_status},
+     gen_table, LCN_ARRAY_LEN(gen_table), gen_exit_status, sizeof(struct gen_opts),
+     "FAMILY (random, grid, dense, large, planted)"},
     {.name = NULL},
 };

@@ -45,14 +45,11 @@ static const struct opt render_table[] = {
             "first caption line (default: the layout's file name)"),
 };
 
-static int cmd_render(const struct lcnctl_cmd *cmd, int argc, char **argv)
+static int cmd_render(const struct lcnctl_cmd *cmd, const struct lcnctl_args *a)
 {
-    struct render_opts o = {NULL, NULL, NULL};
-    char *file;
-    int rc = lcnctl_parse(cmd, argc, argv, &o, "layout file", &file);
-    const char *out = o.out, *instance = o.instance, *title = o.title;
-    if (rc)
-        return lcnctl_parse_exit(rc);
+    const struct render_opts *o = a->opts;
+    const char *file = a->arg, *out = o->out, *instance = o->instance, *title = o->title;
+    int rc;
     if (!out)
         return lcnctl_usage_error(cmd, "-o FILE is required");
     if (lcnctl_json && strcmp(out, "-") == 0)
@@ -116,6 +113,7 @@ static int cmd_render(const struct lcnctl_cmd *cmd, int argc, char **argv)
 
 const struct lcnctl_cmd lcnctl_render_cmds[] = {
     {"render", cmd_render, "draw a layout as SVG (edges coloured by crossings)", render_usage,
-     render_table, LCN_ARRAY_LEN(render_table), render_exit_status},
+     render_table, LCN_ARRAY_LEN(render_table), render_exit_status, sizeof(struct render_opts),
+     "layout file"},
     {.name = NULL},
 };
