@@ -37,9 +37,10 @@ static int check_id(const struct lcnctl_cmd *cmd, const char *id)
     return 0;
 }
 
-/* get and cancel: METHOD /jobs/ID, which answers with the job's status.
- * Returns 0 with *st set, else the exit status after reporting. */
-static int job_call(const struct lcnctl_cmd *cmd, const char *id, const char *method, json_t **st)
+/* get and cancel: METHOD /jobs/ID, which answers with the job's status,
+ * printed as JSON with --json, else by print. Returns the exit status. */
+static int job_call(const struct lcnctl_cmd *cmd, const char *id, const char *method,
+                    void (*print)(const json_t *st, const char *id))
 {
     int rc = check_id(cmd, id);
     if (rc)
@@ -48,10 +49,18 @@ static int job_call(const struct lcnctl_cmd *cmd, const char *id, const char *me
     if ((rc = client_connect(cmd, &h)))
         return rc;
     char *path = client_job_path(id, "");
-    rc = client_call(cmd, &h, method, path, NULL, st);
+    json_t *st;
+    rc = client_call(cmd, &h, method, path, NULL, &st);
     free(path);
     lcnhttp_release(&h);
-    return rc;
+    if (rc)
+        return rc;
+    if (lcnctl_json)
+        client_print_json(st);
+    else
+        print(st, id);
+    json_decref(st);
+    return LCNCTL_EXIT_OK;
 }
 
 /* Follows a job and prints its end; returns the exit status, or
@@ -152,33 +161,39 @@ static const struct opt submit_table[] = {
 #undef SOLVER_ROW
 #undef SOFF
 
+/* Sets obj's key to value (a new reference) when the option was given;
+ * else drops value. */
+static void set_given(json_t *obj, int given, const char *key, json_t *value)
+{
+    if (given)
+        json_object_set_new(obj, key, value);
+    else
+        json_decref(value);
+}
+
+/* Sets obj's key to the string s when the option was given (s not NULL). */
+static void set_string(json_t *obj, const char *key, const char *s)
+{
+    set_given(obj, s != NULL, key, s ? json_string(s) : NULL);
+}
+
 /* The POST /jobs body for graph (borrowed) and the options given. */
 static json_t *submit_request(const struct submit_opts *o, json_t *graph)
 {
     json_t *req = json_pack("{s:O}", "graph", graph);
-    if (o->seen_budget)
-        json_object_set_new(req, "budget_s", json_real(o->budget));
-    if (o->seen_seed)
-        json_object_set_new(req, "seed", json_integer(o->seed));
-    if (o->seen_target)
-        json_object_set_new(req, "target_k", json_integer(o->target));
-    if (o->stop)
-        json_object_set_new(req, "stop_at_target", json_true());
-    if (o->seen_backend)
-        json_object_set_new(req, "backend", json_string(lcn_backend_name(o->backend)));
-    if (o->name)
-        json_object_set_new(req, "name", json_string(o->name));
-    if (o->from)
-        json_object_set_new(req, "init_from", json_string(o->from));
+    set_given(req, o->seen_budget, "budget_s", json_real(o->budget));
+    set_given(req, o->seen_seed, "seed", json_integer(o->seed));
+    set_given(req, o->seen_target, "target_k", json_integer(o->target));
+    set_given(req, o->stop, "stop_at_target", json_true());
+    set_given(req, o->seen_backend, "backend", json_string(lcn_backend_name(o->backend)));
+    set_string(req, "name", o->name);
+    set_string(req, "init_from", o->from);
     json_t *solver = json_object();
-    if (o->seen_threads)
-        json_object_set_new(solver, "threads", json_integer(o->threads));
-    if (o->seen_replicas)
-        json_object_set_new(solver, "replicas", json_integer(o->replicas));
-    if (o->seen_proposal_workers)
-        json_object_set_new(solver, "proposal_workers", json_integer(o->proposal_workers));
-    if (o->tuning)
-        json_object_set_new(solver, "tuning", json_string(o->tuning));
+    set_given(solver, o->seen_threads, "threads", json_integer(o->threads));
+    set_given(solver, o->seen_replicas, "replicas", json_integer(o->replicas));
+    set_given(solver, o->seen_proposal_workers, "proposal_workers",
+              json_integer(o->proposal_workers));
+    set_string(solver, "tuning", o->tuning);
     if (json_object_size(solver))
         json_object_set_new(req, "solver", solver);
     else
@@ -292,6 +307,12 @@ static const char watch_usage[] =
     "\n"
     "With --json: each event as one JSON line, then the final status.\n";
 
+static const char wait_usage[] =
+    "usage: lcnctl wait ID [--poll] [--server URL] [--json]\n"
+    "\n"
+    "Waits quietly until a job ends, then prints the one-line summary (with\n"
+    "--json: the final job status).\n";
+
 static const char watch_exit_status[] =
     "exit status: 0 the job succeeded; 1 it failed, was cancelled or\n"
     "interrupted; 3 no such job; 4 server unreachable; 5 refused.\n";
@@ -333,12 +354,6 @@ static int cmd_watch(const struct lcnctl_cmd *cmd, const struct lcnctl_args *a)
     return follow_cmd(cmd, a, 0);
 }
 
-static const char wait_usage[] =
-    "usage: lcnctl wait ID [--poll] [--server URL] [--json]\n"
-    "\n"
-    "Waits quietly until a job ends, then prints the one-line summary (with\n"
-    "--json: the final job status).\n";
-
 static int cmd_wait(const struct lcnctl_cmd *cmd, const struct lcnctl_args *a)
 {
     return follow_cmd(cmd, a, 1);
@@ -375,8 +390,9 @@ static const char *or_dash(const char *s)
     return s ? s : "-";
 }
 
-static void print_status(const json_t *st)
+static void print_status(const json_t *st, const char *id)
 {
+    (void)id; /* the status has it */
     print_field("id", "%s", or_dash(client_str(st, "id")));
     print_field("name", "%s", or_dash(client_str(st, "name")));
     const char *reason = client_str(st, "stop_reason");
@@ -446,17 +462,7 @@ static void print_status(const json_t *st)
 
 static int cmd_get(const struct lcnctl_cmd *cmd, const struct lcnctl_args *a)
 {
-    const char *id = a->arg;
-    json_t *st;
-    int rc = job_call(cmd, id, "GET", &st);
-    if (rc)
-        return rc;
-    if (lcnctl_json)
-        client_print_json(st);
-    else
-        print_status(st);
-    json_decref(st);
-    return LCNCTL_EXIT_OK;
+    return job_call(cmd, a->arg, "GET", print_status);
 }
 
 /* ------------------------------------------------------------ solution */
@@ -579,26 +585,20 @@ static const char cancel_exit_status[] =
     "exit status: 0 cancelled, cancelling, or already finished; 3 no such\n"
     "job; 4 server unreachable; 5 refused.\n";
 
+static void print_cancel(const json_t *st, const char *id)
+{
+    const char *state = or_dash(client_str(st, "state"));
+    if (strcmp(state, "cancelled") == 0)
+        printf("%s: cancelled\n", id);
+    else if (client_state_terminal(state))
+        printf("%s: already %s, nothing to cancel\n", id, state);
+    else
+        printf("%s: cancelling (%s)\n", id, state);
+}
+
 static int cmd_cancel(const struct lcnctl_cmd *cmd, const struct lcnctl_args *a)
 {
-    const char *id = a->arg;
-    json_t *st;
-    int rc = job_call(cmd, id, "DELETE", &st);
-    if (rc)
-        return rc;
-    if (lcnctl_json) {
-        client_print_json(st);
-    } else {
-        const char *state = or_dash(client_str(st, "state"));
-        if (strcmp(state, "cancelled") == 0)
-            printf("%s: cancelled\n", id);
-        else if (client_state_terminal(state))
-            printf("%s: already %s, nothing to cancel\n", id, state);
-        else
-            printf("%s: cancelling (%s)\n", id, state);
-    }
-    json_decref(st);
-    return LCNCTL_EXIT_OK;
+    return job_call(cmd, a->arg, "DELETE", print_cancel);
 }
 
 /* ------------------------------------------------------------ list */
