@@ -327,24 +327,11 @@ static json_t *machine_json(void)
                             json_pack("{s:s, s:s, s:s}", "sysname", u.sysname, "release", u.release,
                                       "machine", u.machine));
     json_object_set_new(m, "online_cpus", json_integer(sysconf(_SC_NPROCESSORS_ONLN)));
-    FILE *f = fopen("/proc/cpuinfo", "r");
+    char cpu[512];
+    if (lcn_cpu_model(cpu, sizeof cpu) == 0)
+        json_object_set_new(m, "cpu", json_string(cpu));
     char line[512];
-    while (f && fgets(line, sizeof line, f)) {
-        if (strncmp(line, "model name", 10) == 0) {
-            char *c = strchr(line, ':');
-            if (c) {
-                c++;
-                while (*c == ' ' || *c == '\t')
-                    c++;
-                c[strcspn(c, "\n")] = '\0';
-                json_object_set_new(m, "cpu", json_string(c));
-            }
-            break;
-        }
-    }
-    if (f)
-        fclose(f);
-    f = fopen("/proc/meminfo", "r");
+    FILE *f = fopen("/proc/meminfo", "r");
     while (f && fgets(line, sizeof line, f)) {
         long long kb;
         if (sscanf(line, "MemTotal: %lld kB", &kb) == 1) {

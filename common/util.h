@@ -33,6 +33,11 @@ int64_t lcn_now_ns(void);
 /* Wall clock in milliseconds since the Unix epoch (CLOCK_REALTIME). */
 int64_t lcn_wall_ms(void);
 
+/* Writes the CPU's model name (the first "model name" of /proc/cpuinfo,
+ * for benchmark records) to out. Returns 0, or -1 with out "" when there
+ * is none. */
+int lcn_cpu_model(char *out, size_t len);
+
 #define LCN_MIN(a, b)    ((a) < (b) ? (a) : (b))
 #define LCN_MAX(a, b)    ((a) > (b) ? (a) : (b))
 #define LCN_ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
