@@ -49,11 +49,11 @@ enum {
 
 /*
  * What the dispatcher hands a command once its command line has been
- * parsed (lcnctl_parse): opts, the struct the command's table describes
- * with the defaults applied and the options given (NULL when opts_size is
- * 0; the dispatcher frees it after run); arg, the one positional argument
- * (NULL when the command takes none); and the command line from the
- * command name on (argv[0] = the name), for a record of it.
+ * parsed: opts, the struct the command's table describes with the
+ * defaults applied and the options given (NULL when opts_size is 0; the
+ * dispatcher frees it after run); arg, the one positional argument (NULL
+ * when the command takes none); and the command line from the command
+ * name on (argv[0] = the name), for a record of it.
  */
 struct lcnctl_args {
     void *opts;
