@@ -37,16 +37,22 @@ static int check_id(const struct lcnctl_cmd *cmd, const char *id)
     return 0;
 }
 
+/* The start of every command on one job: the id checked, the server
+ * connected (the caller releases h). Returns 0 or the exit status. */
+static int job_connect(const struct lcnctl_cmd *cmd, const char *id, struct lcnhttp *h)
+{
+    int rc = check_id(cmd, id);
+    return rc ? rc : client_connect(cmd, h);
+}
+
 /* get and cancel: METHOD /jobs/ID, which answers with the job's status,
  * printed as JSON with --json, else by print. Returns the exit status. */
 static int job_call(const struct lcnctl_cmd *cmd, const char *id, const char *method,
                     void (*print)(const json_t *st, const char *id))
 {
-    int rc = check_id(cmd, id);
-    if (rc)
-        return rc;
     struct lcnhttp h;
-    if ((rc = client_connect(cmd, &h)))
+    int rc = job_connect(cmd, id, &h);
+    if (rc)
         return rc;
     char *path = client_job_path(id, "");
     json_t *st;
@@ -337,11 +343,9 @@ static int follow_cmd(const struct lcnctl_cmd *cmd, const struct lcnctl_args *a,
 {
     const struct follow_opts *o = a->opts;
     const char *id = a->arg;
-    int rc = check_id(cmd, id);
-    if (rc)
-        return rc;
     struct lcnhttp h;
-    if ((rc = client_connect(cmd, &h)))
+    int rc = job_connect(cmd, id, &h);
+    if (rc)
         return rc;
     rc = follow(cmd, &h, id, quiet ? WATCH_QUIET : watch_default_display(), o->poll, o->render,
                 NULL);
@@ -507,14 +511,10 @@ static int save_solution(const char *path, const char *buf, size_t len, char *er
 static int cmd_solution(const struct lcnctl_cmd *cmd, const struct lcnctl_args *a)
 {
     const struct solution_opts *so = a->opts;
-    const char *id = a->arg, *out = so->out;
-    int rc = check_id(cmd, id);
-    if (rc)
-        return rc;
-    if (out && strcmp(out, "-") == 0)
-        out = NULL;
+    const char *id = a->arg, *out = so->out && strcmp(so->out, "-") ? so->out : NULL;
     struct lcnhttp h;
-    if ((rc = client_connect(cmd, &h)))
+    int rc = job_connect(cmd, id, &h);
+    if (rc)
         return rc;
     char *path = client_job_path(id, "/solution");
     struct lcnhttp_resp r;
