@@ -229,6 +229,7 @@ struct source {
     struct job_request own;        /* read from the store when none is held */
     const struct job_request *req; /* held or &own, once source_load returned 0 */
     struct lcn_pt *layout;         /* copy, or NULL: read the checkpoint */
+    int32_t n;                     /* the points in layout */
     struct lcn_obj obj;
     double elapsed_s;
     int final;
@@ -247,6 +248,7 @@ static void source_take(struct source *s, struct api *a, struct job *j)
         size_t bytes = sizeof *j->ckpt * (size_t)j->pub.n;
         s->layout = xmalloc(bytes + 1);
         memcpy(s->layout, j->ckpt, bytes);
+        s->n = j->pub.n;
         s->obj = j->ckpt_obj;
         s->elapsed_s = j->ckpt_elapsed_s;
     }
@@ -265,6 +267,7 @@ static int source_load_layout(struct source *s)
         return -1;
     }
     s->layout = ck.layout;
+    s->n = ck.n;
     s->obj = ck.obj;
     s->elapsed_s = ck.elapsed_s;
     s->final = ck.final || s->final; /* a finished job's layout never changes */
@@ -302,6 +305,13 @@ static int source_load(struct source *s)
     if (!s->held && source_load_request(s))
         return -1;
     s->req = s->held ? s->held : &s->own;
+    if (s->n != s->req->doc.g.n) {
+        /* a damaged store: SQLite keeps no checksums of the values */
+        s->status = 500;
+        snprintf(s->msg, sizeof s->msg, "the stored layout has %d points, the graph %d nodes",
+                 (int)s->n, (int)s->req->doc.g.n);
+        return -1;
+    }
     return 0;
 }
 

@@ -39,5 +39,37 @@ class ShutdownKeepsEngineTime(unittest.TestCase):
         self.assertEqual(d.stop(), 0)
 
 
+class DamagedCheckpoint(unittest.TestCase):
+    """A stored layout whose length does not match its job's graph (bytes
+    changed inside a value pass SQLite's quick_check) was rendered anyway:
+    the solution read past the end of the layout and served 200 with
+    coordinates from beyond it. It answers 500 now, as a request that does
+    not parse does."""
+
+    def test_short_layout_is_refused(self):
+        need_binaries(self)
+        g = gen_graph("random", 40, seed=2)
+        d = Daemon("--cpu-workers", "1")
+        self.addCleanup(d.cleanup)
+        d.start()
+        job = d.submit(g, budget_s=0.2)
+        self.assertEqual(d.wait(job)["state"], "succeeded")
+        self.assertEqual(d.get("/jobs/%s/solution" % job).status, 200)
+        self.assertEqual(d.stop(), 0)
+        db = sqlite3.connect(os.path.join(d.dir, "jobs.db"))
+        db.execute("UPDATE checkpoints SET n = 1, layout = zeroblob(8)")
+        db.commit()
+        db.close()
+        d.start()
+        for path in ("/jobs/%s/solution", "/jobs/%s/solution.svg"):
+            r = d.get(path % job)
+            self.assertEqual(r.status, 500, r.body[:300])
+            self.assertIn("1 points, the graph 40 nodes", r.json()["error"]["message"])
+        r = d.request("POST", "/jobs", body={"graph": g, "budget_s": 0.2, "init_from": job})
+        self.assertEqual(r.status, 500, r.body[:300])
+        self.assertEqual(d.get("/healthz").status, 200)
+        self.assertEqual(d.stop(), 0)
+
+
 if __name__ == "__main__":
     unittest.main()
