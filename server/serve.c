@@ -317,22 +317,31 @@ static int read_token(const char *path, char **out, char *err, size_t errlen)
         return LCN_EIO;
     }
     char buf[4096];
-    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    size_t n = fread(buf, 1, sizeof buf, f);
     fclose(f);
-    buf[n] = 0;
-    char *s = buf;
-    while (*s == ' ' || *s == '\t' || *s == '\n' || *s == '\r')
-        s++;
-    size_t len = strlen(s);
-    while (len &&
-           (s[len - 1] == ' ' || s[len - 1] == '\t' || s[len - 1] == '\n' || s[len - 1] == '\r'))
-        s[--len] = 0;
-    if (len < 16 || strpbrk(s, " \t\r\n")) {
-        snprintf(err, errlen, "token_file %s: the token must be one word of at least 16 bytes",
+    if (n == sizeof buf) {
+        /* a longer token was cut, and every client locked out */
+        snprintf(err, errlen, "token_file %s: longer than %zu bytes", path, sizeof buf - 1);
+        return LCN_EINVAL;
+    }
+    size_t lo = 0, hi = n;
+    while (lo < hi && buf[lo] && strchr(" \t\r\n", buf[lo]))
+        lo++;
+    while (hi > lo && buf[hi - 1] && strchr(" \t\r\n", buf[hi - 1]))
+        hi--;
+    /* only visible ASCII: a NUL cut the token short (its prefix opened the
+     * API), and control bytes cannot be sent in a header */
+    int visible = 1;
+    for (size_t i = lo; i < hi; i++)
+        visible &= buf[i] > ' ' && buf[i] < 0x7f;
+    if (hi - lo < 16 || !visible) {
+        snprintf(err, errlen,
+                 "token_file %s: the token must be one word of at least 16 bytes of visible ASCII",
                  path);
         return LCN_EINVAL;
     }
-    *out = xstrdup(s);
+    buf[hi] = 0;
+    *out = xstrdup(buf + lo);
     return 0;
 }
 

@@ -71,5 +71,29 @@ class DamagedCheckpoint(unittest.TestCase):
         self.assertEqual(d.stop(), 0)
 
 
+class TokenFile(unittest.TestCase):
+    """A token file was read into 4,095 bytes and as a C string: a longer
+    token was cut (every client, sending the whole token, got 401), and a
+    NUL byte ended the token (its prefix before the NUL opened the API).
+    Both are refused at start now, like a token too short."""
+
+    def start_with(self, content):
+        d = Daemon()
+        self.addCleanup(d.cleanup)
+        tf = os.path.join(d.dir, "token")
+        with open(tf, "wb") as f:
+            f.write(content)
+        return d, d.start(extra=["--token-file", tf], expect_fail=True)
+
+    def test_long_and_binary_tokens_refused(self):
+        need_binaries(self)
+        for content, why in ((b"a" * 5000 + b"\n", "longer than 4095 bytes"),
+                             (b"abcdefghijklmnop\0secret-part\n", "visible ASCII"),
+                             (b"abcdefghijklmnop\x01\n", "visible ASCII")):
+            d, rc = self.start_with(content)
+            self.assertEqual(rc, 2, content[:40])
+            self.assertIn(why, d.read_stderr())
+
+
 if __name__ == "__main__":
     unittest.main()
