@@ -1449,12 +1449,21 @@ void http_respond_stream(struct http_req *r, const char *content_type, http_stre
             cl(arg);
         return;
     }
+    http_add_header(r, "Cache-Control", "no-cache");
+    http_add_header(r, "X-Accel-Buffering", "no");
+    if (!strcmp(r->method, "HEAD")) {
+        /* the header alone: MHD would end the stream with the chunked
+         * terminator, a body that a HEAD answer must not have (the next
+         * answer on the connection would be read from it) */
+        if (cl)
+            cl(arg);
+        http_respond(r, 200, content_type, NULL, 0);
+        return;
+    }
     r->is_stream = 1;
     r->rd = rd;
     r->cl = cl;
     r->stream_arg = arg;
-    http_add_header(r, "Cache-Control", "no-cache");
-    http_add_header(r, "X-Accel-Buffering", "no");
     r->has_resp = 1;
     r->resp_status = 200;
     r->resp_type = xstrdup(content_type);

@@ -6,13 +6,14 @@ liveness bounds for a loaded machine.
 
 import os
 import re
+import socket
 import sqlite3
 import sys
 import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from lcnd_harness import Daemon, gen_graph, need_binaries  # noqa: E402
+from lcnd_harness import WAIT, Daemon, gen_graph, need_binaries, tiny_graph  # noqa: E402
 
 
 class ShutdownKeepsEngineTime(unittest.TestCase):
@@ -93,6 +94,41 @@ class TokenFile(unittest.TestCase):
             d, rc = self.start_with(content)
             self.assertEqual(rc, 2, content[:40])
             self.assertIn(why, d.read_stderr())
+
+
+class HeadOnAStream(unittest.TestCase):
+    """HEAD /jobs/<id>/progress with Accept: text/event-stream answered the
+    stream's header and then the chunked terminator "0\\r\\n\\r\\n", a body
+    a HEAD answer must not have: on a keep-alive connection (a proxy's
+    pool) the next answer was read from "0" on, a desync."""
+
+    def test_head_answer_has_no_body(self):
+        need_binaries(self)
+        d = Daemon("--cpu-workers", "1")
+        self.addCleanup(d.cleanup)
+        d.start()
+        job = d.submit(tiny_graph(), budget_s=0.1)
+        d.wait(job)
+        host, port = d.addr.rsplit(":", 1)
+        with socket.create_connection((host, int(port)), timeout=WAIT) as s:
+            s.sendall(("HEAD /jobs/%s/progress HTTP/1.1\r\nHost: x\r\n"
+                       "Accept: text/event-stream\r\n\r\n" % job).encode())
+            head = b""
+            while b"\r\n\r\n" not in head:
+                head += s.recv(4096)
+            self.assertTrue(head.startswith(b"HTTP/1.1 200"), head)
+            s.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+            rest = head.split(b"\r\n\r\n", 1)[1]
+            while True:
+                chunk = s.recv(4096)
+                if not chunk:
+                    break
+                rest += chunk
+        self.assertTrue(rest.startswith(b"HTTP/1.1 200"), rest[:80])
+        self.assertTrue(rest.endswith(b'{"status":"ok"}\n'), rest[-80:])
+        metrics = d.get("/metrics").body.decode()
+        self.assertIn("\nlcn_sse_streams 0\n", metrics)
+        self.assertEqual(d.stop(), 0)
 
 
 if __name__ == "__main__":
