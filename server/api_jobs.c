@@ -545,6 +545,25 @@ static int is_json_type(const char *ct)
     return *ct == 0 || *ct == ';';
 }
 
+/* A request field given twice as a query argument (which one counts would
+ * depend on the parser: a proxy may read the other one), or holding %00,
+ * which the HTTP layer leaves encoded (http.c): 400 at the argument.
+ * Returns -1 when answered. */
+static int query_refused(struct http_req *r)
+{
+    for (int i = 0; i < JOB_QUERY_COUNT; i++) {
+        const char *k = job_query_names[i], *v = http_query(r, k);
+        const char *why = http_query_count(r, k) > 1 ? "query argument given more than once"
+                          : v && strstr(v, "%00")    ? "query argument holds %00 (a NUL byte)"
+                                                     : NULL;
+        if (why) {
+            http_respond_error(r, 400, "invalid_field", k, "%s", why);
+            return -1;
+        }
+    }
+    return 0;
+}
+
 void api_jobs_post(struct http_req *r, void *ctx)
 {
     struct api *a = ctx;
@@ -553,7 +572,7 @@ void api_jobs_post(struct http_req *r, void *ctx)
                            "POST /jobs takes application/json");
         return;
     }
-    if (admission(r, a))
+    if (admission(r, a) || query_refused(r))
         return;
     struct parse_work *pw = xcalloc(1, sizeof *pw);
     pw->w.data = pw;

@@ -1322,6 +1322,28 @@ const char *http_query(const struct http_req *r, const char *key)
     return MHD_lookup_connection_value(r->conn, MHD_GET_ARGUMENT_KIND, key);
 }
 
+struct query_count {
+    const char *key;
+    unsigned n;
+};
+
+static enum MHD_Result count_arg(void *cls, enum MHD_ValueKind kind, const char *key,
+                                 const char *value)
+{
+    struct query_count *q = cls;
+    (void)kind;
+    (void)value;
+    q->n += key && !strcmp(key, q->key);
+    return MHD_YES;
+}
+
+unsigned http_query_count(const struct http_req *r, const char *key)
+{
+    struct query_count q = {key, 0};
+    MHD_get_connection_values(r->conn, MHD_GET_ARGUMENT_KIND, count_arg, &q);
+    return q.n;
+}
+
 const char *http_header(const struct http_req *r, const char *name)
 {
     return MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, name);

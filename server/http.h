@@ -163,6 +163,9 @@ const char *http_path(const struct http_req *r);
 const char *http_param(const struct http_req *r, int i);
 /* A query argument, or NULL. */
 const char *http_query(const struct http_req *r, const char *key);
+/* How many times the query argument key was given (http_query returns the
+ * first). */
+unsigned http_query_count(const struct http_req *r, const char *key);
 /* A request header (case-insensitive), or NULL. */
 const char *http_header(const struct http_req *r, const char *name);
 /* The collected body (NUL-terminated; *len without the NUL). */
