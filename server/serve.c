@@ -363,8 +363,8 @@ static int mkdir_p(const char *path)
     return rc && errno != EEXIST ? -1 : 0;
 }
 
-/* Creates the state directory and takes its lock for the life of the
- * process (the descriptor is never closed). Only a lock held elsewhere
+/* Creates the state directory and takes its locks for the life of the
+ * process (the descriptors are never closed). Only a lock held elsewhere
  * means another lcnd; any other failure (read-only file system, not a
  * directory, permissions) is reported with the path and the system's
  * reason, since it needs a different fix. */
@@ -396,6 +396,20 @@ static int lock_state_dir(const char *dir, char *err, size_t errlen)
         }
         snprintf(err, errlen, "state_dir %s: cannot lock %s/lcnd.lock: %s", dir, dir, strerror(e));
         return LCN_EIO;
+    }
+    /* the directory too: once lcnd.lock is deleted (a "stale" lock cleared
+     * by hand or by a tmpfiles rule), a second lcnd creates and locks a new
+     * one and opens the same store; a directory holding the store is not
+     * deleted that way. Where directories cannot be locked (some network
+     * file systems), the lock file alone stands. */
+    int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dfd >= 0 && flock(dfd, LOCK_EX | LOCK_NB)) {
+        int e = errno;
+        close(dfd);
+        if (e == EWOULDBLOCK) {
+            snprintf(err, errlen, "state_dir %s is in use by another lcnd", dir);
+            return LCN_EBUSY;
+        }
     }
     return 0;
 }

@@ -156,5 +156,30 @@ class BareGraphQueryArguments(unittest.TestCase):
         self.assertEqual(d.stop(), 0)
 
 
+class LockFileDeleted(unittest.TestCase):
+    """The state directory's lock was only a flock on lcnd.lock: once that
+    file was deleted (an operator clearing a "stale" lock, a tmpfiles
+    rule), a second lcnd created a new one, locked it and opened the same
+    jobs.db. Both recovered and ran the same jobs and issued the same ids
+    (the second's first insert failed its UNIQUE constraint, and its store
+    stayed unhealthy for good). The directory itself is locked too now."""
+
+    def test_second_daemon_refused(self):
+        need_binaries(self)
+        a = Daemon("--cpu-workers", "1")
+        self.addCleanup(a.cleanup)
+        a.start()
+        os.unlink(os.path.join(a.dir, "lcnd.lock"))
+        b = Daemon("--cpu-workers", "1", state_dir=a.dir)
+        b.port_file = os.path.join(a.dir, "b.port")
+        b.log_file = os.path.join(a.dir, "b.log")
+        self.addCleanup(b.cleanup)
+        self.assertEqual(b.start(expect_fail=True), 1)
+        self.assertIn("is in use by another lcnd", b.read_stderr())
+        job = a.submit(tiny_graph(), budget_s=0.1)
+        self.assertEqual(a.wait(job)["state"], "succeeded")
+        self.assertEqual(a.stop(), 0)
+
+
 if __name__ == "__main__":
     unittest.main()
