@@ -181,5 +181,32 @@ class LockFileDeleted(unittest.TestCase):
         self.assertEqual(a.stop(), 0)
 
 
+class LogInjection(unittest.TestCase):
+    """A job's name (or a bare graph's ?name=) went into the text log as
+    sent: a name with a newline wrote a second, forged log line (any
+    level, any job), and one with ESC wrote terminal escape sequences to
+    whoever tails the log. Control bytes are written as \\xNN now."""
+
+    def test_name_cannot_forge_a_line(self):
+        need_binaries(self)
+        d = Daemon("--cpu-workers", "1")
+        self.addCleanup(d.cleanup)
+        d.start()
+        forged = "2026-12-02T00:00:00.000Z error job j0000000000000099: FORGED"
+        job = d.submit(tiny_graph(), budget_s=0.1, name="x\n" + forged + "\x1b[31m")
+        d.wait(job)
+        r = d.request("POST", "/jobs?budget_s=0.1&name=y%0D%0A" + forged.replace(" ", "%20"),
+                      body=tiny_graph())
+        self.assertEqual(r.status, 201, r.body)
+        d.wait(r.json()["id"])
+        self.assertEqual(d.stop(), 0)
+        log = d.log()
+        for line in log.splitlines():
+            self.assertFalse(line.startswith(forged), line)
+        self.assertNotIn("\x1b", log)
+        self.assertIn("name x\\x0a" + forged + "\\x1b[31m", log)
+        self.assertIn("name y\\x0d\\x0a" + forged, log)
+
+
 if __name__ == "__main__":
     unittest.main()
