@@ -368,11 +368,43 @@ static char *wrap_text(const char *body, size_t len, const json_t *fields, size_
     return t;
 }
 
+#ifndef JSON_PARSER_MAX_DEPTH
+#define JSON_PARSER_MAX_DEPTH 2048 /* jansson_config.h since 2.14 */
+#endif
+
+/* The deepest nesting of arrays and objects in JSON text that parsed. */
+static int text_depth(const char *s, size_t len)
+{
+    int d = 0, max = 0, in_str = 0;
+    for (size_t i = 0; i < len; i++) {
+        char c = s[i];
+        if (in_str) {
+            if (c == '\\')
+                i++;
+            else if (c == '"')
+                in_str = 0;
+        } else if (c == '"') {
+            in_str = 1;
+        } else if (c == '[' || c == '{') {
+            max = LCN_MAX(max, ++d);
+        } else if (c == ']' || c == '}') {
+            d--;
+        }
+    }
+    return max;
+}
+
 /* A bare graph body: parses {"graph": root, query fields...}. */
 static int parse_bare(struct job_request *req, json_t *root, const char *body, size_t len,
                       const char *const *query, const struct job_limits *lim, struct job_error *e,
                       char **wrapped, size_t *wrapped_len)
 {
+    /* stored one level deeper, it must still parse (recovery, solutions) */
+    if (text_depth(body, len) >= JSON_PARSER_MAX_DEPTH)
+        return fail(e, 400, "bad_json", NULL,
+                    "a bare graph may nest %d levels deep, since it is stored as {\"graph\": "
+                    "GRAPH}",
+                    JSON_PARSER_MAX_DEPTH - 1);
     json_t *fields = query_fields(e, query);
     if (!fields)
         return LCN_EINVAL;
