@@ -529,6 +529,10 @@ static int start(struct lcnd *d, char *err, size_t errlen)
         return rc;
     if ((rc = lock_state_dir(d->cfg.state_dir, err, errlen)))
         return rc;
+    /* a port file left by an earlier run would send a watcher to its port
+     * while this start (recovery, a long quick_check) goes on */
+    if (*d->cfg.port_file)
+        unlink(d->cfg.port_file);
     int loopback = 0;
     if ((rc = http_listen(d->cfg.listen, &d->listen_fd, d->bound, sizeof d->bound, &loopback, err,
                           errlen)))

@@ -8,12 +8,13 @@ import os
 import re
 import socket
 import sqlite3
+import subprocess
 import sys
 import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from lcnd_harness import WAIT, Daemon, gen_graph, need_binaries, tiny_graph  # noqa: E402
+from lcnd_harness import LCND, WAIT, Daemon, gen_graph, need_binaries, tiny_graph  # noqa: E402
 
 
 class ShutdownKeepsEngineTime(unittest.TestCase):
@@ -206,6 +207,27 @@ class LogInjection(unittest.TestCase):
         self.assertNotIn("\x1b", log)
         self.assertIn("name x\\x0a" + forged + "\\x1b[31m", log)
         self.assertIn("name y\\x0d\\x0a" + forged, log)
+
+
+class StalePortFile(unittest.TestCase):
+    """The port file of an earlier run stayed in place while a new lcnd
+    started (recovery, a quick_check of a large store): a script waiting
+    for the file read the old port at once. It is removed as soon as the
+    new lcnd owns the state directory, before the long part of a start."""
+
+    def test_stale_port_file_removed_at_start(self):
+        need_binaries(self)
+        d = Daemon()
+        self.addCleanup(d.cleanup)
+        with open(d.port_file, "w") as f:
+            f.write("127.0.0.1:1\n")
+        # refused after taking the state directory: a non-loopback address
+        # without a token (not through d.start, which removes the file)
+        p = subprocess.run([LCND, "serve", "--listen", "0.0.0.0:0", "--state-dir", d.dir,
+                            "--port-file", d.port_file, "--log-file", d.log_file],
+                           capture_output=True, timeout=WAIT)
+        self.assertEqual(p.returncode, 2, p.stderr)
+        self.assertFalse(os.path.exists(d.port_file))
 
 
 if __name__ == "__main__":
