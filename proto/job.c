@@ -1,6 +1,7 @@
 #define _DEFAULT_SOURCE /* timegm */
 #include "job.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -302,16 +303,19 @@ static int is_bare_graph(const json_t *root)
 static json_t *query_value(struct job_error *e, const char *name, const char *v)
 {
     char *end;
+    /* numbers as JSON writes them: strtod and strtoll also take blanks
+     * before, hexadecimal, and (strtoll) clamp what does not fit */
     if (!strcmp(name, "budget_s")) {
         double d = strtod(v, &end);
-        if (*v && !*end && isfinite(d))
+        if (*v && !*end && isfinite(d) && !v[strspn(v, "0123456789+-.eE")])
             return json_real(d);
         fail(e, 400, "invalid_field", name, "query argument '%.40s' is not a number", v);
         return NULL;
     }
     if (!strcmp(name, "seed") || !strcmp(name, "target_k")) {
+        errno = 0;
         long long x = strtoll(v, &end, 10);
-        if (*v && !*end)
+        if (*v && !*end && errno != ERANGE && !v[strspn(v, "0123456789+-")])
             return json_integer(x);
         fail(e, 400, "invalid_field", name, "query argument '%.40s' is not an integer", v);
         return NULL;
