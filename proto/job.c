@@ -1,6 +1,7 @@
 #define _DEFAULT_SOURCE /* timegm */
 #include "job.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -302,16 +303,19 @@ static int is_bare_graph(const json_t *root)
 static json_t *query_value(struct job_error *e, const char *name, const char *v)
 {
     char *end;
+    /* numbers as JSON writes them: strtod and strtoll also take blanks
+     * before, hexadecimal, and (strtoll) clamp what does not fit */
     if (!strcmp(name, "budget_s")) {
         double d = strtod(v, &end);
-        if (*v && !*end && isfinite(d))
+        if (*v && !*end && isfinite(d) && !v[strspn(v, "0123456789+-.eE")])
             return json_real(d);
         fail(e, 400, "invalid_field", name, "query argument '%.40s' is not a number", v);
         return NULL;
     }
     if (!strcmp(name, "seed") || !strcmp(name, "target_k")) {
+        errno = 0;
         long long x = strtoll(v, &end, 10);
-        if (*v && !*end)
+        if (*v && !*end && errno != ERANGE && !v[strspn(v, "0123456789+-")])
             return json_integer(x);
         fail(e, 400, "invalid_field", name, "query argument '%.40s' is not an integer", v);
         return NULL;
@@ -368,11 +372,43 @@ static char *wrap_text(const char *body, size_t len, const json_t *fields, size_
     return t;
 }
 
+#ifndef JSON_PARSER_MAX_DEPTH
+#define JSON_PARSER_MAX_DEPTH 2048 /* jansson_config.h since 2.14 */
+#endif
+
+/* The deepest nesting of arrays and objects in JSON text that parsed. */
+static int text_depth(const char *s, size_t len)
+{
+    int d = 0, max = 0, in_str = 0;
+    for (size_t i = 0; i < len; i++) {
+        char c = s[i];
+        if (in_str) {
+            if (c == '\\')
+                i++;
+            else if (c == '"')
+                in_str = 0;
+        } else if (c == '"') {
+            in_str = 1;
+        } else if (c == '[' || c == '{') {
+            max = LCN_MAX(max, ++d);
+        } else if (c == ']' || c == '}') {
+            d--;
+        }
+    }
+    return max;
+}
+
 /* A bare graph body: parses {"graph": root, query fields...}. */
 static int parse_bare(struct job_request *req, json_t *root, const char *body, size_t len,
                       const char *const *query, const struct job_limits *lim, struct job_error *e,
                       char **wrapped, size_t *wrapped_len)
 {
+    /* stored one level deeper, it must still parse (recovery, solutions) */
+    if (text_depth(body, len) >= JSON_PARSER_MAX_DEPTH)
+        return fail(e, 400, "bad_json", NULL,
+                    "a bare graph may nest %d levels deep, since it is stored as {\"graph\": "
+                    "GRAPH}",
+                    JSON_PARSER_MAX_DEPTH - 1);
     json_t *fields = query_fields(e, query);
     if (!fields)
         return LCN_EINVAL;

@@ -229,6 +229,7 @@ struct source {
     struct job_request own;        /* read from the store when none is held */
     const struct job_request *req; /* held or &own, once source_load returned 0 */
     struct lcn_pt *layout;         /* copy, or NULL: read the checkpoint */
+    int32_t n;                     /* the points in layout */
     struct lcn_obj obj;
     double elapsed_s;
     int final;
@@ -247,6 +248,7 @@ static void source_take(struct source *s, struct api *a, struct job *j)
         size_t bytes = sizeof *j->ckpt * (size_t)j->pub.n;
         s->layout = xmalloc(bytes + 1);
         memcpy(s->layout, j->ckpt, bytes);
+        s->n = j->pub.n;
         s->obj = j->ckpt_obj;
         s->elapsed_s = j->ckpt_elapsed_s;
     }
@@ -265,6 +267,7 @@ static int source_load_layout(struct source *s)
         return -1;
     }
     s->layout = ck.layout;
+    s->n = ck.n;
     s->obj = ck.obj;
     s->elapsed_s = ck.elapsed_s;
     s->final = ck.final || s->final; /* a finished job's layout never changes */
@@ -302,6 +305,13 @@ static int source_load(struct source *s)
     if (!s->held && source_load_request(s))
         return -1;
     s->req = s->held ? s->held : &s->own;
+    if (s->n != s->req->doc.g.n) {
+        /* a damaged store: SQLite keeps no checksums of the values */
+        s->status = 500;
+        snprintf(s->msg, sizeof s->msg, "the stored layout has %d points, the graph %d nodes",
+                 (int)s->n, (int)s->req->doc.g.n);
+        return -1;
+    }
     return 0;
 }
 
@@ -535,6 +545,25 @@ static int is_json_type(const char *ct)
     return *ct == 0 || *ct == ';';
 }
 
+/* A request field given twice as a query argument (which one counts would
+ * depend on the parser: a proxy may read the other one), or holding %00,
+ * which the HTTP layer leaves encoded (http.c): 400 at the argument.
+ * Returns -1 when answered. */
+static int query_refused(struct http_req *r)
+{
+    for (int i = 0; i < JOB_QUERY_COUNT; i++) {
+        const char *k = job_query_names[i], *v = http_query(r, k);
+        const char *why = http_query_count(r, k) > 1 ? "query argument given more than once"
+                          : v && strstr(v, "%00")    ? "query argument holds %00 (a NUL byte)"
+                                                     : NULL;
+        if (why) {
+            http_respond_error(r, 400, "invalid_field", k, "%s", why);
+            return -1;
+        }
+    }
+    return 0;
+}
+
 void api_jobs_post(struct http_req *r, void *ctx)
 {
     struct api *a = ctx;
@@ -543,7 +572,7 @@ void api_jobs_post(struct http_req *r, void *ctx)
                            "POST /jobs takes application/json");
         return;
     }
-    if (admission(r, a))
+    if (admission(r, a) || query_refused(r))
         return;
     struct parse_work *pw = xcalloc(1, sizeof *pw);
     pw->w.data = pw;

@@ -1318,6 +1318,28 @@ const char *http_query(const struct http_req *r, const char *key)
     return MHD_lookup_connection_value(r->conn, MHD_GET_ARGUMENT_KIND, key);
 }
 
+struct query_count {
+    const char *key;
+    unsigned n;
+};
+
+static enum MHD_Result count_arg(void *cls, enum MHD_ValueKind kind, const char *key,
+                                 const char *value)
+{
+    struct query_count *q = cls;
+    (void)kind;
+    (void)value;
+    q->n += key && !strcmp(key, q->key);
+    return MHD_YES;
+}
+
+unsigned http_query_count(const struct http_req *r, const char *key)
+{
+    struct query_count q = {key, 0};
+    MHD_get_connection_values(r->conn, MHD_GET_ARGUMENT_KIND, count_arg, &q);
+    return q.n;
+}
+
 const char *http_header(const struct http_req *r, const char *name)
 {
     return MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, name);
@@ -1445,12 +1467,21 @@ void http_respond_stream(struct http_req *r, const char *content_type, http_stre
             cl(arg);
         return;
     }
+    http_add_header(r, "Cache-Control", "no-cache");
+    http_add_header(r, "X-Accel-Buffering", "no");
+    if (!strcmp(r->method, "HEAD")) {
+        /* the header alone: MHD would end the stream with the chunked
+         * terminator, a body that a HEAD answer must not have (the next
+         * answer on the connection would be read from it) */
+        if (cl)
+            cl(arg);
+        http_respond(r, 200, content_type, NULL, 0);
+        return;
+    }
     r->is_stream = 1;
     r->rd = rd;
     r->cl = cl;
     r->stream_arg = arg;
-    http_add_header(r, "Cache-Control", "no-cache");
-    http_add_header(r, "X-Accel-Buffering", "no");
     r->has_resp = 1;
     r->resp_status = 200;
     r->resp_type = xstrdup(content_type);

@@ -163,6 +163,9 @@ const char *http_path(const struct http_req *r);
 const char *http_param(const struct http_req *r, int i);
 /* A query argument, or NULL. */
 const char *http_query(const struct http_req *r, const char *key);
+/* How many times the query argument key was given (http_query returns the
+ * first). */
+unsigned http_query_count(const struct http_req *r, const char *key);
 /* A request header (case-insensitive), or NULL. */
 const char *http_header(const struct http_req *r, const char *name);
 /* The collected body (NUL-terminated; *len without the NUL). */
@@ -205,7 +208,8 @@ typedef ssize_t (*http_stream_read)(void *arg, char *buf, size_t max);
 /* Called once when the streamed request is finished (completed, or the
  * peer went away); the stream owner frees arg here. */
 typedef void (*http_stream_close)(void *arg);
-/* Starts a streamed 200 answer (chunked). */
+/* Starts a streamed 200 answer (chunked). A HEAD request gets the header
+ * alone: close runs at once and read never does. */
 void http_respond_stream(struct http_req *r, const char *content_type, http_stream_read rd,
                          http_stream_close cl, void *arg);
 /* Resumes a stream that returned HTTP_STREAM_WAIT (no-op otherwise). */

@@ -701,6 +701,17 @@ static int result_from_checkpoint(struct job *j, struct run *run)
     return 1;
 }
 
+/* A run stopped for the shutdown: the engine time it used counts even when
+ * it validated nothing new (its start phase), or a restart would give the
+ * job that time again, at every restart (API.md: elapsed_s is engine time
+ * summed over resumes; the next run gets the budget minus it). */
+static void keep_run_time(struct job *j, const struct run *run)
+{
+    double ran = (double)(lcn_now_ns() - run->params.start_ns) / 1e9;
+    if (ran > j->cur.elapsed_s)
+        j->cur.elapsed_s = ran;
+}
+
 static void finished(struct jobs *t, struct worker *w, struct job *j, struct run *run)
 {
     int fresh;
@@ -765,6 +776,8 @@ static void finished(struct jobs *t, struct worker *w, struct job *j, struct run
     }
     if (terminal)
         ev_state(j, op);
+    else
+        keep_run_time(j, run);
     op_status(j, op);
     op_put(t, j, op, fresh);
 

@@ -71,6 +71,21 @@ void log_close(void)
     log_path = NULL;
 }
 
+/* A text line stays one line whatever its message holds: control bytes (a
+ * job's name with a newline and a forged line after it, a terminal's
+ * escape sequences) are written as \xNN, cut at a whole escape. */
+static void escape_controls(const char *in, char *out, size_t cap)
+{
+    size_t o = 0;
+    for (const unsigned char *p = (const unsigned char *)in; *p && o + 5 < cap; p++) {
+        if (*p < 0x20 || *p == 0x7f)
+            o += (size_t)snprintf(out + o, cap - o, "\\x%02x", *p);
+        else
+            out[o++] = (char)*p;
+    }
+    out[o] = 0;
+}
+
 /* One line in the configured format; job_id < 0: not about a job. The
  * message is formatted first, so a JSON line escapes it whole. */
 static void vlog(int level, int64_t job_id, const char *fmt, va_list ap)
@@ -94,8 +109,10 @@ static void vlog(int level, int64_t job_id, const char *fmt, va_list ap)
         if (off == 0 || off > sizeof buf - 1)
             return; /* cannot be longer than msg escaped: never */
     } else {
+        char esc[sizeof buf - 64];
+        escape_controls(msg, esc, sizeof esc);
         int n = snprintf(buf, sizeof buf - 1, "%s %s %s%s%s%s", when, level_names[level],
-                         id[0] ? "job " : "", id, id[0] ? ": " : "", msg);
+                         id[0] ? "job " : "", id, id[0] ? ": " : "", esc);
         off = n < 0 ? 0 : LCN_MIN((size_t)n, sizeof buf - 2);
     }
     buf[off++] = '\n';

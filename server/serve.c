@@ -317,22 +317,31 @@ static int read_token(const char *path, char **out, char *err, size_t errlen)
         return LCN_EIO;
     }
     char buf[4096];
-    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    size_t n = fread(buf, 1, sizeof buf, f);
     fclose(f);
-    buf[n] = 0;
-    char *s = buf;
-    while (*s == ' ' || *s == '\t' || *s == '\n' || *s == '\r')
-        s++;
-    size_t len = strlen(s);
-    while (len &&
-           (s[len - 1] == ' ' || s[len - 1] == '\t' || s[len - 1] == '\n' || s[len - 1] == '\r'))
-        s[--len] = 0;
-    if (len < 16 || strpbrk(s, " \t\r\n")) {
-        snprintf(err, errlen, "token_file %s: the token must be one word of at least 16 bytes",
+    if (n == sizeof buf) {
+        /* a longer token was cut, and every client locked out */
+        snprintf(err, errlen, "token_file %s: longer than %zu bytes", path, sizeof buf - 1);
+        return LCN_EINVAL;
+    }
+    size_t lo = 0, hi = n;
+    while (lo < hi && buf[lo] && strchr(" \t\r\n", buf[lo]))
+        lo++;
+    while (hi > lo && buf[hi - 1] && strchr(" \t\r\n", buf[hi - 1]))
+        hi--;
+    /* only visible ASCII: a NUL cut the token short (its prefix opened the
+     * API), and control bytes cannot be sent in a header */
+    int visible = 1;
+    for (size_t i = lo; i < hi; i++)
+        visible &= buf[i] > ' ' && buf[i] < 0x7f;
+    if (hi - lo < 16 || !visible) {
+        snprintf(err, errlen,
+                 "token_file %s: the token must be one word of at least 16 bytes of visible ASCII",
                  path);
         return LCN_EINVAL;
     }
-    *out = xstrdup(s);
+    buf[hi] = 0;
+    *out = xstrdup(buf + lo);
     return 0;
 }
 
@@ -354,8 +363,8 @@ static int mkdir_p(const char *path)
     return rc && errno != EEXIST ? -1 : 0;
 }
 
-/* Creates the state directory and takes its lock for the life of the
- * process (the descriptor is never closed). Only a lock held elsewhere
+/* Creates the state directory and takes its locks for the life of the
+ * process (the descriptors are never closed). Only a lock held elsewhere
  * means another lcnd; any other failure (read-only file system, not a
  * directory, permissions) is reported with the path and the system's
  * reason, since it needs a different fix. */
@@ -387,6 +396,20 @@ static int lock_state_dir(const char *dir, char *err, size_t errlen)
         }
         snprintf(err, errlen, "state_dir %s: cannot lock %s/lcnd.lock: %s", dir, dir, strerror(e));
         return LCN_EIO;
+    }
+    /* the directory too: once lcnd.lock is deleted (a "stale" lock cleared
+     * by hand or by a tmpfiles rule), a second lcnd creates and locks a new
+     * one and opens the same store; a directory holding the store is not
+     * deleted that way. Where directories cannot be locked (some network
+     * file systems), the lock file alone stands. */
+    int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dfd >= 0 && flock(dfd, LOCK_EX | LOCK_NB)) {
+        int e = errno;
+        close(dfd);
+        if (e == EWOULDBLOCK) {
+            snprintf(err, errlen, "state_dir %s is in use by another lcnd", dir);
+            return LCN_EBUSY;
+        }
     }
     return 0;
 }
@@ -506,6 +529,10 @@ static int start(struct lcnd *d, char *err, size_t errlen)
         return rc;
     if ((rc = lock_state_dir(d->cfg.state_dir, err, errlen)))
         return rc;
+    /* a port file left by an earlier run would send a watcher to its port
+     * while this start (recovery, a long quick_check) goes on */
+    if (*d->cfg.port_file)
+        unlink(d->cfg.port_file);
     int loopback = 0;
     if ((rc = http_listen(d->cfg.listen, &d->listen_fd, d->bound, sizeof d->bound, &loopback, err,
                           errlen)))

@@ -535,6 +535,15 @@ static void test_bare_graph(void **state)
         job_request_parse_post(&r, G, strlen(G), big_budget, &lim, &e, &wrapped, &wlen), 0);
     assert_int_equal(e.status, 422);
     assert_string_equal(e.field, "budget_s");
+    /* only what JSON would write: no blanks, no hexadecimal, nothing clamped */
+    const char *odd[][JOB_QUERY_COUNT] = {
+        {"0x10"}, {" 5"}, {"5 "}, {NULL, "0x10"}, {NULL, " 7"}, {NULL, "99999999999999999999"}};
+    for (size_t i = 0; i < sizeof odd / sizeof odd[0]; i++) {
+        assert_int_not_equal(
+            job_request_parse_post(&r, G, strlen(G), odd[i], &lim, &e, &wrapped, &wlen), 0);
+        assert_string_equal(e.field, odd[i][0] ? "budget_s" : "seed");
+        assert_non_null(strstr(e.msg, odd[i][0] ? odd[i][0] : odd[i][1]));
+    }
     const char *bad_seed[JOB_QUERY_COUNT] = {NULL, "1x"};
     assert_int_not_equal(
         job_request_parse_post(&r, G, strlen(G), bad_seed, &lim, &e, &wrapped, &wlen), 0);
@@ -563,14 +572,56 @@ static void test_bare_graph(void **state)
         400, "invalid_field", "graph.edges[0].target", NULL);
 }
 
+/* A bare graph is stored one level deeper than it came, inside {"graph":
+ * ...}: a body at jansson's depth limit was accepted, and then its stored
+ * request never parsed again (its solution answered 500, a restart failed
+ * it as corrupt_state). Every accepted body's stored text parses. */
+static char *deep_bare(int arrays)
+{
+    size_t n = strlen(G) + 2 * (size_t)arrays + 16;
+    char *b = xmalloc(n);
+    size_t k = strlen(G) - 1; /* G without its closing brace */
+    memcpy(b, G, k);
+    k += (size_t)sprintf(b + k, ",\"m\":");
+    for (int i = 0; i < arrays; i++)
+        b[k++] = '[';
+    for (int i = 0; i < arrays; i++)
+        b[k++] = ']';
+    b[k++] = '}';
+    b[k] = 0;
+    return b;
+}
+
+static void test_bare_graph_depth(void **state)
+{
+    (void)state;
+    for (int arrays = 2040; arrays <= 2047; arrays++) {
+        char *body = deep_bare(arrays), *wrapped = NULL;
+        size_t wlen;
+        struct job_request r, back;
+        struct job_error e;
+        if (job_request_parse_post(&r, body, strlen(body), NULL, &lim, &e, &wrapped, &wlen) == 0) {
+            ok(wrapped, &back); /* what is stored reads back */
+            job_request_release(&back);
+            job_request_release(&r);
+        } else {
+            assert_int_equal(e.status, 400);
+            assert_string_equal(e.code, "bad_json");
+            assert_non_null(strstr(e.msg, "deep"));
+        }
+        free(wrapped);
+        free(body);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_defaults_and_fields), cmocka_unit_test(test_rejections),
         cmocka_unit_test(test_bare_graph),          cmocka_unit_test(test_nul_byte),
         cmocka_unit_test(test_warm_start),          cmocka_unit_test(test_status_roundtrip),
-        cmocka_unit_test(test_ids_and_events),
-        cmocka_unit_test(test_backend_names),
+        cmocka_unit_test(test_ids_and_events),      cmocka_unit_test(test_backend_names),
+        cmocka_unit_test(test_bare_graph_depth),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
