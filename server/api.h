@@ -55,6 +55,11 @@ struct waiter;
 /* Device memory lcnd holds (workspaces), 0 without a GPU. */
 typedef uint64_t (*api_gpu_memory_fn)(void *ctx);
 
+struct parse_work;
+
+/* POST bodies parsed at once in the libuv pool (4 threads by default). */
+#define API_PARSES 2
+
 struct api {
     /* wiring (api_init): borrowed, outlive the layer */
     uv_loop_t *loop;
@@ -72,6 +77,11 @@ struct api {
     int ready;              /* serving (READY=1 sent) */
     int stopping;           /* the shutdown began: no new work */
     uint64_t jobs_rejected; /* POST bodies that did not parse */
+    /* POST bodies in the thread pool (at most API_PARSES), the rest wait in
+     * arrival order (api_jobs.c), so that large bodies leave the pool's other
+     * threads to solutions and pictures */
+    int parsing;
+    struct parse_work *parse_head, *parse_tail;
     /* metrics.c: the time to answer, by route (api_routes' index, or
      * API_MAX_ROUTES for none) and method label; loop thread */
     struct histogram http_latency[API_MAX_ROUTES + 1][METRICS_METHODS];

@@ -339,6 +339,7 @@ struct parse_work {
     int rc;
     int64_t received_ns;
     struct source *src; /* a warm start's: the named job's layout and graph */
+    struct parse_work *next; /* waiting for a parse slot (api.parse_head) */
 };
 
 static void parse_cancel(void *arg, struct http_req *r)
@@ -437,10 +438,44 @@ static void parse_submit(struct parse_work *pw)
 
 static void warm_start(struct parse_work *pw);
 
+static void parse_done(uv_work_t *w, int status);
+
+/* Starts waiting parses while a slot is free; one whose client left is
+ * dropped unparsed. */
+static void parse_start_waiting(struct api *a)
+{
+    while (a->parsing < API_PARSES && a->parse_head) {
+        struct parse_work *pw = a->parse_head;
+        a->parse_head = pw->next;
+        if (!a->parse_head)
+            a->parse_tail = NULL;
+        pw->next = NULL;
+        if (!pw->r) {
+            parse_free(pw);
+            continue;
+        }
+        a->parsing++;
+        uv_queue_work(a->loop, &pw->w, parse_run, parse_done);
+    }
+}
+
+/* A parse takes a slot now or waits its turn. */
+static void parse_enqueue(struct api *a, struct parse_work *pw)
+{
+    if (a->parse_tail)
+        a->parse_tail->next = pw;
+    else
+        a->parse_head = pw;
+    a->parse_tail = pw;
+    parse_start_waiting(a);
+}
+
 static void parse_done(uv_work_t *w, int status)
 {
     (void)status;
     struct parse_work *pw = w->data;
+    pw->a->parsing--;
+    parse_start_waiting(pw->a);
     if (pw->r)
         http_set_cancel(pw->r, NULL, NULL);
     if (pw->rc) {
@@ -590,7 +625,7 @@ void api_jobs_post(struct http_req *r, void *ctx)
     pw->lim.default_budget_s = a->cfg->default_budget_s;
     http_set_cancel(r, parse_cancel, pw);
     http_suspend(r);
-    uv_queue_work(a->loop, &pw->w, parse_run, parse_done);
+    parse_enqueue(a, pw);
 }
 
 /* ------------------------------------------------------------ GET /jobs */

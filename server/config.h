@@ -47,6 +47,7 @@ struct lcnd_config {
     double sse_heartbeat_s;
     /* admission */
     int64_t max_body_bytes;
+    int64_t max_body_total_bytes;
     int64_t max_nodes;
     int64_t max_edges;
     double max_budget_s;

@@ -53,6 +53,7 @@ struct http_server {
     int quiesced, stopping, cut;
     struct http_req *live; /* every request in progress (doubly linked) */
     size_t n_live;
+    size_t body_bytes; /* request bodies held by live requests (max_body_total) */
     struct http_req *susp; /* suspended requests (doubly linked) */
     size_t n_susp;
     uint64_t codes[600];
@@ -89,7 +90,8 @@ struct http_req {
     /* body */
     char *body;
     size_t len, cap;
-    int too_large;
+    size_t held; /* body bytes counted in s->body_bytes until req_free */
+    int too_large, too_busy;
     /* early answer decided on the first call */
     int early_status;
     const char *early_why; /* 400: what is wrong with the framing */
@@ -529,6 +531,7 @@ static void req_free(struct http_req *r)
     susp_del(r);
     LCN_DLIST_UNLINK(s->live, r, lprev, lnext);
     s->n_live--;
+    s->body_bytes -= r->held;
     if (r->is_stream && r->cl)
         r->cl(r->stream_arg);
     free(r->path);
@@ -910,9 +913,25 @@ static void early_answer(struct http_req *r)
         http_respond_error(r, 413, "too_large", NULL, "request body is larger than %zu bytes",
                            r->s->cfg.max_body);
         break;
+    case 503:
+        http_add_header(r, "Retry-After", "1");
+        http_respond_error(r, 503, "busy", NULL,
+                           "request bodies held by the server would exceed %zu bytes "
+                           "(max_body_total_bytes); retry",
+                           r->s->cfg.max_body_total);
+        break;
     default:
         http_respond_error(r, 500, "internal", NULL, "bad early status %d", r->early_status);
     }
+}
+
+/* Whether n more body bytes would take the bodies held by every live request
+ * (buffered, or handed to a handler and not yet answered) past
+ * max_body_total: the bound on what concurrent uploads can make the daemon
+ * hold, since max_body bounds one request only. 0: no bound. */
+static int body_budget_spent(const struct http_server *s, size_t n)
+{
+    return s->cfg.max_body_total && s->body_bytes + n > s->cfg.max_body_total;
 }
 
 static enum MHD_Result on_access(void *cls, struct MHD_Connection *c, const char *url,
@@ -970,23 +989,28 @@ static enum MHD_Result on_access(void *cls, struct MHD_Connection *c, const char
     if (*upload_data_size) {
         size_t n = *upload_data_size;
         *upload_data_size = 0;
-        if (r->too_large)
+        if (r->too_large || r->too_busy)
             return MHD_YES;
-        if (r->len + n > s->cfg.max_body) {
-            r->too_large = 1;
+        if (r->len + n > s->cfg.max_body || body_budget_spent(s, n)) {
+            r->too_large = r->len + n > s->cfg.max_body;
+            r->too_busy = !r->too_large;
             free(r->body);
             r->body = NULL;
             r->len = r->cap = 0;
+            s->body_bytes -= r->held;
+            r->held = 0;
             return MHD_YES;
         }
         xgrow((void **)&r->body, 1, &r->cap, r->len + n + 1);
         memcpy(r->body + r->len, upload_data, n);
         r->len += n;
+        r->held += n;
+        s->body_bytes += n;
         r->body[r->len] = 0;
         return MHD_YES;
     }
-    if (r->too_large) {
-        r->early_status = 413;
+    if (r->too_large || r->too_busy) {
+        r->early_status = r->too_large ? 413 : 503;
         early_answer(r);
         return queue_resp(r);
     }

@@ -20,7 +20,9 @@
  *      (413); routes without HTTP_BODY refuse bodies. %00 in the URL stays
  *      encoded and a path that is not UTF-8 matches no route;
  *   2. the body is collected (at most max_body bytes; a chunked body that
- *      grows past it is answered 413);
+ *      grows past it is answered 413; past max_body_total bytes held by all
+ *      live requests together the body is dropped and answered 503 with
+ *      Retry-After: 1);
  *   3. the handler runs. It answers now (http_respond*), or calls
  *      http_suspend and answers later from any loop callback (a store
  *      commit, a thread-pool job); the connection is suspended meanwhile,
@@ -88,6 +90,7 @@ struct http_route {
 struct http_config {
     int listen_fd; /* a bound, listening socket (http_listen); MHD takes it over */
     size_t max_body;
+    size_t max_body_total; /* bodies held by all live requests together; 0: no bound (503 past it) */
     unsigned max_connections;
     unsigned max_connections_per_ip; /* from one client address; 0: no limit */
     unsigned connection_timeout_s;   /* idle time within a request */

@@ -612,6 +612,10 @@ static int start(struct lcnd *d, char *err, size_t errlen)
     struct http_config hc = {
         .listen_fd = d->listen_fd,
         .max_body = (size_t)d->cfg.max_body_bytes,
+        .max_body_total = (size_t)(d->cfg.max_body_total_bytes &&
+                                           d->cfg.max_body_total_bytes < d->cfg.max_body_bytes
+                                       ? d->cfg.max_body_bytes
+                                       : d->cfg.max_body_total_bytes),
         .max_connections = (unsigned)d->cfg.max_connections,
         .max_connections_per_ip = (unsigned)d->cfg.max_connections_per_ip,
         .connection_timeout_s = (unsigned)d->cfg.connection_timeout_s,

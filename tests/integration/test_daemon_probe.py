@@ -230,5 +230,72 @@ class StalePortFile(unittest.TestCase):
         self.assertFalse(os.path.exists(d.port_file))
 
 
+class BodiesHeldTogether(unittest.TestCase):
+    """max_body_bytes bounded one request's body only: concurrent uploads
+    (128 connections per address, 64 MiB each) could make the daemon hold
+    gigabytes, and four large bodies parsing at once took every thread of
+    the pool that also serves solutions. Now the bodies all live requests
+    hold are bounded (max_body_total_bytes, 503 busy past it) and at most
+    API_PARSES bodies parse at once, the rest in arrival order."""
+
+    def _open_upload(self, d, total, sent):
+        host, port = d.addr.rsplit(":", 1)
+        s = socket.create_connection((host, int(port)), timeout=WAIT)
+        s.sendall(("POST /jobs HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                   "Content-Length: %d\r\n\r\n" % total).encode())
+        s.sendall(b" " * sent)
+        return s
+
+    @staticmethod
+    def _answer(s):
+        data = b""
+        while b"\r\n\r\n" not in data:
+            chunk = s.recv(65536)
+            if not chunk:
+                break
+            data += chunk
+        return data
+
+    def test_budget_and_waiting_parses(self):
+        need_binaries(self)
+        d = Daemon("--cpu-workers", "1", "--max-body-bytes", "1500000",
+                   "--max-body-total-bytes", "2000000")
+        self.addCleanup(d.cleanup)
+        d.start()
+        a = self._open_upload(d, 1400000, 1300000)
+        self.addCleanup(a.close)
+        time.sleep(0.3)  # the daemon holds A's 1.3 MB
+        body = b'{"graph": ' + (b" " * 900000) + ('%s, "budget_s": 0.1}' % tiny_json()).encode()
+        r = d.request("POST", "/jobs", body=body)
+        self.assertEqual(r.status, 503, r.body[:300])
+        self.assertEqual(r.json()["error"]["code"], "busy")
+        self.assertEqual(r.header("Retry-After"), "1")
+        a.sendall(b" " * 100000)  # A ends: whitespace only, not JSON
+        self.assertIn(b" 400 ", self._answer(a).split(b"\r\n", 1)[0])
+        a.close()
+        r = d.request("POST", "/jobs", body=body)  # A's bytes were given back
+        self.assertEqual(r.status, 201, r.body[:300])
+        # more parses than slots, two clients leaving while theirs wait: every
+        # other one is answered, and the daemon keeps serving
+        socks = [self._open_upload(d, 200000, 199990) for _ in range(8)]  # 1.6 MB together
+        for s in socks:
+            s.sendall(b" " * 7 + b"[1]")
+        socks[3].close()
+        socks[5].close()
+        for i, s in enumerate(socks):
+            if i in (3, 5):
+                continue
+            self.assertIn(b" 400 ", self._answer(s).split(b"\r\n", 1)[0])
+            s.close()
+        job = d.submit(tiny_graph(), budget_s=0.1)
+        self.assertEqual(d.wait(job)["state"], "succeeded")
+        self.assertEqual(d.stop(), 0)
+
+
+def tiny_json():
+    import json
+    return json.dumps(tiny_graph())
+
+
 if __name__ == "__main__":
     unittest.main()
