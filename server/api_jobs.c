@@ -359,8 +359,13 @@ static int admission(struct http_req *r, struct api *a)
         shutting_down(r);
         return -1;
     }
+    char why[400];
     if (!storeq_healthy(a->sq)) {
         store_unavailable(r, "the job store is unhealthy");
+        return -1;
+    }
+    if (!jobs_shared_ready(a->jobs, why, sizeof why)) {
+        store_unavailable(r, why);
         return -1;
     }
     struct jobs_stats st;
@@ -506,7 +511,7 @@ static void warm_start(struct parse_work *pw)
     struct job *j = jobs_find(a->jobs, pw->req->init_from);
     char id[24];
     job_id_format(pw->req->init_from, id, sizeof id);
-    if (!j || (!job_state_terminal(j->pub.state) && !j->ckpt)) {
+    if (!j || (!job_state_terminal(j->pub.state) && !j->ckpt && !j->mirror)) {
         warm_refuse(pw, 422, "init_from_unusable");
         if (!j)
             snprintf(pw->err.msg, sizeof pw->err.msg, "no job %s", id);
@@ -783,11 +788,11 @@ static void render_done(uv_work_t *w, int status)
     free(rw);
 }
 
-/* 1 when j has, or (finished) may have in the store, a validated layout;
- * else answers 409 no_solution. */
+/* 1 when j has, or (finished, or run by another daemon) may have in the
+ * store, a validated layout; else answers 409 no_solution. */
 static int has_layout(struct http_req *r, struct job *j)
 {
-    if (job_state_terminal(j->pub.state) || j->ckpt)
+    if (job_state_terminal(j->pub.state) || j->ckpt || j->mirror)
         return 1;
     http_respond_error(r, 409, "no_solution", NULL, "no validated layout exists yet (state %s)",
                        job_state_name(j->pub.state));

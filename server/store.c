@@ -783,3 +783,19 @@ int store_ping(struct store *st)
     sqlite3_mutex_leave(sqlite3_db_mutex(st->r));
     return rc == SQLITE_ROW ? 0 : LCN_ESTORE;
 }
+
+int store_is_shared(const struct store *st)
+{
+    return st->pg != NULL;
+}
+
+void store_heal_elsewhere(struct store *st)
+{
+    if (st->pg)
+        pg_store_heal_elsewhere(st->pg);
+}
+
+int store_heal(struct store *st)
+{
+    return st->pg ? pg_store_heal(st->pg) : 0;
+}

@@ -34,7 +34,9 @@ static void pg_reset(void)
 {
     PGconn *c = PQconnectdb(url);
     assert_int_equal(PQstatus(c), CONNECTION_OK);
-    PGresult *r = PQexec(c, "DROP TABLE IF EXISTS meta, jobs, requests, events, checkpoints");
+    PGresult *r = PQexec(c, "DROP TABLE IF EXISTS meta, jobs, requests, events, checkpoints;"
+                            "DROP SEQUENCE IF EXISTS claims;"
+                            "DROP FUNCTION IF EXISTS lcn_now_ms(), lcn_jobs_txid() CASCADE");
     assert_int_equal(PQresultStatus(r), PGRES_COMMAND_OK);
     PQclear(r);
     PQfinish(c);
@@ -333,8 +335,9 @@ static void test_migrations(void **state)
 }
 
 /* store_open with a URL routes every call to the PostgreSQL store; a
- * second opener of the same database is refused (one lcnd per database). */
-static void test_dispatch_and_owner(void **state)
+ * second opener of the same database is welcome (several daemons share
+ * one database, issue 20) and sees the same jobs. */
+static void test_dispatch_and_sharing(void **state)
 {
     (void)state;
     struct store *st, *other = NULL;
@@ -356,14 +359,12 @@ static void test_dispatch_and_owner(void **state)
     assert_int_equal(store_load_request(st, 3, &body, &len), 0);
     assert_string_equal(body, "{\"graph\":1}");
     free(body);
-    assert_int_equal(store_open(url, STORE_SYNC_FULL, &other, err, sizeof err), LCN_ESTORE);
-    assert_null(other);
-    assert_non_null(strstr(err, "in use by another lcnd"));
-    store_close(st);
-    /* the lock goes with the connection */
     assert_int_equal(store_open(url, STORE_SYNC_FULL, &other, err, sizeof err), 0);
+    assert_true(store_is_shared(other) && store_is_shared(st));
     assert_int_equal(store_next_id(other), 4);
+    assert_int_equal(store_last_seq(other, 3), 1);
     store_close(other);
+    store_close(st);
 }
 
 /* A server that cannot be reached: a clear error, no crash. */
@@ -417,7 +418,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_twin, setup, teardown),
         cmocka_unit_test_setup_teardown(test_migrations, setup, teardown),
         cmocka_unit_test_setup_teardown(test_unreachable, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_dispatch_and_owner, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_dispatch_and_sharing, setup, teardown),
         cmocka_unit_test_setup_teardown(test_reconnect, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
