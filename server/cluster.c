@@ -175,9 +175,12 @@ static int claim_some(struct cluster *c, struct round *cl, char *err, size_t err
 /* One round; 0, or LCN_ESTORE with the reason in err. */
 static int round_run(struct cluster *c, int64_t *renewed, int *delivered, char *err, size_t errlen)
 {
-    if (!pg_queue_connected(c->q, err, errlen))
+    int conn = pg_queue_connected(c->q, err, errlen);
+    if (!conn)
         return LCN_ESTORE;
-    store_heal(c->store);
+    /* after an outage the store's read connection is dead too, though
+     * libpq only finds out at its next read: replace it now */
+    store_heal(c->store, conn == 2);
     if (renew(c, renewed, err, errlen))
         return LCN_ESTORE;
     pthread_mutex_lock(&c->mu);

@@ -135,12 +135,17 @@ static void table_del(struct jobs *t, struct job *j)
     }
 }
 
+static struct job *fetch_mirror(struct jobs *t, int64_t id);
+
 struct job *jobs_find(struct jobs *t, int64_t id)
 {
     size_t at = lower_bound(t, id);
     if (at < t->n && t->v[at]->id == id && t->v[at]->durable)
         return t->v[at];
-    return NULL;
+    /* shared queue: committed through another daemon since this one's
+     * last round (a client that POSTs through one daemon and asks another
+     * at once) */
+    return t->cl ? fetch_mirror(t, id) : NULL;
 }
 
 struct job *jobs_before(struct jobs *t, int64_t before)
@@ -1486,6 +1491,20 @@ static void pub_set(struct jobs *t, struct job *j, const struct job_status *st)
     j->pub_text = NULL;
 }
 
+/* A job first seen in the store: a mirror of its row. */
+static struct job *mirror_new(struct jobs *t, const struct job_status *st)
+{
+    struct job *j = xcalloc(1, sizeof *j);
+    j->id = st->id;
+    j->mirror = 1;
+    j->cur = *st;
+    t->waiting += st->state == JOB_QUEUED;
+    pub_set(t, j, st);
+    j->last_seq = st->progress_seq;
+    table_add(t, j);
+    return j;
+}
+
 /* This daemon no longer holds j (released, lost): its status follows the
  * store again. */
 static void become_mirror(struct jobs *t, struct job *j)
@@ -1616,17 +1635,15 @@ static void mirror_row(struct jobs *t, struct cluster_job *r)
         log_job(LOG_LEVEL_WARN, r->id, "unreadable status in the store; not shown");
         return;
     }
-    if (!j) {
-        j = xcalloc(1, sizeof *j);
-        j->id = r->id;
-        j->mirror = 1;
-        table_add(t, j);
-    } else if (!j->mirror || j->lost) {
-        return; /* a run this daemon is still stopping */
-    }
     struct job_status st = r->st;
     if (r->cancel && !job_state_terminal(st.state))
         st.cancel_requested = 1;
+    if (!j) {
+        hook_changed(t, mirror_new(t, &st));
+        return;
+    }
+    if (!j->mirror || j->lost)
+        return; /* a run this daemon is still stopping */
     int same = j->pub.state == st.state && j->pub.progress_seq == st.progress_seq &&
                j->pub.cancel_requested == st.cancel_requested;
     pub_set(t, j, &st);
@@ -1693,4 +1710,31 @@ void jobs_on_cluster_claimed(void *ctx, struct cluster_job *list)
         claimed_one(t, c);
     jobs_schedule(t);
     hook_counts(t);
+}
+
+static int fetched_row(void *ctx, int64_t id, const char *state, const char *status)
+{
+    (void)state;
+    struct job_status *st = ctx;
+    json_error_t je;
+    json_t *js = json_loads(status, 0, &je);
+    int ok = js && job_status_parse(st, js) == 0 && st->id == id;
+    json_decref(js);
+    if (!ok)
+        st->id = -1;
+    return 0;
+}
+
+/* A job this daemon has not seen yet, read from the store (a short read
+ * on the loop, like a progress page's; it fails at once while the database
+ * is unreachable). */
+static struct job *fetch_mirror(struct jobs *t, int64_t id)
+{
+    if (find_any(t, id))
+        return NULL; /* its insert is on its way back: not visible yet */
+    struct job_status st;
+    memset(&st, 0, sizeof st);
+    if (store_load_job(t->store, id, fetched_row, &st) != 1 || st.id != id)
+        return NULL;
+    return mirror_new(t, &st);
 }

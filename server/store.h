@@ -140,6 +140,10 @@ void store_fail_commits(struct store *st, int n);
 typedef int (*store_job_cb)(void *ctx, int64_t id, const char *state, const char *status);
 int store_load_jobs(struct store *st, store_job_cb cb, void *ctx);
 
+/* Calls cb for the job with this id when it exists. Returns 1 (found), 0
+ * (no such job) or LCN_ESTORE. */
+int store_load_job(struct store *st, int64_t job, store_job_cb cb, void *ctx);
+
 /* The request body of a job (malloc'd, NUL-terminated, *len without the
  * NUL). Returns 0, LCN_ENOTFOUND or LCN_ESTORE. */
 int store_load_request(struct store *st, int64_t job, char **body, size_t *len);
@@ -182,9 +186,10 @@ int store_is_shared(const struct store *st);
 /* PostgreSQL only (no-ops for SQLite): from store_heal_elsewhere on, a read
  * whose connection dropped fails at once instead of reconnecting on the
  * caller's thread, and store_heal (called by a thread that may block)
- * reconnects it. store_heal returns 0 when reads can proceed. */
+ * reconnects it, when it dropped or when force is set (the caller knows the
+ * server went away). store_heal returns 0 when reads can proceed. */
 void store_heal_elsewhere(struct store *st);
-int store_heal(struct store *st);
+int store_heal(struct store *st, int force);
 
 
 #endif

@@ -476,12 +476,12 @@ void pg_store_heal_elsewhere(struct pg_store *st)
     atomic_store(&st->heal_elsewhere, 1);
 }
 
-int pg_store_heal(struct pg_store *st)
+int pg_store_heal(struct pg_store *st, int force)
 {
     pthread_mutex_lock(&st->rmu);
     int ok = PQstatus(st->r) == CONNECTION_OK;
     pthread_mutex_unlock(&st->rmu);
-    if (ok)
+    if (ok && !force)
         return 0;
     /* connect without the mutex (readers fail fast meanwhile), then swap */
     PGconn *c = pg_connect(st->url, NULL, 0);
@@ -506,6 +506,20 @@ int pg_store_load_jobs(struct pg_store *st, store_job_cb cb, void *ctx)
             break;
     PQclear(res);
     return 0;
+}
+
+int pg_store_load_job(struct pg_store *st, int64_t job, store_job_cb cb, void *ctx)
+{
+    struct num a;
+    const char *v[1] = {num(&a, job)};
+    PGresult *res = read_q(st, "SELECT id, state, status FROM jobs WHERE id = $1", 1, v);
+    if (!res)
+        return LCN_ESTORE;
+    int found = PQntuples(res) == 1;
+    if (found)
+        cb(ctx, job, PQgetvalue(res, 0, 1), PQgetvalue(res, 0, 2));
+    PQclear(res);
+    return found;
 }
 
 /* The bytea value at (row, col) of res, unescaped into a malloc'd buffer

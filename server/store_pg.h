@@ -50,6 +50,7 @@ void pg_store_close(struct pg_store *st);
 int pg_store_apply(struct pg_store *st, struct store_op *ops, char *err, size_t errlen);
 void pg_store_fail_commits(struct pg_store *st, int n);
 int pg_store_load_jobs(struct pg_store *st, store_job_cb cb, void *ctx);
+int pg_store_load_job(struct pg_store *st, int64_t job, store_job_cb cb, void *ctx);
 int pg_store_load_request(struct pg_store *st, int64_t job, char **body, size_t *len);
 int pg_store_load_checkpoint(struct pg_store *st, int64_t job, struct store_checkpoint *ck);
 int pg_store_load_events(struct pg_store *st, int64_t job, int64_t after, int limit,
@@ -61,9 +62,10 @@ int pg_store_ping(struct pg_store *st);
 /* From now on a read whose connection dropped fails at once; pg_store_heal
  * reconnects. */
 void pg_store_heal_elsewhere(struct pg_store *st);
-/* Reconnects the read connection when it dropped (blocks the caller for up
- * to the connect timeout: not the loop). Returns 0 when it is usable. */
-int pg_store_heal(struct pg_store *st);
+/* Reconnects the read connection when it dropped, or when force is set
+ * (blocks the caller for up to the connect timeout: not the loop). Returns
+ * 0 when it is usable. */
+int pg_store_heal(struct pg_store *st, int force);
 
 /* The schema version this binary writes (the number of its migrations). */
 int pg_store_schema_version(void);

@@ -75,6 +75,7 @@ void pg_queue_close(struct pg_queue *q)
 
 int pg_queue_connected(struct pg_queue *q, char *err, size_t errlen)
 {
+    int again = 0;
     if (PQstatus(q->c) != CONNECTION_OK) {
         q->listening = 0;
         PQreset(q->c);
@@ -82,8 +83,9 @@ int pg_queue_connected(struct pg_queue *q, char *err, size_t errlen)
             pg_conn_error(q->c, err, errlen);
             return 0;
         }
+        again = 1;
     }
-    return listen_on(q, err, errlen) == 0;
+    return listen_on(q, err, errlen) ? 0 : again ? 2 : 1;
 }
 
 /* The first column of the one row of a statement as an integer, or

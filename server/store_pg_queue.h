@@ -45,8 +45,8 @@ int pg_queue_open(const char *url, const char *owner, int64_t lease_ms, struct p
                   char *err, size_t errlen);
 void pg_queue_close(struct pg_queue *q);
 
-/* 1 when the connection is usable, after one reconnection attempt when it
- * dropped (LISTEN is issued again then); else 0 with the reason in err. */
+/* 1 when the connection is usable, 2 when it is after a reconnection (it
+ * had dropped; LISTEN is issued again), else 0 with the reason in err. */
 int pg_queue_connected(struct pg_queue *q, char *err, size_t errlen);
 
 /* Gives back every claim held under this daemon's owner name (a previous
