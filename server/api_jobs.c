@@ -612,9 +612,11 @@ void api_jobs_list(struct http_req *r, void *ctx)
 
 void api_jobs_get(struct http_req *r, void *ctx)
 {
-    struct job *j = job_of(r, ctx);
+    struct api *a = ctx;
+    struct job *j = job_of(r, a);
     if (!j)
         return not_found(r);
+    jobs_refresh(a->jobs, j);
     respond_status(r, 200, j);
 }
 

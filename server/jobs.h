@@ -311,6 +311,13 @@ void jobs_on_cluster_claimed(void *ctx, struct cluster_job *list);
 void jobs_on_cluster_ids(void *ctx, int64_t first, int64_t n);
 void jobs_on_cluster_lost(void *ctx);
 
+/* Shared queue: a job another daemon runs (a mirror, not finished) takes
+ * its row's status from the store now, so that a client that saw it end
+ * through one daemon never reads it running through another (a short read
+ * on the loop; the mirror stays as it is when the read fails). Nothing
+ * without the shared queue, or for jobs this daemon runs. */
+void jobs_refresh(struct jobs *t, struct job *j);
+
 /* 1 when a job can be accepted as far as the shared queue goes (ids in
  * hand, the database reachable); else 0 with the reason. Always 1 without
  * the shared queue. */
