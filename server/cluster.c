@@ -213,13 +213,18 @@ static void *thread_main(void *arg)
     for (;;) {
         pthread_mutex_lock(&c->mu);
         int quit = c->quit;
+        uint64_t round = ++c->begun;
+        int synced = c->want_sync;
+        c->want_sync = 0;
         pthread_mutex_unlock(&c->mu);
         if (quit)
             break;
         char err[300] = "";
         int delivered = 0;
         int rc = round_run(c, &renewed, &delivered, err, sizeof err);
+        delivered |= synced;
         pthread_mutex_lock(&c->mu);
+        c->ended = round;
         if (rc && c->healthy)
             log_warn("cluster: the database cannot be reached: %s", err);
         else if (!rc && !c->healthy && c->rounds)
@@ -232,7 +237,13 @@ static void *thread_main(void *arg)
             uv_async_send(&c->async);
         if (rc)
             renewed = 0; /* renew first thing once the database is back */
-        pg_queue_wait(c->q, c->wake[0], (int)c->cfg.poll_ms);
+        pthread_mutex_lock(&c->mu);
+        int again = c->want_sync;
+        pthread_mutex_unlock(&c->mu);
+        /* a failed round waits even when a sync is wanted: no busy loop
+         * while the database is away */
+        if (!again || rc)
+            pg_queue_wait(c->q, c->wake[0], (int)c->cfg.poll_ms);
     }
     return NULL;
 }
@@ -256,6 +267,10 @@ static void on_async(uv_async_t *h)
     list_free(claims);
     if (n)
         c->cb.ids(c->cb.ctx, first, n);
+    pthread_mutex_lock(&c->mu);
+    uint64_t ended = c->ended;
+    pthread_mutex_unlock(&c->mu);
+    c->cb.synced(c->cb.sctx, ended);
 }
 
 static void on_lease_timer(uv_timer_t *t)
@@ -333,6 +348,18 @@ void cluster_want(struct cluster *c, int cpu_idle, int gpu_idle)
     pthread_mutex_unlock(&c->mu);
     if (more)
         wake(c);
+}
+
+uint64_t cluster_sync(struct cluster *c)
+{
+    pthread_mutex_lock(&c->mu);
+    uint64_t next = c->begun + 1;
+    int wake_it = !c->want_sync;
+    c->want_sync = 1;
+    pthread_mutex_unlock(&c->mu);
+    if (wake_it)
+        wake(c);
+    return next;
 }
 
 void cluster_want_ids(struct cluster *c)

@@ -63,6 +63,9 @@ struct cluster_callbacks {
     void (*ids)(void *ctx, int64_t first, int64_t n);     /* a block of ids to give out */
     void (*lost)(void *ctx);                              /* leases not renewed: stop every run */
     void *ctx;
+    /* rounds up to this one ended, after the other callbacks (its own ctx) */
+    void (*synced)(void *sctx, uint64_t round);
+    void *sctx;
 };
 
 struct cluster_config {
@@ -99,6 +102,9 @@ struct cluster {
     struct cluster_job *rows, *rows_tail, *claims, *claims_tail;
     int64_t ids_first, ids_n;
     uint64_t rounds;
+    uint64_t begun; /* rounds begun (a round's snapshot is taken after it counts) */
+    uint64_t ended; /* the last round that ended (whether it reached the database or not) */
+    int want_sync;     /* a round is wanted at once (cluster_sync) */
 
     pthread_t th;
     int wake[2]; /* pipe: the loop wakes the thread */
@@ -116,6 +122,10 @@ int cluster_start(struct cluster *c, uv_loop_t *loop, struct store *st,
 void cluster_want(struct cluster *c, int cpu_idle, int gpu_idle);
 /* The loop's block of ids runs low. */
 void cluster_want_ids(struct cluster *c);
+/* A round that begins after this call: its number (the synced callback
+ * reports it once it ended, with the rows it read); the thread is woken
+ * for it. Every commit made before the call is seen by that round. */
+uint64_t cluster_sync(struct cluster *c);
 /* A claim the loop held is over (its job ended, was released or lost). */
 void cluster_drop(struct cluster *c, int64_t claim);
 

@@ -1739,23 +1739,20 @@ static struct job *fetch_mirror(struct jobs *t, int64_t id)
     return mirror_new(t, &st);
 }
 
-void jobs_refresh(struct jobs *t, struct job *j)
+int jobs_fresh_ticket(struct jobs *t, const struct job *j, uint64_t *ticket)
 {
-    if (!t->cl || !j->mirror || j->lost || job_state_terminal(j->pub.state))
-        return;
-    struct job_status st;
-    memset(&st, 0, sizeof st);
-    if (store_load_job(t->store, j->id, fetched_row, &st) != 1 || st.id != j->id)
-        return;
-    if (!job_state_terminal(st.state) && j->pub.cancel_requested)
-        st.cancel_requested = 1; /* the cancel column, which the status may not show yet */
-    int same = j->pub.state == st.state && j->pub.progress_seq == st.progress_seq &&
-               j->pub.cancel_requested == st.cancel_requested;
-    if (same)
-        return;
-    pub_set(t, j, &st);
-    cur_set(t, j, &st);
-    if (st.progress_seq > j->last_seq)
-        j->last_seq = st.progress_seq;
-    hook_changed(t, j);
+    if (!t->cl || !j->mirror || job_state_terminal(j->pub.state))
+        return 0;
+    *ticket = cluster_sync(t->cl);
+    return 1;
+}
+
+int jobs_synced(const struct jobs *t, uint64_t ticket)
+{
+    return t->synced >= ticket;
+}
+
+void jobs_cluster_synced(struct jobs *t, uint64_t round)
+{
+    t->synced = round;
 }

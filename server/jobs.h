@@ -192,6 +192,7 @@ struct jobs {
     int64_t lease_ms;
     int64_t ids_next, ids_end; /* the block of ids this daemon gives out */
     int64_t id_block;
+    uint64_t synced; /* the last round of the cluster thread that ended */
 };
 
 /* What the table holds, for the service endpoints. */
@@ -311,12 +312,22 @@ void jobs_on_cluster_claimed(void *ctx, struct cluster_job *list);
 void jobs_on_cluster_ids(void *ctx, int64_t first, int64_t n);
 void jobs_on_cluster_lost(void *ctx);
 
-/* Shared queue: a job another daemon runs (a mirror, not finished) takes
- * its row's status from the store now, so that a client that saw it end
- * through one daemon never reads it running through another (a short read
- * on the loop; the mirror stays as it is when the read fails). Nothing
- * without the shared queue, or for jobs this daemon runs. */
-void jobs_refresh(struct jobs *t, struct job *j);
+/*
+ * Shared queue: j's status may be older than the store's (a job another
+ * daemon runs: its mirror follows the rows a round reads). Returns 1 with
+ * *ticket, a round of the cluster thread that begins after this call (it
+ * reads every commit made before), when an answer that must be at least as
+ * new as what the client saw elsewhere (GET ?min_seq) has to wait for it;
+ * else 0 (answer now: no shared queue, a job this daemon runs, a finished
+ * job). jobs_synced says when the round has ended (the synced hook runs
+ * then): whether it reached the database or not, the mirror is then as
+ * fresh as it can be.
+ */
+int jobs_fresh_ticket(struct jobs *t, const struct job *j, uint64_t *ticket);
+int jobs_synced(const struct jobs *t, uint64_t ticket);
+/* A round ended (the cluster's synced callback goes through the module
+ * that wired both, which then answers the requests waiting for it). */
+void jobs_cluster_synced(struct jobs *t, uint64_t round);
 
 /* 1 when a job can be accepted as far as the shared queue goes (ids in
  * hand, the database reachable); else 0 with the reason. Always 1 without

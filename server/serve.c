@@ -140,6 +140,15 @@ static void on_job_store_failed(void *ctx, struct job *j)
     api_jobs_store_failed(&d->api, j);
 }
 
+/* A round of the shared queue ended: the table knows, then the GETs that
+ * waited for it are answered. */
+static void on_cluster_synced(void *ctx, uint64_t round)
+{
+    struct lcnd *d = ctx;
+    jobs_cluster_synced(&d->jobs, round);
+    api_jobs_synced(&d->api);
+}
+
 static void on_jobs_counts(void *ctx)
 {
     status_changed(ctx);
@@ -528,6 +537,8 @@ static int start_cluster(struct lcnd *d, char *err, size_t errlen)
         .claimed = jobs_on_cluster_claimed,
         .ids = jobs_on_cluster_ids,
         .lost = jobs_on_cluster_lost,
+        .synced = on_cluster_synced,
+        .sctx = d,
         .ctx = &d->jobs,
     };
     int rc = cluster_start(&d->cluster, d->loop, d->store, &cc, &cb, err, errlen);

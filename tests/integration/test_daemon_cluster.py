@@ -92,7 +92,7 @@ class SharedQueue(ClusterCase):
             r.kill9()
             alive = c.others(r)
             s = alive[0].wait(job, ("succeeded",), timeout=60)
-            self.assertEqual(s["resumes"], 1)
+            self.assertGreaterEqual(s["resumes"], 1)
             self.assertGreaterEqual(s["elapsed_s"], before["elapsed_s"])
             r2 = c.runner(job, exclude=(r,))
             self.assertIn("job %s: claimed" % job, r2.log())
@@ -100,8 +100,17 @@ class SharedQueue(ClusterCase):
             alive[1].wait(job, ("succeeded",))
             events, _ = alive[1].events(job)
             states = [e["state"] for e in events if e["type"] == "state"]
-            self.assertEqual(states, ["queued", "running", "interrupted", "queued", "running",
-                                      "succeeded"])
+            # queued, running, interrupted, queued, running, succeeded; on a
+            # machine so loaded that a renewal misses its lease, one more
+            # interruption of the same shape
+            self.assertEqual(states[:3], ["queued", "running", "interrupted"])
+            self.assertEqual(states[-2:], ["running", "succeeded"])
+            self.assertEqual(states.count("interrupted"), s["resumes"])
+            for k, x in enumerate(states):
+                if x == "interrupted":
+                    self.assertEqual(states[k + 1], "queued")
+                if x == "running":
+                    self.assertEqual(states[k - 1], "queued")
             seqs = [e["seq"] for e in events]
             self.assertEqual(seqs, list(range(1, len(seqs) + 1)))
             check_solution(self, alive[1], job, g)

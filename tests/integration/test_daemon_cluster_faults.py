@@ -101,7 +101,7 @@ class DatabaseFaults(ClusterCase):
             finally:
                 pg("START")
             s = b.wait(job, ("succeeded",), timeout=60)
-            self.assertEqual(s["resumes"], 1)
+            self.assertGreaterEqual(s["resumes"], 1)
             self.assertIn("job %s: its run stopped; the result is not stored" % job, r.log())
             # the run stopped before any daemon started it again
             stopped = log_time(r.log(), "job %s: its run stopped" % job)
