@@ -82,9 +82,9 @@ class Daemon:
         raise SystemExit("%s did not start" % self.name)
 
     def kill9(self):
-        self.kills.append(time.time())
         self.proc.kill()
         self.proc.wait()
+        self.kills.append(time.time())  # the process is gone by now
 
     def stop(self):
         if self.proc and self.proc.poll() is None:
@@ -220,6 +220,10 @@ def runs_of(ds):
                 continue
             j, what = m.groups()
             if what.startswith("started on"):
+                if j in open_:  # a run cut by a SIGKILL, then this daemon's next life
+                    s = open_.pop(j)
+                    ks = [k for k in d.kills if s <= k <= t]
+                    runs.setdefault(j, []).append((d.name, s, min(ks) if ks else float("inf")))
                 open_[j] = t
             elif j in open_ and any(what.startswith(e) for e in END_RUN):
                 runs.setdefault(j, []).append((d.name, open_.pop(j), t))
@@ -245,7 +249,8 @@ def verify(a, ds, jobs, graphs, rng, tmp):
             d.start()
     runs = runs_of(ds)
     res = {"lost": [], "overlap": [], "event_order": [], "invalid": [], "unresumed": [],
-           "interrupted_jobs": 0, "interruptions": 0, "resumed_ok": 0, "states": {}}
+           "interrupted_jobs": 0, "interruptions": 0, "resumed_ok": 0, "states": {},
+           "runs_per_job": {}}
     per_job = []
     for j, v in sorted(jobs.items()):
         st, body, _ = ask(ds, rng, "GET", "/jobs/" + j)
@@ -280,6 +285,9 @@ def verify(a, ds, jobs, graphs, rng, tmp):
             if not ok:
                 res["unresumed"].append(j)
         rs = runs.get(j, [])
+        res["runs_per_job"][str(len(rs))] = res["runs_per_job"].get(str(len(rs)), 0) + 1
+        if inter and len(rs) < inter + 1:
+            res["unresumed"].append(j)  # the logs show fewer runs than the events say
         for k in range(1, len(rs)):
             if rs[k][1] < rs[k - 1][2]:
                 res["overlap"].append({"job": j, "runs": rs[k - 1:k + 1]})
@@ -449,7 +457,8 @@ def main():
         for d in ds:
             d.stop()
     manifest["chaos"] = {"jobs_acknowledged": len(jobs), "seconds": round(chaos_s, 1),
-                         "kills": kills, "refused_posts": refused, **res}
+                         "kills": kills, "kill_times": {d.name: d.kills for d in ds},
+                         "refused_posts": refused, **res}
     manifest["poll"] = poll
     manifest["cancel"] = cancel
     manifest["jobs"] = per_job
@@ -465,6 +474,7 @@ def main():
                                             len(res["event_order"]), len(res["invalid"])),
         "  interrupted jobs %d (%d interruptions), resumed to the end %d, not resumed %d" % (
             res["interrupted_jobs"], res["interruptions"], res["resumed_ok"], len(res["unresumed"])),
+        "  runs per job (daemon logs) %s" % res["runs_per_job"],
         "  POSTs refused while a daemon restarted: %d (retried through the next daemon)" % len(refused),
     ]
     for p in poll:

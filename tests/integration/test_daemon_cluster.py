@@ -58,6 +58,11 @@ class SharedQueue(ClusterCase):
             ids = [first_id] + [int(e["id"]) for e in events if "id" in e]
             self.assertEqual(ids, list(range(first_id, first_id + len(ids))))
             self.assertEqual(json.loads(events[-1]["data"])["state"], "cancelled")
+            # a status at least as new as the last event seen elsewhere
+            fresh = x.get("/jobs/%s?min_seq=%d" % (job, ids[-1]))
+            self.assertEqual(fresh.status, 200, fresh.body)
+            self.assertEqual(fresh.json()["state"], "cancelled")
+            self.assertGreaterEqual(fresh.json()["progress_seq"], ids[-1])
             # the progress pages through the third agree with the stream
             polled, page = x.events(job)
             self.assertEqual([e["seq"] for e in polled], list(range(1, ids[-1] + 1)))
