@@ -76,7 +76,12 @@ class SharedQueue(ClusterCase):
             # every daemon lists every job (the database is the file's: other
             # tests' jobs are there too)
             for d in c.daemons:
-                listed = {j["id"] for j in d.get("/jobs?limit=100").json()["jobs"]}
+                deadline = time.time() + 30  # each sees them within a round
+                while True:
+                    listed = {j["id"] for j in d.get("/jobs?limit=100").json()["jobs"]}
+                    if set(more + [job]) <= listed or time.time() > deadline:
+                        break
+                    time.sleep(0.1)
                 self.assertLessEqual(set(more + [job]), listed)
         finally:
             c.cleanup()

@@ -32,13 +32,14 @@ def wait_ready(tc, d, ready, timeout=30):
     tc.fail("%s never turned %s" % (d.addr, "ready" if ready else "not ready"))
 
 
-def log_time(log, needle):
-    """The time (seconds of the day, UTC) of the first log line with needle."""
+def log_times(log, needle):
+    """The times (seconds of the day, UTC) of the log lines with needle."""
+    out = []
     for line in log.splitlines():
         if needle in line:
             h, m, s = re.match(r"\S+T(\d+):(\d+):([\d.]+)Z", line).groups()
-            return int(h) * 3600 + int(m) * 60 + float(s)
-    return None
+            out.append(int(h) * 3600 + int(m) * 60 + float(s))
+    return out
 
 
 class DatabaseFaults(ClusterCase):
@@ -52,6 +53,7 @@ class DatabaseFaults(ClusterCase):
             b.wait(job, ("running",))
             r = c.runner(job)
             x = c.others(r)[0]
+            x.wait(job, ("running",))  # its copy has caught up before the outage
             pg("STOP")
             t0 = time.time()
             try:
@@ -104,9 +106,9 @@ class DatabaseFaults(ClusterCase):
             self.assertGreaterEqual(s["resumes"], 1)
             self.assertIn("job %s: its run stopped; the result is not stored" % job, r.log())
             # the run stopped before any daemon started it again
-            stopped = log_time(r.log(), "job %s: its run stopped" % job)
-            restarted = [log_time(d.log(), "job %s: claimed" % job) for d in c.daemons]
-            restarted = [t for t in restarted if t is not None and t > stopped - 0.001]
+            stopped = log_times(r.log(), "job %s: its run stopped" % job)[0]
+            restarted = [t for d in c.daemons for t in log_times(d.log(), "job %s: claimed" % job)
+                         if t > stopped - 0.001]
             self.assertTrue(restarted, "nobody claimed it again")
             b.wait(job, ("succeeded",))
             check_solution(self, b, job, g)
