@@ -431,7 +431,10 @@ static int ended_without_event(struct watch *w)
     /* on a fresh connection: a stopping daemon has closed its listening
      * socket, so the request fails and the reconnect loop takes over */
     lcnhttp_drop_connections(w->h);
-    char *path = client_job_path(w->id, "");
+    char suffix[48] = "";
+    if (w->cursor > 0)
+        snprintf(suffix, sizeof suffix, "?min_seq=%" PRId64, w->cursor);
+    char *path = client_job_path(w->id, suffix);
     struct lcnhttp_resp r;
     int rc = lcnhttp_request(w->h, "GET", path, NULL, 0, &r);
     free(path);
@@ -563,9 +566,15 @@ static int run_poll(struct watch *w)
     return w->timed_out ? WATCH_TIMED_OUT : 0;
 }
 
+/* The status at least as new as the events seen (min_seq: a daemon of a
+ * shared queue that does not run the job answers once it has caught up,
+ * docs/API.md; one daemon alone always has). */
 static int get_status(struct watch *w, json_t **st)
 {
-    char *path = client_job_path(w->id, "");
+    char suffix[48] = "";
+    if (w->cursor > 0)
+        snprintf(suffix, sizeof suffix, "?min_seq=%" PRId64, w->cursor);
+    char *path = client_job_path(w->id, suffix);
     int rc = client_call(w->cmd, w->h, "GET", path, NULL, st);
     free(path);
     return rc;

@@ -72,11 +72,18 @@ static const char *gpu_state(struct api *a)
 static void h_readyz(struct http_req *r, void *ctx)
 {
     struct api *a = ctx;
+    char why[400] = "";
     int store_ok = storeq_healthy(a->sq);
+    if (!store_ok)
+        snprintf(why, sizeof why, "the job store cannot commit");
+    else
+        store_ok = jobs_shared_ready(a->jobs, why, sizeof why);
     const char *gpu = gpu_state(a);
     int ready = a->ready && !a->stopping && store_ok && strcmp(gpu, "unhealthy");
     json_t *j = json_pack("{s:b, s:s, s:s}", "ready", ready, "store", store_ok ? "ok" : "unhealthy",
                           "gpu", gpu);
+    if (!store_ok && a->jobs->cl) /* the shared queue says why (issue 20) */
+        json_object_set_new(j, "reason", json_string(why));
     if (a->stopping)
         json_object_set_new(j, "stopping", json_true());
     http_respond_json(r, ready ? 200 : 503, j);

@@ -114,6 +114,8 @@ void api_heartbeat(struct api *a);
 void api_jobs_changed(struct api *a, struct job *j);
 void api_jobs_removed(struct api *a, struct job *j);
 void api_jobs_store_failed(struct api *a, struct job *j);
+/* The jobs' synced hook (shared queue: GETs waiting for a round). */
+void api_jobs_synced(struct api *a);
 
 /* api_jobs.c: answers every parked request with 503 (shutdown). */
 void api_jobs_shutdown(struct api *a);

@@ -82,7 +82,7 @@ static void respond_status(struct http_req *r, int code, struct job *j)
 
 /* ------------------------------------------------------------ waiters */
 
-enum waiter_kind { WAIT_CREATED, WAIT_TERMINAL };
+enum waiter_kind { WAIT_CREATED, WAIT_TERMINAL, WAIT_FRESH };
 
 /* A request parked on a job: on the job's watch (next) and on the layer's
  * list (gprev, gnext) that the shutdown answers. */
@@ -93,6 +93,7 @@ struct waiter {
     struct http_req *r;
     struct job *job;
     enum waiter_kind kind;
+    uint64_t ticket; /* WAIT_FRESH: the round of the shared queue it waits for */
 };
 
 /* Takes w off its job and the layer's list and frees it; the request is
@@ -116,7 +117,8 @@ static void waiter_cancel(void *arg, struct http_req *r)
     waiter_free(arg);
 }
 
-static void wait_for(struct api *a, struct http_req *r, struct job *j, enum waiter_kind kind)
+static struct waiter *wait_for(struct api *a, struct http_req *r, struct job *j,
+                               enum waiter_kind kind)
 {
     struct job_watch *jw = job_watch_get(j);
     struct waiter *w = xcalloc(1, sizeof *w);
@@ -129,6 +131,7 @@ static void wait_for(struct api *a, struct http_req *r, struct job *j, enum wait
     LCN_DLIST_PUSH(a->waiters, w, gprev, gnext);
     http_set_cancel(r, waiter_cancel, w);
     http_suspend(r);
+    return w;
 }
 
 /* The request parked as w is being answered: it is no longer cancellable
@@ -161,13 +164,14 @@ static void answer_created(struct http_req *r, const struct job *j)
 
 void api_jobs_changed(struct api *a, struct job *j)
 {
-    (void)a;
     struct waiter *w = j->watch ? j->watch->waiters : NULL;
     while (w) {
         struct waiter *next = w->next;
         enum waiter_kind kind = w->kind;
         int done = (kind == WAIT_CREATED && j->durable) ||
-                   (kind == WAIT_TERMINAL && job_state_terminal(j->pub.state));
+                   (kind == WAIT_TERMINAL && job_state_terminal(j->pub.state)) ||
+                   (kind == WAIT_FRESH && (job_state_terminal(j->pub.state) ||
+                                           jobs_synced(a->jobs, w->ticket)));
         if (done) {
             struct http_req *r = waiter_take(w);
             if (kind == WAIT_CREATED)
@@ -189,14 +193,37 @@ void api_jobs_removed(struct api *a, struct job *j)
     sse_job_end(j);
 }
 
+/* A round of the shared queue ended: the GETs that waited for it are
+ * answered with the mirror as it is now. */
+void api_jobs_synced(struct api *a)
+{
+    struct waiter *w = a->waiters;
+    while (w) {
+        struct waiter *next = w->gnext;
+        if (w->kind == WAIT_FRESH && jobs_synced(a->jobs, w->ticket)) {
+            struct job *j = w->job;
+            respond_status(waiter_take(w), 200, j);
+        }
+        w = next;
+    }
+}
+
 /* A commit that carried j's changes failed: no parked client waits for the
- * store to come back. */
+ * store to come back (a GET waiting for a round of the shared queue waits
+ * on: the round ends regardless). */
 void api_jobs_store_failed(struct api *a, struct job *j)
 {
     (void)a;
-    while (j->watch && j->watch->waiters) {
-        enum waiter_kind kind = j->watch->waiters->kind;
-        struct http_req *r = waiter_take(j->watch->waiters);
+    struct waiter *w = j->watch ? j->watch->waiters : NULL;
+    while (w) {
+        struct waiter *next = w->next;
+        enum waiter_kind kind = w->kind;
+        if (kind == WAIT_FRESH) {
+            w = next;
+            continue;
+        }
+        struct http_req *r = waiter_take(w);
+        w = next;
         if (kind == WAIT_CREATED)
             store_unavailable(r, "the job store cannot commit: the job was not created");
         else if (j->pub.cancel_requested)
@@ -370,8 +397,13 @@ static int admission(struct http_req *r, struct api *a)
         shutting_down(r);
         return -1;
     }
+    char why[400];
     if (!storeq_healthy(a->sq)) {
         store_unavailable(r, "the job store is unhealthy");
+        return -1;
+    }
+    if (!jobs_shared_ready(a->jobs, why, sizeof why)) {
+        store_unavailable(r, why);
         return -1;
     }
     struct jobs_stats st;
@@ -551,7 +583,7 @@ static void warm_start(struct parse_work *pw)
     struct job *j = jobs_find(a->jobs, pw->req->init_from);
     char id[24];
     job_id_format(pw->req->init_from, id, sizeof id);
-    if (!j || (!job_state_terminal(j->pub.state) && !j->ckpt)) {
+    if (!j || (!job_state_terminal(j->pub.state) && !j->ckpt && !j->mirror)) {
         warm_refuse(pw, 422, "init_from_unusable");
         if (!j)
             snprintf(pw->err.msg, sizeof pw->err.msg, "no job %s", id);
@@ -671,9 +703,21 @@ void api_jobs_list(struct http_req *r, void *ctx)
 
 void api_jobs_get(struct http_req *r, void *ctx)
 {
-    struct job *j = job_of(r, ctx);
+    struct api *a = ctx;
+    struct job *j = job_of(r, a);
     if (!j)
         return not_found(r);
+    /* min_seq: the client has seen the job's events up to there (through
+     * another daemon, perhaps): a mirror not there yet answers after the
+     * cluster thread's next round, which reads every commit made before */
+    int64_t min_seq;
+    if (query_int(r, "min_seq", 0, INT64_MAX / 2, 0, &min_seq))
+        return;
+    uint64_t ticket;
+    if (j->pub.progress_seq < min_seq && jobs_fresh_ticket(a->jobs, j, &ticket)) {
+        wait_for(a, r, j, WAIT_FRESH)->ticket = ticket;
+        return;
+    }
     respond_status(r, 200, j);
 }
 
@@ -847,11 +891,11 @@ static void render_done(uv_work_t *w, int status)
     free(rw);
 }
 
-/* 1 when j has, or (finished) may have in the store, a validated layout;
- * else answers 409 no_solution. */
+/* 1 when j has, or (finished, or run by another daemon) may have in the
+ * store, a validated layout; else answers 409 no_solution. */
 static int has_layout(struct http_req *r, struct job *j)
 {
-    if (job_state_terminal(j->pub.state) || j->ckpt)
+    if (job_state_terminal(j->pub.state) || j->ckpt || j->mirror)
         return 1;
     http_respond_error(r, 409, "no_solution", NULL, "no validated layout exists yet (state %s)",
                        job_state_name(j->pub.state));

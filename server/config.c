@@ -96,7 +96,16 @@ const struct opt config_options[] = {
      "directory of the job store (created when missing)"),
     ROW("store_url", OPT_STRDUP, 0, 0, "", OFF(store_url), NULL,
      "PostgreSQL job store instead of the SQLite file in state_dir: postgresql://USER@HOST/DB "
-     "(libpq URL; one lcnd per database for now)"),
+     "(libpq URL); every lcnd on the same database serves one shared queue"),
+    ROW("lease_s", OPT_DOUBLE, 1, 3600, "10", OFF(lease_s), NULL,
+     "store_url: a claimed job's lease; a daemon that cannot renew it stops the job, and "
+     "another resumes it once it expired"),
+    ROW("queue_poll_ms", OPT_INT, 10, 60000, "200", OFF(queue_poll_ms), NULL,
+     "store_url: the longest wait between two reads of the shared queue (jobs queued and "
+     "DELETEs wake every daemon at once)"),
+    ROW("node_name", OPT_STRDUP, 0, 0, "", OFF(node_name), NULL,
+     "store_url: this daemon's name in the job store, unique among the daemons; a restarted "
+     "daemon gives back the jobs its previous life held (empty: hostname:port)"),
     ROW("store_sync", OPT_ENUM, 0, 0, "full", OFF(store_sync), "normal|full",
      "sqlite synchronous mode: full survives power loss, normal survives a process crash"),
     ROW("resume_interrupted", OPT_BOOL, 0, 1, "true", OFF(resume_interrupted), NULL,

@@ -64,6 +64,9 @@ struct lcnd_config {
     /* store */
     char *state_dir;
     char *store_url; /* "" = the SQLite file state_dir/jobs.db */
+    double lease_s;          /* the shared queue's lease (store_url) */
+    int64_t queue_poll_ms;   /* how often the shared queue is read at most */
+    char *node_name;         /* this daemon's name in the shared queue; "" = host:port */
     enum config_sync store_sync;
     int resume_interrupted;
     int64_t retain_jobs;

@@ -135,12 +135,17 @@ static void table_del(struct jobs *t, struct job *j)
     }
 }
 
+static struct job *fetch_mirror(struct jobs *t, int64_t id);
+
 struct job *jobs_find(struct jobs *t, int64_t id)
 {
     size_t at = lower_bound(t, id);
     if (at < t->n && t->v[at]->id == id && t->v[at]->durable)
         return t->v[at];
-    return NULL;
+    /* shared queue: committed through another daemon since this one's
+     * last round (a client that POSTs through one daemon and asks another
+     * at once) */
+    return t->cl ? fetch_mirror(t, id) : NULL;
 }
 
 struct job *jobs_before(struct jobs *t, int64_t before)
@@ -257,11 +262,14 @@ static void drop_request(struct job *j)
  * op_commit submits. */
 static struct store_op *op_get(struct job *j, int *fresh)
 {
-    if (j->op && !j->op->sealed) {
+    /* an op is fenced by the claim it was made under (store.h): one made
+     * under another claim (or none) takes no more changes */
+    if (j->op && !j->op->sealed && j->op->claim == j->claim) {
         *fresh = 0;
         return j->op;
     }
     struct store_op *op = store_op_new(j->id);
+    op->claim = j->claim;
     struct jobop *jo = xcalloc(1, sizeof *jo);
     jo->job = j;
     op->owner = jo;
@@ -281,6 +289,7 @@ static void op_put(struct jobs *t, struct job *j, struct store_op *op, int fresh
 {
     if (fresh) {
         j->op = op;
+        op->lease_ms = t->lease_ms;
         storeq_submit(t->sq, op);
     }
 }
@@ -391,6 +400,8 @@ static void reached_target(struct jobs *t, struct job *j, double time_to_target_
 
 /* ------------------------------------------------------------ submit, cancel */
 
+static int64_t next_shared_id(struct jobs *t);
+
 static int gpu_fits(struct jobs *t, const struct job_request *req)
 {
     char why[200];
@@ -401,7 +412,7 @@ struct job *jobs_submit(struct jobs *t, struct job_request *req, char *body, siz
                         int64_t received_ns)
 {
     struct job *j = xcalloc(1, sizeof *j);
-    j->id = t->next_id++;
+    j->id = t->cl ? next_shared_id(t) : t->next_id++;
     j->req = req;
     j->received_ns = received_ns;
     j->admitted_ns = lcn_now_ns();
@@ -418,6 +429,7 @@ struct job *jobs_submit(struct jobs *t, struct job_request *req, char *body, siz
     op->created_ms = now;
     op->request = body;
     op->request_len = len;
+    op->backend = lcn_backend_name(req->backend);
     ev_state(j, op);
     op_status(j, op);
     op_put(t, j, op, fresh);
@@ -446,11 +458,15 @@ static void finish_state_op(struct jobs *t, struct job *j)
  * stopped that a restart would resume, and none resumes that a client was
  * told is being cancelled (recovery honours a durable request).
  */
+static void cancel_mirror(struct jobs *t, struct job *j);
+
 void jobs_cancel(struct jobs *t, struct job *j)
 {
     if (job_state_terminal(j->cur.state) || j->cur.cancel_requested)
         return;
     j->cur.cancel_requested = 1;
+    if (j->mirror)
+        return cancel_mirror(t, j);
     int fresh;
     struct store_op *op = op_get(j, &fresh);
     ((struct jobop *)op->owner)->cancel = 1;
@@ -621,6 +637,8 @@ static void start_job(struct jobs *t, struct job *j, struct worker *w)
     hook_counts(t);
 }
 
+static void want_claims(struct jobs *t);
+
 void jobs_schedule(struct jobs *t)
 {
     if (t->stopping)
@@ -638,6 +656,8 @@ void jobs_schedule(struct jobs *t)
             start_job(t, j, w);
         j = next;
     }
+    if (t->cl)
+        want_claims(t);
 }
 
 void jobs_fail_unrunnable(struct jobs *t)
@@ -712,8 +732,12 @@ static void keep_run_time(struct job *j, const struct run *run)
         j->cur.elapsed_s = ran;
 }
 
+static void lost_run_ended(struct jobs *t, struct job *j, struct run *run);
+
 static void finished(struct jobs *t, struct worker *w, struct job *j, struct run *run)
 {
+    if (j->lost)
+        return lost_run_ended(t, j, run);
     int fresh;
     result_from_checkpoint(j, run);
     struct store_op *op = op_get(j, &fresh);
@@ -779,6 +803,8 @@ static void finished(struct jobs *t, struct worker *w, struct job *j, struct run
     else
         keep_run_time(j, run);
     op_status(j, op);
+    /* shared queue: another daemon may resume it at once */
+    op->release = !terminal && t->cl;
     op_put(t, j, op, fresh);
 
     if (!terminal)
@@ -885,6 +911,9 @@ void jobs_on_report(void *ctx, struct worker *w, struct worker_report *rep)
 
 /* ------------------------------------------------------------ commits */
 
+static void lose(struct jobs *t, struct job *j, const char *why);
+static void become_mirror(struct jobs *t, struct job *j);
+
 /* What a landed commit changes in its job (none for an owner-less op). */
 static void op_landed(struct jobs *t, struct store_op *op)
 {
@@ -894,6 +923,15 @@ static void op_landed(struct jobs *t, struct store_op *op)
     struct job *j = jo->job;
     if (j->op == op)
         j->op = NULL;
+    if (op->fenced) {
+        /* the claim it was made under is not this job's any more: nothing
+         * of it was written (shared queue) */
+        free(jo);
+        op->owner = NULL;
+        if (j->claim == op->claim && j->claim)
+            lose(t, j, "its lease expired or another daemon claimed it");
+        return;
+    }
     int was_durable = j->durable;
     if (op->create)
         j->durable = 1;
@@ -922,6 +960,7 @@ static void op_landed(struct jobs *t, struct store_op *op)
         j->ckpt = NULL;
     }
     int cancel = jo->cancel;
+    int ended = jo->has_snap && job_state_terminal(jo->snap.state);
     free(jo);
     op->owner = NULL;
     if (op->remove) {
@@ -931,7 +970,17 @@ static void op_landed(struct jobs *t, struct store_op *op)
         job_free(j);
         return;
     }
-    if (op->create && !was_durable && j->cur.state == JOB_QUEUED && j->req && !j->in_queue) {
+    if (j->claim && op->claim == j->claim && (op->release || ended)) {
+        cluster_drop(t->cl, j->claim); /* nothing of it to renew any more */
+        if (op->release)
+            become_mirror(t, j);
+    }
+    if (op->create && !was_durable && t->cl && !j->claim) {
+        /* shared queue: any daemon claims it from the store */
+        j->mirror = 1;
+        drop_request(j);
+    } else if (op->create && !was_durable && j->cur.state == JOB_QUEUED && j->req &&
+               !j->in_queue) {
         queue_push(t, j, 0);
         jobs_schedule(t);
     }
@@ -998,6 +1047,12 @@ void jobs_on_store_failed(void *ctx, struct store_op *op)
         jo->cancel = 0;
         j->cur.cancel_requested = 0;
     }
+    if (op->cancel_flag && !j->pub.cancel_requested) {
+        /* a DELETE through this daemon of a job another one runs */
+        op->cancel_flag = 0;
+        jo->has_snap = 0;
+        j->cur.cancel_requested = 0;
+    }
     if (jo->has_snap && jo->snap.cancel_requested && !j->cur.cancel_requested) {
         jo->snap.cancel_requested = 0;
         free(op->status);
@@ -1008,9 +1063,20 @@ void jobs_on_store_failed(void *ctx, struct store_op *op)
 
 /* ------------------------------------------------------------ shutdown */
 
+static void release_claim(struct jobs *t, struct job *j);
+
 void jobs_stop_all(struct jobs *t)
 {
     t->stopping = 1;
+    if (t->cl) {
+        cluster_want(t->cl, -1, -1); /* no more claims */
+        /* claimed, not started: another daemon may run them at once */
+        while (t->qhead) {
+            struct job *j = t->qhead;
+            queue_del(t, j);
+            release_claim(t, j);
+        }
+    }
     for (size_t i = 0; i < t->n; i++) {
         struct job *j = t->v[i];
         if (j->run && !atomic_load(&j->run->cancel)) {
@@ -1114,6 +1180,8 @@ void jobs_retention(struct jobs *t)
         j->removing = 1;
         int fresh;
         struct store_op *op = op_get(j, &fresh);
+        if (fresh)
+            op->claim = 0; /* any daemon may delete a finished job */
         op->remove = 1;
         op_put(t, j, op, fresh);
         log_job(LOG_LEVEL_DEBUG, j->id, "deleted by retention");
@@ -1182,99 +1250,131 @@ static int load_request(struct jobs *t, struct job *j, char *why, size_t len)
     return 0;
 }
 
+enum recovered { REC_QUEUED, REC_RESUMED, REC_INTERRUPTED, REC_ENDED };
+
+/*
+ * A job the store says is queued or running, at start or when this daemon
+ * claims it (shared queue): j->req holds its parsed request (NULL: why
+ * says what is wrong), ck its checkpoint (NULL: none). Honours a durable
+ * request to cancel, fails a job whose request cannot be read, and resumes
+ * (or marks interrupted) one that was running. The caller queues what
+ * comes back REC_QUEUED or REC_RESUMED.
+ */
+static enum recovered recover_active(struct jobs *t, struct job *j, struct store_checkpoint *ck,
+                                     const char *why)
+{
+    int was_running = j->cur.state == JOB_RUNNING;
+    if (!was_running && j->cur.cancel_requested) {
+        /* its DELETE's request to cancel committed, the cancel did not */
+        j->cur.state = JOB_CANCELLED;
+        j->cur.finished_ms = lcn_wall_ms();
+        snprintf(j->cur.stop_reason, sizeof j->cur.stop_reason, "cancelled");
+        drop_request(j);
+        finish_state_op(t, j);
+        return REC_ENDED;
+    }
+    if (!j->req) {
+        set_state(t, j, JOB_FAILED);
+        fail_job(j, "corrupt_state", why);
+        finish_state_op(t, j);
+        return REC_ENDED;
+    }
+    j->gpu_fits = gpu_fits(t, j->req);
+    if (!was_running) {
+        t->waiting++;
+        return REC_QUEUED;
+    }
+    /* found running: the daemon stopped (or died) under it */
+    double done = j->cur.elapsed_s;
+    if (ck && ck->elapsed_s > done)
+        done = ck->elapsed_s;
+    j->cur.elapsed_s = done;
+    j->cur.cancel_requested = 0;
+    j->cur.state = JOB_INTERRUPTED;
+    int fresh;
+    struct store_op *op = op_get(j, &fresh);
+    ev_state(j, op);
+    if (j->pub.engine_overran)
+        log_job(LOG_LEVEL_WARN, j->id,
+                "its engine overran the budget before the restart; not resumed");
+    enum recovered out;
+    if (t->cfg->resume_interrupted && !j->pub.cancel_requested && !j->pub.engine_overran) {
+        j->cur.resumes++;
+        j->cur.state = JOB_QUEUED;
+        t->waiting++;
+        ev_state(j, op);
+        if (ck && ck->n == j->req->doc.g.n) {
+            j->resume_layout = ck->layout;
+            ck->layout = NULL;
+            j->ckpt = xmalloc(sizeof *j->ckpt * (size_t)(ck->n + 1));
+            memcpy(j->ckpt, j->resume_layout, sizeof *j->ckpt * (size_t)ck->n);
+            j->ckpt_obj = ck->obj;
+            j->ckpt_elapsed_s = ck->elapsed_s;
+            j->has_ckpt = 1;
+        }
+        j->elapsed_base = done;
+        j->resumed_now = 1;
+        out = REC_RESUMED;
+    } else {
+        j->cur.finished_ms = lcn_wall_ms();
+        if (j->pub.cancel_requested) {
+            j->cur.state = JOB_CANCELLED;
+            snprintf(j->cur.stop_reason, sizeof j->cur.stop_reason, "cancelled");
+        } else {
+            snprintf(j->cur.stop_reason, sizeof j->cur.stop_reason, "interrupted");
+        }
+        ev_state(j, op);
+        drop_request(j);
+        out = REC_INTERRUPTED;
+    }
+    op_status(j, op);
+    op_put(t, j, op, fresh);
+    return out;
+}
+
 int jobs_recover(struct jobs *t, char *err, size_t errlen)
 {
-    /* the stored next id, not the largest id left: retention may have
-     * deleted the newest jobs, and ids are never reused */
-    t->next_id = store_next_id(t->store);
-    if (t->next_id < 1) {
-        snprintf(err, errlen, "cannot read next_id from the job store");
-        return LCN_ESTORE;
-    }
     t->recover_limits.max_nodes = LCN_MAX_NODES;
     t->recover_limits.max_edges = LCN_MAX_EDGES;
     t->recover_limits.max_budget_s = 1e12;
     t->recover_limits.default_budget_s = t->cfg->default_budget_s;
+    /* the stored next id, not the largest id left: retention may have
+     * deleted the newest jobs, and ids are never reused (the shared queue
+     * takes its ids in blocks instead) */
+    t->next_id = t->cl ? 0 : store_next_id(t->store);
+    if (!t->cl && t->next_id < 1) {
+        snprintf(err, errlen, "cannot read next_id from the job store");
+        return LCN_ESTORE;
+    }
     struct recover_ctx rc = {t, 0, err, errlen};
     if (store_load_jobs(t->store, recover_row, &rc)) {
         snprintf(err, errlen, "cannot read the jobs table");
         return LCN_ESTORE;
     }
-    int resumed = 0, interrupted = 0, queued = 0;
+    if (t->cl) {
+        /* every job is a mirror: the cluster thread claims what is
+         * claimable (those a previous life of this daemon held included) */
+        for (size_t i = 0; i < t->n; i++) {
+            t->v[i]->mirror = 1;
+            t->waiting += t->v[i]->cur.state == JOB_QUEUED;
+        }
+        return 0;
+    }
+    int n[4] = {0};
     for (size_t i = 0; i < t->n; i++) {
         struct job *j = t->v[i];
         if (j->cur.state != JOB_QUEUED && j->cur.state != JOB_RUNNING)
             continue;
         char why[300] = "";
-        int was_running = j->cur.state == JOB_RUNNING;
-        if (!was_running && j->cur.cancel_requested) {
-            /* its DELETE's request to cancel committed, the cancel did not */
-            j->cur.state = JOB_CANCELLED;
-            j->cur.finished_ms = lcn_wall_ms();
-            snprintf(j->cur.stop_reason, sizeof j->cur.stop_reason, "cancelled");
-            finish_state_op(t, j);
-            continue;
-        }
-        if (load_request(t, j, why, sizeof why)) {
-            set_state(t, j, JOB_FAILED);
-            fail_job(j, "corrupt_state", why);
-            finish_state_op(t, j);
-            continue;
-        }
-        j->gpu_fits = gpu_fits(t, j->req);
-        if (!was_running) {
-            t->waiting++;
-            queued++;
-            continue;
-        }
-        /* found running: the daemon stopped (or died) under it */
+        int cancelled = j->cur.state != JOB_RUNNING && j->cur.cancel_requested;
+        if (!cancelled)
+            load_request(t, j, why, sizeof why);
         struct store_checkpoint ck;
-        int have = store_load_checkpoint(t->store, j->id, &ck) == 0;
-        double done = j->cur.elapsed_s;
-        if (have && ck.elapsed_s > done)
-            done = ck.elapsed_s;
-        j->cur.elapsed_s = done;
-        j->cur.cancel_requested = 0;
-        j->cur.state = JOB_INTERRUPTED;
-        int fresh;
-        struct store_op *op = op_get(j, &fresh);
-        ev_state(j, op);
-        if (j->pub.engine_overran)
-            log_job(LOG_LEVEL_WARN, j->id,
-                    "its engine overran the budget before the restart; not resumed");
-        if (t->cfg->resume_interrupted && !j->pub.cancel_requested && !j->pub.engine_overran) {
-            j->cur.resumes++;
-            j->cur.state = JOB_QUEUED;
-            t->waiting++;
-            ev_state(j, op);
-            if (have && ck.n == j->req->doc.g.n) {
-                j->resume_layout = ck.layout;
-                ck.layout = NULL;
-                j->ckpt = xmalloc(sizeof *j->ckpt * (size_t)(ck.n + 1));
-                memcpy(j->ckpt, j->resume_layout, sizeof *j->ckpt * (size_t)ck.n);
-                j->ckpt_obj = ck.obj;
-                j->ckpt_elapsed_s = ck.elapsed_s;
-                j->has_ckpt = 1;
-            }
-            j->elapsed_base = done;
-            j->resumed_now = 1;
-            resumed++;
-        } else {
-            j->cur.finished_ms = lcn_wall_ms();
-            if (j->pub.cancel_requested) {
-                j->cur.state = JOB_CANCELLED;
-                snprintf(j->cur.stop_reason, sizeof j->cur.stop_reason, "cancelled");
-            } else {
-                snprintf(j->cur.stop_reason, sizeof j->cur.stop_reason, "interrupted");
-            }
-            ev_state(j, op);
-            drop_request(j);
-            interrupted++;
-        }
+        int have = j->req && j->cur.state == JOB_RUNNING &&
+                   store_load_checkpoint(t->store, j->id, &ck) == 0;
+        n[recover_active(t, j, have ? &ck : NULL, why)]++;
         if (have)
             store_checkpoint_release(&ck);
-        op_status(j, op);
-        op_put(t, j, op, fresh);
     }
     /* resumed jobs go first, in id order, then the jobs that never ran */
     for (int pass = 0; pass < 2; pass++)
@@ -1283,9 +1383,9 @@ int jobs_recover(struct jobs *t, char *err, size_t errlen)
             if (j->cur.state == JOB_QUEUED && j->req && j->resumed_now == (pass == 0))
                 queue_push(t, j, 0);
         }
-    if (resumed || interrupted || queued)
-        log_info("recovered %zu jobs: %d queued, %d resumed, %d interrupted", t->n, queued, resumed,
-                 interrupted);
+    if (n[REC_QUEUED] || n[REC_RESUMED] || n[REC_INTERRUPTED])
+        log_info("recovered %zu jobs: %d queued, %d resumed, %d interrupted", t->n, n[REC_QUEUED],
+                 n[REC_RESUMED], n[REC_INTERRUPTED]);
     return 0;
 }
 
@@ -1295,4 +1395,373 @@ void jobs_release(struct jobs *t)
         job_free(t->v[i]);
     free(t->v);
     memset(t, 0, sizeof *t);
+}
+
+/* ------------------------------------------------------------ the shared queue */
+
+/* The ids left in hand before the cluster thread is asked for a block. */
+static int64_t ids_left(const struct jobs *t)
+{
+    return t->ids_end - t->ids_next;
+}
+
+static int64_t next_shared_id(struct jobs *t)
+{
+    LCN_ASSERT(ids_left(t) > 0); /* admission checks jobs_shared_ready */
+    int64_t id = t->ids_next++;
+    if (ids_left(t) == t->id_block / 2)
+        cluster_want_ids(t->cl);
+    return id;
+}
+
+void jobs_share(struct jobs *t, struct cluster *cl, int64_t lease_ms, int64_t id_block)
+{
+    t->cl = cl;
+    t->lease_ms = lease_ms;
+    t->id_block = id_block;
+}
+
+int jobs_shared_ready(struct jobs *t, char *why, size_t len)
+{
+    if (!t->cl)
+        return 1;
+    char r[300];
+    if (!cluster_healthy(t->cl, r, sizeof r)) {
+        snprintf(why, len, "the job store cannot be reached: %s", r);
+        return 0;
+    }
+    if (ids_left(t) <= 0) {
+        snprintf(why, len, "no job ids from the job store yet");
+        return 0;
+    }
+    return 1;
+}
+
+void jobs_on_cluster_ids(void *ctx, int64_t first, int64_t n)
+{
+    struct jobs *t = ctx;
+    if (ids_left(t) > 0 && t->ids_end == first) {
+        t->ids_end += n;
+    } else if (ids_left(t) > 0) {
+        /* a block not next to the one in hand: use this one up first (the
+         * ids it skips stay unused: they are never given out again) */
+        log_debug("cluster: ids %lld.. dropped for a new block", (long long)t->ids_next);
+        t->ids_next = first;
+        t->ids_end = first + n;
+    } else {
+        t->ids_next = first;
+        t->ids_end = first + n;
+    }
+}
+
+/* Idle workers the cluster thread may claim jobs for: those the jobs
+ * claimed already (in the local queue) do not take. */
+static void want_claims(struct jobs *t)
+{
+    if (t->stopping)
+        return;
+    struct worker_counts cpu, gpu;
+    worker_pool_counts(t->pool, WORKER_CPU, &cpu);
+    worker_pool_counts(t->pool, WORKER_GPU, &gpu);
+    int c = cpu.healthy - cpu.busy, g = gpu.healthy - gpu.busy;
+    for (const struct job *j = t->qhead; j; j = j->qnext) {
+        if (c > 0)
+            c--;
+        else if (g > 0)
+            g--;
+    }
+    cluster_want(t->cl, c, g);
+}
+
+/* Any job with this id, durable or not. */
+static struct job *find_any(struct jobs *t, int64_t id)
+{
+    size_t at = lower_bound(t, id);
+    return at < t->n && t->v[at]->id == id ? t->v[at] : NULL;
+}
+
+/* cur takes st, keeping the admission count (t->waiting) right. */
+static void cur_set(struct jobs *t, struct job *j, const struct job_status *st)
+{
+    t->waiting -= j->cur.state == JOB_QUEUED;
+    j->cur = *st;
+    t->waiting += j->cur.state == JOB_QUEUED;
+}
+
+/* pub takes st (a durable status: a row of the store). */
+static void pub_set(struct jobs *t, struct job *j, const struct job_status *st)
+{
+    if (j->durable)
+        t->by_state[j->pub.state]--;
+    j->pub = *st;
+    j->durable = 1;
+    t->by_state[j->pub.state]++;
+    free(j->pub_text);
+    j->pub_text = NULL;
+}
+
+/* A job first seen in the store: a mirror of its row. */
+static struct job *mirror_new(struct jobs *t, const struct job_status *st)
+{
+    struct job *j = xcalloc(1, sizeof *j);
+    j->id = st->id;
+    j->mirror = 1;
+    j->cur = *st;
+    t->waiting += st->state == JOB_QUEUED;
+    pub_set(t, j, st);
+    j->last_seq = st->progress_seq;
+    table_add(t, j);
+    return j;
+}
+
+/* This daemon no longer holds j (released, lost): its status follows the
+ * store again. */
+static void become_mirror(struct jobs *t, struct job *j)
+{
+    if (j->claim)
+        cluster_drop(t->cl, j->claim);
+    j->claim = 0;
+    j->mirror = 1;
+    queue_del(t, j);
+    drop_request(j);
+    free(j->ckpt);
+    j->ckpt = NULL;
+    j->has_ckpt = 0;
+    cur_set(t, j, &j->pub);
+}
+
+/* Gives a claim back (after the ops queued before it): any daemon may
+ * claim the job at once. */
+static void give_back(struct jobs *t, int64_t id, int64_t claim)
+{
+    struct store_op *op = store_op_new(id);
+    op->claim = claim;
+    op->lease_ms = t->lease_ms;
+    op->release = 1;
+    storeq_submit(t->sq, op);
+    cluster_drop(t->cl, claim);
+    log_job(LOG_LEVEL_INFO, id, "given back to the shared queue");
+}
+
+static void release_claim(struct jobs *t, struct job *j)
+{
+    give_back(t, j->id, j->claim);
+    become_mirror(t, j);
+}
+
+/*
+ * This daemon lost its claim on j (no renewal within the lease, or a
+ * fenced commit): a run is stopped and its result discarded
+ * (lost_run_ended), and what was not stored of it is lost; the job resumes
+ * elsewhere from its last stored checkpoint.
+ */
+static void lose(struct jobs *t, struct job *j, const char *why)
+{
+    if (j->lost)
+        return;
+    log_job(LOG_LEVEL_WARN, j->id, "no longer held by this daemon: %s", why);
+    if (j->run) {
+        j->lost = 1;
+        if (!atomic_load(&j->run->cancel)) {
+            j->run->cancel_reason = CANCEL_SHUTDOWN;
+            j->run->cancel_ns = lcn_now_ns();
+            atomic_store(&j->run->cancel, 1);
+        }
+        cluster_drop(t->cl, j->claim);
+        return;
+    }
+    become_mirror(t, j);
+}
+
+static void lost_run_ended(struct jobs *t, struct job *j, struct run *run)
+{
+    j->run = NULL;
+    j->worker = NULL;
+    t->running--;
+    run_release(run);
+    j->lost = 0;
+    log_job(LOG_LEVEL_INFO, j->id, "its run stopped; the result is not stored (claim lost)");
+    /* in case the lease has not expired in the database yet (a fenced
+     * commit): let another daemon have it now */
+    release_claim(t, j);
+    hook_counts(t);
+}
+
+void jobs_on_cluster_lost(void *ctx)
+{
+    struct jobs *t = ctx;
+    for (size_t i = 0; i < t->n; i++) {
+        struct job *j = t->v[i];
+        if (j->claim && !j->mirror && !job_state_terminal(j->cur.state))
+            lose(t, j, "the job store could not be reached for most of the lease");
+    }
+    hook_counts(t);
+}
+
+/* A DELETE of a job another daemon runs (or nobody has claimed yet): its
+ * cancel column is set, and the daemon that runs it, or claims it next,
+ * cancels it. Visible here at once (the commit's snapshot). */
+static void cancel_mirror(struct jobs *t, struct job *j)
+{
+    (void)t;
+    struct store_op *op = store_op_new(j->id);
+    struct jobop *jo = xcalloc(1, sizeof *jo);
+    jo->job = j;
+    jo->has_snap = 1;
+    jo->snap = j->pub;
+    jo->snap.cancel_requested = 1;
+    op->owner = jo;
+    op->cancel_flag = 1;
+    storeq_submit(t->sq, op);
+}
+
+/* The row of a job this daemon runs says a DELETE came through another
+ * daemon: the request is durable already (the cancel column). */
+static void cancel_from_row(struct jobs *t, struct job *j)
+{
+    log_job(LOG_LEVEL_INFO, j->id, "cancel requested through another daemon");
+    j->cur.cancel_requested = 1;
+    int fresh;
+    struct store_op *op = op_get(j, &fresh);
+    op_status(j, op);
+    op_put(t, j, op, fresh);
+    cancel_apply(t, j);
+}
+
+static void mirror_row(struct jobs *t, struct cluster_job *r)
+{
+    struct job *j = find_any(t, r->id);
+    if (j && !j->durable)
+        return; /* its insert's commit is on its way back to the loop */
+    if (j && j->claim && !j->mirror && r->claim == j->claim) {
+        if (r->cancel && !job_state_terminal(j->cur.state) && !j->cur.cancel_requested)
+            cancel_from_row(t, j);
+        return; /* its status is this daemon's own */
+    }
+    if (j && j->claim && !j->mirror && !job_state_terminal(j->cur.state))
+        lose(t, j, "another daemon claimed it");
+    if (!r->status_ok) {
+        log_job(LOG_LEVEL_WARN, r->id, "unreadable status in the store; not shown");
+        return;
+    }
+    struct job_status st = r->st;
+    if (r->cancel && !job_state_terminal(st.state))
+        st.cancel_requested = 1;
+    if (!j) {
+        hook_changed(t, mirror_new(t, &st));
+        return;
+    }
+    if (!j->mirror || j->lost)
+        return; /* a run this daemon is still stopping */
+    int same = j->pub.state == st.state && j->pub.progress_seq == st.progress_seq &&
+               j->pub.cancel_requested == st.cancel_requested;
+    pub_set(t, j, &st);
+    cur_set(t, j, &st);
+    if (st.progress_seq > j->last_seq)
+        j->last_seq = st.progress_seq;
+    if (!same)
+        hook_changed(t, j);
+}
+
+void jobs_on_cluster_rows(void *ctx, struct cluster_job *list)
+{
+    struct jobs *t = ctx;
+    for (struct cluster_job *r = list; r; r = r->next)
+        mirror_row(t, r);
+    hook_counts(t);
+}
+
+/* A job the cluster thread claimed for this daemon: it is this daemon's
+ * now, recovered the way a restart recovers its jobs (resumed from its
+ * checkpoint, resumes + 1, when another daemon's run of it was cut). */
+static void claimed_one(struct jobs *t, struct cluster_job *c)
+{
+    struct job *j = find_any(t, c->id);
+    if (!j) {
+        j = xcalloc(1, sizeof *j);
+        j->id = c->id;
+        table_add(t, j);
+    }
+    if (t->stopping || !c->status_ok || (j->claim && !j->mirror)) {
+        /* shutting down, unreadable, or a run of it is still being stopped
+         * here (lost): another daemon may have it */
+        if (!c->status_ok)
+            log_job(LOG_LEVEL_ERROR, j->id, "claimed, but its status does not parse");
+        give_back(t, c->id, c->claim);
+        return;
+    }
+    struct job_status st = c->st;
+    if (c->cancel)
+        st.cancel_requested = 1;
+    t->waiting -= j->cur.state == JOB_QUEUED; /* recover_active counts it again */
+    j->cur = st;
+    pub_set(t, j, &st);
+    j->claim = c->claim;
+    j->mirror = 0;
+    j->resumed_now = 0;
+    j->elapsed_base = 0;
+    if (c->last_seq > j->last_seq || st.progress_seq > j->last_seq)
+        j->last_seq = LCN_MAX(c->last_seq, st.progress_seq);
+    jobs_req_put(j->req);
+    j->req = c->req;
+    c->req = NULL;
+    enum recovered rec = recover_active(t, j, c->have_ck ? &c->ck : NULL, c->why);
+    if (rec == REC_QUEUED || rec == REC_RESUMED)
+        queue_push(t, j, rec == REC_RESUMED);
+    log_job(LOG_LEVEL_INFO, j->id, "claimed (claim %lld)%s", (long long)c->claim,
+            rec == REC_RESUMED ? ", resumed from its last checkpoint" : "");
+}
+
+void jobs_on_cluster_claimed(void *ctx, struct cluster_job *list)
+{
+    struct jobs *t = ctx;
+    for (struct cluster_job *c = list; c; c = c->next)
+        claimed_one(t, c);
+    jobs_schedule(t);
+    hook_counts(t);
+}
+
+static int fetched_row(void *ctx, int64_t id, const char *state, const char *status)
+{
+    (void)state;
+    struct job_status *st = ctx;
+    json_error_t je;
+    json_t *js = json_loads(status, 0, &je);
+    int ok = js && job_status_parse(st, js) == 0 && st->id == id;
+    json_decref(js);
+    if (!ok)
+        st->id = -1;
+    return 0;
+}
+
+/* A job this daemon has not seen yet, read from the store (a short read
+ * on the loop, like a progress page's; it fails at once while the database
+ * is unreachable). */
+static struct job *fetch_mirror(struct jobs *t, int64_t id)
+{
+    if (find_any(t, id))
+        return NULL; /* its insert is on its way back: not visible yet */
+    struct job_status st;
+    memset(&st, 0, sizeof st);
+    if (store_load_job(t->store, id, fetched_row, &st) != 1 || st.id != id)
+        return NULL;
+    return mirror_new(t, &st);
+}
+
+int jobs_fresh_ticket(struct jobs *t, const struct job *j, uint64_t *ticket)
+{
+    if (!t->cl || !j->mirror || job_state_terminal(j->pub.state))
+        return 0;
+    *ticket = cluster_sync(t->cl);
+    return 1;
+}
+
+int jobs_synced(const struct jobs *t, uint64_t ticket)
+{
+    return t->synced >= ticket;
+}
+
+void jobs_cluster_synced(struct jobs *t, uint64_t round)
+{
+    t->synced = round;
 }

@@ -32,6 +32,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "server/cluster.h"
 #include "server/config.h"
 #include "server/histogram.h"
 #include "job.h"
@@ -88,6 +89,16 @@ struct job {
     int64_t admitted_ns;    /* jobs_submit in this process, until its engine starts; else 0 */
     int64_t run_started_ns; /* its engine started in this process, until terminal; else 0 */
     int gpu_fits;           /* a GPU slot can hold the graph */
+
+    /* The shared queue (store_url: several daemons, cluster.h). claim: the
+     * claim under which this daemon runs or ran the job (its ops are
+     * fenced by it), 0 when it never held it; mirror: a job this daemon
+     * does not run, whose pub follows the store's rows (it holds no request
+     * or layout: its solution comes from the store); lost: the run is being
+     * stopped because the claim was lost (its result is discarded). */
+    int64_t claim;
+    int mirror;
+    int lost;
 
     /* queue links (cur.state == queued and durable) */
     struct job *qprev, *qnext;
@@ -175,6 +186,13 @@ struct jobs {
     int stopping;                      /* jobs_stop_all ran: start nothing more */
     struct jobs_timings timings;       /* GET /metrics (jobs_timings) */
     struct job_limits recover_limits;
+
+    /* the shared queue (jobs_share): NULL with the SQLite store */
+    struct cluster *cl;
+    int64_t lease_ms;
+    int64_t ids_next, ids_end; /* the block of ids this daemon gives out */
+    int64_t id_block;
+    uint64_t synced; /* the last round of the cluster thread that ended */
 };
 
 /* What the table holds, for the service endpoints. */
@@ -277,6 +295,44 @@ struct job_request *jobs_req_hold(struct job *j);
 
 /* Drops a reference to a request (frees it at zero). */
 void jobs_req_put(struct job_request *req);
+
+/*
+ * The shared queue (store_url; docs/DAEMON.md "Several daemons, one
+ * queue"). jobs_share, before jobs_recover, makes the table one of several
+ * daemons on one database: ids come in blocks from the database; a job
+ * accepted here is not queued here but committed, and any daemon's cluster
+ * thread claims it; every other job is a mirror of the store's row (its
+ * status answers GET, its events are read from the store); DELETE of a
+ * job another daemon runs sets its cancel column. The callbacks below are
+ * the cluster's (cluster.h; ctx: the struct jobs).
+ */
+void jobs_share(struct jobs *t, struct cluster *cl, int64_t lease_ms, int64_t id_block);
+void jobs_on_cluster_rows(void *ctx, struct cluster_job *list);
+void jobs_on_cluster_claimed(void *ctx, struct cluster_job *list);
+void jobs_on_cluster_ids(void *ctx, int64_t first, int64_t n);
+void jobs_on_cluster_lost(void *ctx);
+
+/*
+ * Shared queue: j's status may be older than the store's (a job another
+ * daemon runs: its mirror follows the rows a round reads). Returns 1 with
+ * *ticket, a round of the cluster thread that begins after this call (it
+ * reads every commit made before), when an answer that must be at least as
+ * new as what the client saw elsewhere (GET ?min_seq) has to wait for it;
+ * else 0 (answer now: no shared queue, a job this daemon runs, a finished
+ * job). jobs_synced says when the round has ended (the synced hook runs
+ * then): whether it reached the database or not, the mirror is then as
+ * fresh as it can be.
+ */
+int jobs_fresh_ticket(struct jobs *t, const struct job *j, uint64_t *ticket);
+int jobs_synced(const struct jobs *t, uint64_t ticket);
+/* A round ended (the cluster's synced callback goes through the module
+ * that wired both, which then answers the requests waiting for it). */
+void jobs_cluster_synced(struct jobs *t, uint64_t round);
+
+/* 1 when a job can be accepted as far as the shared queue goes (ids in
+ * hand, the database reachable); else 0 with the reason. Always 1 without
+ * the shared queue. */
+int jobs_shared_ready(struct jobs *t, char *why, size_t len);
 
 /* Frees every job (at exit). */
 void jobs_release(struct jobs *t);

@@ -88,6 +88,8 @@ struct lcnd {
     struct lcnd_engine engine;
     struct jobs jobs;
     struct api api;
+    struct cluster cluster; /* the shared queue (store_url), cluster.started when it runs */
+    char node_name[256];
 
     /* lifecycle */
     int ready; /* READY=1 sent */

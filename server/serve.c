@@ -140,6 +140,15 @@ static void on_job_store_failed(void *ctx, struct job *j)
     api_jobs_store_failed(&d->api, j);
 }
 
+/* A round of the shared queue ended: the table knows, then the GETs that
+ * waited for it are answered. */
+static void on_cluster_synced(void *ctx, uint64_t round)
+{
+    struct lcnd *d = ctx;
+    jobs_cluster_synced(&d->jobs, round);
+    api_jobs_synced(&d->api);
+}
+
 static void on_jobs_counts(void *ctx)
 {
     status_changed(ctx);
@@ -219,6 +228,7 @@ static void on_http_closed(void *arg)
     d->stop_phase = STOP_CLOSE;
     int detached = worker_pool_release(&d->pool, d->stop_deadline_ns);
     d->workers_started = 0;
+    cluster_stop(&d->cluster);
     storeq_close(&d->sq);
     if (detached) {
         /* an engine ignored its cancel flag: its last checkpoint is durable;
@@ -522,6 +532,53 @@ static int engine_setup(struct lcnd *d, char *err, size_t errlen)
     return 0;
 }
 
+/* Ids the shared queue takes from the database at a time. */
+#define CLUSTER_ID_BLOCK 64
+
+/* The shared queue (store_url): the cluster thread, once the listening
+ * socket is bound (a daemon that could not bind never gives back the claims
+ * of a live daemon of the same name), and its first block of ids. */
+static int start_cluster(struct lcnd *d, char *err, size_t errlen)
+{
+    if (d->cfg.node_name[0]) {
+        snprintf(d->node_name, sizeof d->node_name, "%s", d->cfg.node_name);
+    } else {
+        char host[200] = "";
+        gethostname(host, sizeof host - 1);
+        const char *port = strrchr(d->bound, ':');
+        snprintf(d->node_name, sizeof d->node_name, "%s:%s", host, port ? port + 1 : d->bound);
+    }
+    struct cluster_config cc = {
+        .url = d->cfg.store_url,
+        .owner = d->node_name,
+        .lease_ms = (int64_t)(d->cfg.lease_s * 1000),
+        .poll_ms = d->cfg.queue_poll_ms,
+        .id_block = CLUSTER_ID_BLOCK,
+    };
+    struct cluster_callbacks cb = {
+        .rows = jobs_on_cluster_rows,
+        .claimed = jobs_on_cluster_claimed,
+        .ids = jobs_on_cluster_ids,
+        .lost = jobs_on_cluster_lost,
+        .synced = on_cluster_synced,
+        .sctx = d,
+        .ctx = &d->jobs,
+    };
+    int rc = cluster_start(&d->cluster, d->loop, d->store, &cc, &cb, err, errlen);
+    if (rc)
+        return rc;
+    char why[400];
+    int64_t until = lcn_now_ns() + 10000000000LL;
+    while (!jobs_shared_ready(&d->jobs, why, sizeof why) && lcn_now_ns() < until)
+        uv_run(d->loop, UV_RUN_ONCE);
+    if (!jobs_shared_ready(&d->jobs, why, sizeof why)) {
+        snprintf(err, errlen, "shared queue: %s", why);
+        return LCN_ESTORE;
+    }
+    log_info("shared queue: this daemon is '%s' (lease %.1f s)", d->node_name, d->cfg.lease_s);
+    return 0;
+}
+
 static int start(struct lcnd *d, char *err, size_t errlen)
 {
     int rc;
@@ -570,6 +627,8 @@ static int start(struct lcnd *d, char *err, size_t errlen)
     struct jobs_hooks h = hooks;
     h.ctx = d;
     jobs_init(&d->jobs, &d->cfg, d->store, &d->sq, &d->pool, d->engine.gpu_fits, d, &h);
+    if (store_is_shared(d->store))
+        jobs_share(&d->jobs, &d->cluster, (int64_t)(d->cfg.lease_s * 1000), CLUSTER_ID_BLOCK);
     api_init(&d->api, d->loop, &d->cfg, &d->jobs, d->store, &d->sq, &d->pool,
              d->engine.gpu_memory_bytes, d);
     if ((rc = storeq_init(&d->sq, d->loop, d->store, jobs_on_store_done, jobs_on_store_failed,
@@ -609,6 +668,8 @@ static int start(struct lcnd *d, char *err, size_t errlen)
     jobs_fail_unrunnable(&d->jobs);
     while (!storeq_idle(&d->sq) && d->sq.healthy)
         uv_run(d->loop, UV_RUN_ONCE);
+    if (store_is_shared(d->store) && (rc = start_cluster(d, err, errlen)))
+        return rc;
     struct http_config hc = {
         .listen_fd = d->listen_fd,
         .max_body = (size_t)d->cfg.max_body_bytes,
@@ -647,6 +708,7 @@ static void start_undo(struct lcnd *d)
     }
     if (d->workers_started)
         worker_pool_release(&d->pool, lcn_now_ns() + 1000000000LL);
+    cluster_stop(&d->cluster);
     if (d->sq.started)
         storeq_close(&d->sq);
     close_own_handles(d);

@@ -662,6 +662,23 @@ int store_load_jobs(struct store *st, store_job_cb cb, void *ctx)
     return ok ? 0 : LCN_ESTORE;
 }
 
+int store_load_job(struct store *st, int64_t job, store_job_cb cb, void *ctx)
+{
+    if (st->pg)
+        return pg_store_load_job(st->pg, job, cb, ctx);
+    sqlite3_stmt *s = NULL;
+    if (sqlite3_prepare_v2(st->r, "SELECT id, state, status FROM jobs WHERE id = ?", -1, &s,
+                           NULL) != SQLITE_OK)
+        return LCN_ESTORE;
+    sqlite3_bind_int64(s, 1, job);
+    int rc = sqlite3_step(s);
+    if (rc == SQLITE_ROW)
+        cb(ctx, sqlite3_column_int64(s, 0), (const char *)sqlite3_column_text(s, 1),
+           (const char *)sqlite3_column_text(s, 2));
+    sqlite3_finalize(s);
+    return rc == SQLITE_ROW ? 1 : rc == SQLITE_DONE ? 0 : LCN_ESTORE;
+}
+
 int store_load_request(struct store *st, int64_t job, char **body, size_t *len)
 {
     if (st->pg)
@@ -782,4 +799,20 @@ int store_ping(struct store *st)
     sqlite3_reset(s);
     sqlite3_mutex_leave(sqlite3_db_mutex(st->r));
     return rc == SQLITE_ROW ? 0 : LCN_ESTORE;
+}
+
+int store_is_shared(const struct store *st)
+{
+    return st->pg != NULL;
+}
+
+void store_heal_elsewhere(struct store *st)
+{
+    if (st->pg)
+        pg_store_heal_elsewhere(st->pg);
+}
+
+int store_heal(struct store *st, int force)
+{
+    return st->pg ? pg_store_heal(st->pg, force) : 0;
 }

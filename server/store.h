@@ -75,6 +75,23 @@ struct store_op {
      * up after a failed commit (jobs.c) stays used */
     int reserve;
 
+    /* The shared queue (PostgreSQL only, store_pg.h; the SQLite store
+     * never sees these set). claim > 0: the op belongs to the run that
+     * holds this claim on the job, and is applied only while the claim is
+     * the job's and its lease has not expired (it renews the lease by
+     * lease_ms); otherwise nothing of it is written and fenced is set.
+     * release: the claim is given up after the op's writes (the job may be
+     * claimed by any daemon at once). cancel_flag: a DELETE through a
+     * daemon that does not run the job: only the job's cancel column is set
+     * (and the daemons are notified). backend: the requested backend of an
+     * inserted job (lcn_backend_name), which claims filter on. */
+    int64_t claim;
+    int64_t lease_ms;
+    int release;
+    int cancel_flag;
+    const char *backend; /* static string, not owned */
+    int fenced;          /* filled by store_apply */
+
     /* filled by store_apply */
     int rc;
     /* set by storeq once the op is part of a batch: no more changes */
@@ -123,6 +140,10 @@ void store_fail_commits(struct store *st, int n);
 typedef int (*store_job_cb)(void *ctx, int64_t id, const char *state, const char *status);
 int store_load_jobs(struct store *st, store_job_cb cb, void *ctx);
 
+/* Calls cb for the job with this id when it exists. Returns 1 (found), 0
+ * (no such job) or LCN_ESTORE. */
+int store_load_job(struct store *st, int64_t job, store_job_cb cb, void *ctx);
+
 /* The request body of a job (malloc'd, NUL-terminated, *len without the
  * NUL). Returns 0, LCN_ENOTFOUND or LCN_ESTORE. */
 int store_load_request(struct store *st, int64_t job, char **body, size_t *len);
@@ -157,6 +178,18 @@ int64_t store_next_id(struct store *st);
 
 /* A cheap liveness query on the read connection. Returns 0 or LCN_ESTORE. */
 int store_ping(struct store *st);
+
+/* 1 when the store is a PostgreSQL database (shared by several daemons:
+ * store_pg.h). */
+int store_is_shared(const struct store *st);
+
+/* PostgreSQL only (no-ops for SQLite): from store_heal_elsewhere on, a read
+ * whose connection dropped fails at once instead of reconnecting on the
+ * caller's thread, and store_heal (called by a thread that may block)
+ * reconnects it, when it dropped or when force is set (the caller knows the
+ * server went away). store_heal returns 0 when reads can proceed. */
+void store_heal_elsewhere(struct store *st);
+int store_heal(struct store *st, int force);
 
 
 #endif

@@ -4,6 +4,7 @@
  * and layouts as bytea (sent in binary, read back with PQunescapeBytea).
  */
 #include "server/store_pg.h"
+#include "server/store_pg_sql.h"
 
 #include <libpq-fe.h>
 #include <pthread.h>
@@ -33,16 +34,38 @@ static const char *const migrations[] = {
     " phi bigint NOT NULL, c bigint NOT NULL, final integer NOT NULL, n integer NOT NULL,"
     " layout bytea NOT NULL);"
     "INSERT INTO meta(key, value) VALUES ('next_id', '1');",
+    /* 2: the shared queue (store_pg_queue.c): who runs a job (owner, the
+     * claim that fences its writes, the lease), a DELETE through another
+     * daemon (cancel), what claims filter on (backend), and txid, the
+     * transaction that last wrote the row, which the daemons follow */
+    "ALTER TABLE jobs ADD COLUMN backend text NOT NULL DEFAULT 'auto',"
+    " ADD COLUMN owner text, ADD COLUMN claim bigint,"
+    " ADD COLUMN lease_until bigint NOT NULL DEFAULT 0,"
+    " ADD COLUMN cancel boolean NOT NULL DEFAULT false, ADD COLUMN txid xid8;"
+    "CREATE SEQUENCE claims;"
+    "CREATE FUNCTION lcn_now_ms() RETURNS bigint LANGUAGE sql VOLATILE AS"
+    " $$SELECT (extract(epoch FROM clock_timestamp()) * 1000)::bigint$$;"
+    "CREATE FUNCTION lcn_jobs_txid() RETURNS trigger LANGUAGE plpgsql AS"
+    " $$BEGIN NEW.txid := pg_current_xact_id(); RETURN NEW; END$$;"
+    "CREATE TRIGGER jobs_txid BEFORE INSERT OR UPDATE ON jobs FOR EACH ROW"
+    " EXECUTE FUNCTION lcn_jobs_txid();"
+    "UPDATE jobs SET txid = pg_current_xact_id();"
+    "CREATE INDEX jobs_by_txid ON jobs(txid);"
+    "CREATE INDEX jobs_active ON jobs(created_ms, id) WHERE state IN ('queued', 'running');",
 };
 #define PG_SCHEMA_VERSION ((int)LCN_ARRAY_LEN(migrations))
 #define PG_MIGRATION_LOCK 0x6c636e31 /* "lcn1": the advisory lock of migrations */
-#define PG_OWNER_LOCK 0x6c636e32     /* "lcn2": held by the one lcnd that uses the database */
 
 struct pg_store {
     PGconn *w;             /* writes: the store thread */
     PGconn *r;             /* reads: any thread, under rmu */
     pthread_mutex_t rmu;
     atomic_int fail_commits; /* test hook (store_fail_commits) */
+    /* set by pg_store_heal_elsewhere: a read whose connection dropped
+     * fails at once, and pg_store_heal (another thread) reconnects, so
+     * that the loop never waits for a connection attempt */
+    atomic_int heal_elsewhere;
+    char *url;
 };
 
 static void fmt(char *err, size_t errlen, const char *f, ...)
@@ -56,7 +79,7 @@ static void fmt(char *err, size_t errlen, const char *f, ...)
 }
 
 /* libpq's message without its trailing newline. */
-static void conn_error(PGconn *c, char *err, size_t errlen)
+void pg_conn_error(PGconn *c, char *err, size_t errlen)
 {
     const char *m = c ? PQerrorMessage(c) : "out of memory";
     size_t n = strlen(m);
@@ -75,33 +98,14 @@ int pg_store_schema_version(void)
     return PG_SCHEMA_VERSION;
 }
 
-static PGresult *run(PGconn *c, const char *sql, int n, const char *const *vals, const int *lens,
-                     char *err, size_t errlen);
 
-/* The session lock that makes this lcnd the database's only user (ids are
- * handed out by the daemon until issue 20's shared queue): 0, or LCN_ESTORE
- * when another session holds it. */
-static int take_owner_lock(PGconn *c, char *err, size_t errlen)
-{
-    char key[32];
-    snprintf(key, sizeof key, "%d", PG_OWNER_LOCK);
-    const char *v[1] = {key};
-    PGresult *res = run(c, "SELECT pg_try_advisory_lock($1::bigint)", 1, v, NULL, err, errlen);
-    int ok = res && PQgetvalue(res, 0, 0)[0] == 't';
-    if (res && !ok)
-        fmt(err, errlen, "the database is in use by another lcnd (one lcnd per database)");
-    PQclear(res);
-    return ok ? 0 : LCN_ESTORE;
-}
-
-/* A connection that is usable now: reset once when the server dropped it
- * (the write connection takes its owner lock again). */
-static int conn_ok(PGconn *c, int owner)
+/* A connection that is usable now: reset once when the server dropped it. */
+static int conn_ok(PGconn *c)
 {
     if (PQstatus(c) == CONNECTION_OK)
         return 1;
     PQreset(c);
-    return PQstatus(c) == CONNECTION_OK && (!owner || take_owner_lock(c, NULL, 0) == 0);
+    return PQstatus(c) == CONNECTION_OK;
 }
 
 /*
@@ -109,7 +113,7 @@ static int conn_ok(PGconn *c, int owner)
  * binary of that length). Returns the result (the caller clears it) when it
  * succeeded, else NULL with the message in err.
  */
-static PGresult *run(PGconn *c, const char *sql, int n, const char *const *vals, const int *lens,
+PGresult *pg_run(PGconn *c, const char *sql, int n, const char *const *vals, const int *lens,
                      char *err, size_t errlen)
 {
     int fmts[16], ls[16];
@@ -131,17 +135,17 @@ static PGresult *run(PGconn *c, const char *sql, int n, const char *const *vals,
             k--;
         fmt(err, errlen, "%.*s", (int)k, m);
     } else {
-        conn_error(c, err, errlen);
+        pg_conn_error(c, err, errlen);
     }
     PQclear(res);
     return NULL;
 }
 
 /* run for statements whose result is not needed: 0 or LCN_ESTORE. */
-static int exec(PGconn *c, const char *sql, int n, const char *const *vals, const int *lens,
+int pg_exec(PGconn *c, const char *sql, int n, const char *const *vals, const int *lens,
                 char *err, size_t errlen)
 {
-    PGresult *res = run(c, sql, n, vals, lens, err, errlen);
+    PGresult *res = pg_run(c, sql, n, vals, lens, err, errlen);
     PQclear(res);
     return res ? 0 : LCN_ESTORE;
 }
@@ -151,7 +155,7 @@ static int exec(PGconn *c, const char *sql, int n, const char *const *vals, cons
 /* The version the database is at: 0 when it has no meta table yet. */
 static int db_version(PGconn *c, int *v, char *err, size_t errlen)
 {
-    PGresult *res = run(c, "SELECT to_regclass('meta') IS NOT NULL", 0, NULL, NULL, err, errlen);
+    PGresult *res = pg_run(c, "SELECT to_regclass('meta') IS NOT NULL", 0, NULL, NULL, err, errlen);
     if (!res)
         return LCN_ESTORE;
     int has_meta = PQgetvalue(res, 0, 0)[0] == 't';
@@ -159,7 +163,7 @@ static int db_version(PGconn *c, int *v, char *err, size_t errlen)
     *v = 0;
     if (!has_meta)
         return 0;
-    res = run(c, "SELECT value FROM meta WHERE key = 'schema_version'", 0, NULL, NULL, err, errlen);
+    res = pg_run(c, "SELECT value FROM meta WHERE key = 'schema_version'", 0, NULL, NULL, err, errlen);
     if (!res)
         return LCN_ESTORE;
     int rc = 0;
@@ -181,9 +185,9 @@ static int migrate(PGconn *c, char *err, size_t errlen)
     snprintf(lock, sizeof lock, "%d", PG_MIGRATION_LOCK);
     const char *lv[1] = {lock};
     int v = 0;
-    int rc = exec(c, "BEGIN", 0, NULL, NULL, err, errlen);
+    int rc = pg_exec(c, "BEGIN", 0, NULL, NULL, err, errlen);
     if (!rc)
-        rc = exec(c, "SELECT pg_advisory_xact_lock($1::bigint)", 1, lv, NULL, err, errlen);
+        rc = pg_exec(c, "SELECT pg_advisory_xact_lock($1::bigint)", 1, lv, NULL, err, errlen);
     if (!rc)
         rc = db_version(c, &v, err, errlen);
     if (!rc && v > PG_SCHEMA_VERSION) {
@@ -193,20 +197,20 @@ static int migrate(PGconn *c, char *err, size_t errlen)
         rc = LCN_ESTORE;
     }
     for (int k = v; !rc && k < PG_SCHEMA_VERSION; k++)
-        rc = exec(c, migrations[k], 0, NULL, NULL, err, errlen);
+        rc = pg_exec(c, migrations[k], 0, NULL, NULL, err, errlen);
     if (!rc && v < PG_SCHEMA_VERSION) {
         char ver[16];
         snprintf(ver, sizeof ver, "%d", PG_SCHEMA_VERSION);
         const char *vv[1] = {ver};
-        rc = exec(c,
+        rc = pg_exec(c,
                   "INSERT INTO meta(key, value) VALUES ('schema_version', $1) "
                   "ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value",
                   1, vv, NULL, err, errlen);
     }
     if (!rc)
-        rc = exec(c, "COMMIT", 0, NULL, NULL, err, errlen);
+        rc = pg_exec(c, "COMMIT", 0, NULL, NULL, err, errlen);
     if (rc)
-        exec(c, "ROLLBACK", 0, NULL, NULL, NULL, 0);
+        pg_exec(c, "ROLLBACK", 0, NULL, NULL, NULL, 0);
     return rc;
 }
 
@@ -215,14 +219,14 @@ static int migrate(PGconn *c, char *err, size_t errlen)
  * this long, not the system's TCP connect timeout of minutes. */
 #define PG_CONNECT_TIMEOUT "2"
 
-static PGconn *connect_to(const char *url, char *err, size_t errlen)
+PGconn *pg_connect(const char *url, char *err, size_t errlen)
 {
     /* the URL expands over the default (expand_dbname): its own settings win */
     const char *const keys[] = {"connect_timeout", "dbname", NULL};
     const char *const vals[] = {PG_CONNECT_TIMEOUT, url, NULL};
     PGconn *c = PQconnectdbParams(keys, vals, 1);
     if (PQstatus(c) != CONNECTION_OK) {
-        conn_error(c, err, errlen);
+        pg_conn_error(c, err, errlen);
         PQfinish(c);
         return NULL;
     }
@@ -236,13 +240,12 @@ int pg_store_open(const char *url, struct pg_store **out, char *err, size_t errl
     *out = NULL;
     struct pg_store *st = xcalloc(1, sizeof *st);
     pthread_mutex_init(&st->rmu, NULL);
+    st->url = xstrdup(url);
     char why[400] = "";
-    int rc = (st->w = connect_to(url, why, sizeof why)) ? 0 : LCN_ESTORE;
-    if (!rc)
-        rc = take_owner_lock(st->w, why, sizeof why);
+    int rc = (st->w = pg_connect(url, why, sizeof why)) ? 0 : LCN_ESTORE;
     if (!rc)
         rc = migrate(st->w, why, sizeof why);
-    if (!rc && !(st->r = connect_to(url, why, sizeof why)))
+    if (!rc && !(st->r = pg_connect(url, why, sizeof why)))
         rc = LCN_ESTORE;
     if (rc) {
         fmt(err, errlen, "postgresql store: %s", why);
@@ -260,6 +263,7 @@ void pg_store_close(struct pg_store *st)
     PQfinish(st->w);
     PQfinish(st->r);
     pthread_mutex_destroy(&st->rmu);
+    free(st->url);
     free(st);
 }
 
@@ -280,7 +284,7 @@ static int bump_id(PGconn *c, int64_t job, char *err, size_t errlen)
 {
     struct num a;
     const char *v[1] = {num(&a, job)};
-    return exec(c,
+    return pg_exec(c,
                 "UPDATE meta SET value = ($1::bigint + 1)::text WHERE key = 'next_id' "
                 "AND value::bigint <= $1::bigint",
                 1, v, NULL, err, errlen);
@@ -294,11 +298,13 @@ static int apply_job_row(PGconn *c, const struct store_op *op, char *err, size_t
                             num(&b, op->created_ms), op->status ? op->status : "{}"};
         const char *rq[2] = {a.s, op->request ? op->request : ""};
         const int rl[2] = {-1, (int)op->request_len};
-        if (exec(c,
-                 "INSERT INTO jobs(id, state, created_ms, updated_ms, status) "
-                 "VALUES ($1, $2, $3, $3, $4)",
-                 4, v, NULL, err, errlen) ||
-            exec(c, "INSERT INTO requests(job, body) VALUES ($1, $2)", 2, rq, rl, err, errlen))
+        const char *vb[5] = {v[0], v[1], v[2], v[3], op->backend ? op->backend : "auto"};
+        if (pg_exec(c,
+                 "INSERT INTO jobs(id, state, created_ms, updated_ms, status, backend) "
+                 "VALUES ($1, $2, $3, $3, $4, $5)",
+                 5, vb, NULL, err, errlen) ||
+            pg_exec(c, "SELECT pg_notify('lcn_queue', $1)", 1, v, NULL, err, errlen) ||
+            pg_exec(c, "INSERT INTO requests(job, body) VALUES ($1, $2)", 2, rq, rl, err, errlen))
             return LCN_ESTORE;
         return bump_id(c, op->job, err, errlen);
     }
@@ -307,7 +313,7 @@ static int apply_job_row(PGconn *c, const struct store_op *op, char *err, size_t
     if (op->status) {
         const char *v[4] = {num(&a, op->job), op->state ? op->state : "", op->status,
                             num(&d, op->updated_ms)};
-        return exec(c, "UPDATE jobs SET state = $2, status = $3, updated_ms = $4 WHERE id = $1", 4,
+        return pg_exec(c, "UPDATE jobs SET state = $2, status = $3, updated_ms = $4 WHERE id = $1", 4,
                     v, NULL, err, errlen);
     }
     return 0;
@@ -325,7 +331,7 @@ static int apply_checkpoint(PGconn *c, const struct store_op *op, char *err, siz
                          num(&cc, op->obj.C),  num(&fin, op->final),  num(&n, op->n),
                          (const char *)blob};
     const int l[10] = {-1, -1, -1, -1, -1, -1, -1, -1, -1, (int)bytes};
-    int rc = exec(c,
+    int rc = pg_exec(c,
                   "INSERT INTO checkpoints(job, seq, elapsed_s, k, nk, phi, c, final, n, layout) "
                   "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) ON CONFLICT (job) DO UPDATE SET "
                   "seq = EXCLUDED.seq, elapsed_s = EXCLUDED.elapsed_s, k = EXCLUDED.k, "
@@ -336,14 +342,58 @@ static int apply_checkpoint(PGconn *c, const struct store_op *op, char *err, siz
     return rc;
 }
 
-static int apply_one(PGconn *c, const struct store_op *op, char *err, size_t errlen)
+/* The fence of an op that belongs to a claim (store.h): renews the lease
+ * and sets *held when the claim is still the job's and its lease has not
+ * expired. */
+static int fence(PGconn *c, const struct store_op *op, int *held, char *err, size_t errlen)
 {
+    struct num a, b, l;
+    const char *v[3] = {num(&a, op->job), num(&b, op->claim), num(&l, op->lease_ms)};
+    PGresult *res = pg_run(c,
+                           "UPDATE jobs SET lease_until = lcn_now_ms() + $3 WHERE id = $1 "
+                           "AND claim = $2 AND lease_until > lcn_now_ms() RETURNING 1",
+                           3, v, NULL, err, errlen);
+    if (!res)
+        return LCN_ESTORE;
+    *held = PQntuples(res) == 1;
+    PQclear(res);
+    return 0;
+}
+
+/* A DELETE through a daemon that does not run the job: the cancel column,
+ * which the daemon that runs it (or claims it next) acts on. */
+static int apply_cancel_flag(PGconn *c, const struct store_op *op, char *err, size_t errlen)
+{
+    struct num a;
+    const char *v[1] = {num(&a, op->job)};
+    return pg_exec(c,
+                   "UPDATE jobs SET cancel = true WHERE id = $1 AND state IN ('queued', 'running')",
+                   1, v, NULL, err, errlen) ||
+                   pg_exec(c, "SELECT pg_notify('lcn_cancel', $1)", 1, v, NULL, err, errlen)
+               ? LCN_ESTORE
+               : 0;
+}
+
+static int apply_one(PGconn *c, struct store_op *op, char *err, size_t errlen)
+{
+    op->fenced = 0;
+    if (op->claim > 0) {
+        int held = 0;
+        if (fence(c, op, &held, err, errlen))
+            return LCN_ESTORE;
+        if (!held) {
+            op->fenced = 1; /* another daemon's now, or lost: write nothing */
+            return 0;
+        }
+    }
+    if (op->cancel_flag && apply_cancel_flag(c, op, err, errlen))
+        return LCN_ESTORE;
     if (apply_job_row(c, op, err, errlen))
         return LCN_ESTORE;
     struct num a, b;
     for (int32_t i = 0; i < op->n_events; i++) {
         const char *v[3] = {num(&a, op->job), num(&b, op->events[i].seq), op->events[i].body};
-        if (exec(c,
+        if (pg_exec(c,
                  "INSERT INTO events(job, seq, body) VALUES ($1, $2, $3) "
                  "ON CONFLICT (job, seq) DO UPDATE SET body = EXCLUDED.body",
                  3, v, NULL, err, errlen))
@@ -351,13 +401,22 @@ static int apply_one(PGconn *c, const struct store_op *op, char *err, size_t err
     }
     if (op->layout && apply_checkpoint(c, op, err, errlen))
         return LCN_ESTORE;
+    if (op->release) {
+        struct num r;
+        const char *v[2] = {num(&a, op->job), num(&r, op->claim)};
+        if (pg_exec(c,
+                    "UPDATE jobs SET owner = NULL, claim = NULL, lease_until = 0 "
+                    "WHERE id = $1 AND claim = $2",
+                    2, v, NULL, err, errlen))
+            return LCN_ESTORE;
+    }
     if (op->remove) {
         static const char *const del[] = {
             "DELETE FROM jobs WHERE id = $1", "DELETE FROM requests WHERE job = $1",
             "DELETE FROM events WHERE job = $1", "DELETE FROM checkpoints WHERE job = $1"};
         const char *v[1] = {num(&a, op->job)};
         for (size_t i = 0; i < LCN_ARRAY_LEN(del); i++)
-            if (exec(c, del[i], 1, v, NULL, err, errlen))
+            if (pg_exec(c, del[i], 1, v, NULL, err, errlen))
                 return LCN_ESTORE;
     }
     return 0;
@@ -366,9 +425,9 @@ static int apply_one(PGconn *c, const struct store_op *op, char *err, size_t err
 int pg_store_apply(struct pg_store *st, struct store_op *ops, char *err, size_t errlen)
 {
     char why[400] = "";
-    int rc = conn_ok(st->w, 1) ? exec(st->w, "BEGIN", 0, NULL, NULL, why, sizeof why) : LCN_ESTORE;
+    int rc = conn_ok(st->w) ? pg_exec(st->w, "BEGIN", 0, NULL, NULL, why, sizeof why) : LCN_ESTORE;
     if (rc && !why[0])
-        conn_error(st->w, why, sizeof why);
+        pg_conn_error(st->w, why, sizeof why);
     for (struct store_op *op = ops; op && !rc; op = op->next) {
         op->rc = apply_one(st->w, op, why, sizeof why);
         if (op->rc) {
@@ -384,10 +443,10 @@ int pg_store_apply(struct pg_store *st, struct store_op *ops, char *err, size_t 
         rc = LCN_ESTORE;
     }
     if (!rc)
-        rc = exec(st->w, "COMMIT", 0, NULL, NULL, why, sizeof why);
+        rc = pg_exec(st->w, "COMMIT", 0, NULL, NULL, why, sizeof why);
     if (rc) {
         if (PQstatus(st->w) == CONNECTION_OK)
-            exec(st->w, "ROLLBACK", 0, NULL, NULL, NULL, 0);
+            pg_exec(st->w, "ROLLBACK", 0, NULL, NULL, NULL, 0);
         for (struct store_op *op = ops; op; op = op->next)
             op->rc = LCN_ESTORE;
         fmt(err, errlen, "%s", why);
@@ -406,9 +465,34 @@ void pg_store_fail_commits(struct pg_store *st, int n)
 static PGresult *read_q(struct pg_store *st, const char *sql, int n, const char *const *vals)
 {
     pthread_mutex_lock(&st->rmu);
-    PGresult *res = conn_ok(st->r, 0) ? run(st->r, sql, n, vals, NULL, NULL, 0) : NULL;
+    int ok = PQstatus(st->r) == CONNECTION_OK || (!atomic_load(&st->heal_elsewhere) && conn_ok(st->r));
+    PGresult *res = ok ? pg_run(st->r, sql, n, vals, NULL, NULL, 0) : NULL;
     pthread_mutex_unlock(&st->rmu);
     return res;
+}
+
+void pg_store_heal_elsewhere(struct pg_store *st)
+{
+    atomic_store(&st->heal_elsewhere, 1);
+}
+
+int pg_store_heal(struct pg_store *st, int force)
+{
+    pthread_mutex_lock(&st->rmu);
+    int ok = PQstatus(st->r) == CONNECTION_OK;
+    pthread_mutex_unlock(&st->rmu);
+    if (ok && !force)
+        return 0;
+    /* connect without the mutex (readers fail fast meanwhile), then swap */
+    PGconn *c = pg_connect(st->url, NULL, 0);
+    if (!c)
+        return LCN_ESTORE;
+    pthread_mutex_lock(&st->rmu);
+    PGconn *old = st->r;
+    st->r = c;
+    pthread_mutex_unlock(&st->rmu);
+    PQfinish(old);
+    return 0;
 }
 
 int pg_store_load_jobs(struct pg_store *st, store_job_cb cb, void *ctx)
@@ -422,6 +506,20 @@ int pg_store_load_jobs(struct pg_store *st, store_job_cb cb, void *ctx)
             break;
     PQclear(res);
     return 0;
+}
+
+int pg_store_load_job(struct pg_store *st, int64_t job, store_job_cb cb, void *ctx)
+{
+    struct num a;
+    const char *v[1] = {num(&a, job)};
+    PGresult *res = read_q(st, "SELECT id, state, status FROM jobs WHERE id = $1", 1, v);
+    if (!res)
+        return LCN_ESTORE;
+    int found = PQntuples(res) == 1;
+    if (found)
+        cb(ctx, job, PQgetvalue(res, 0, 1), PQgetvalue(res, 0, 2));
+    PQclear(res);
+    return found;
 }
 
 /* The bytea value at (row, col) of res, unescaped into a malloc'd buffer

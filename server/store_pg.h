@@ -18,16 +18,16 @@
  * connection) and one for reads, shared by the loop and the thread pool
  * under a mutex (a libpq connection serves one query at a time).
  *
- * One lcnd per database: the write connection holds a session advisory lock
- * (taken again after a reconnection); a second daemon is refused at open
- * with a message that says so. Not yet here (issue 20's later parts): ids
- * drawn from the database for several daemons, claiming queued jobs with
- * leases, following another daemon's events. A lost connection fails the
- * calls (LCN_ESTORE) and the next call reconnects (the store queue retries
- * its commits, storeq.h); a connection attempt gives up after 2 s unless the
- * URL sets connect_timeout, but it is made by the caller's thread, the loop's
- * included (moving reconnection off the loop is part of issue 20's
- * database-fault item).
+ * Several daemons share one database (issue 20): ids come from meta's
+ * next_id in blocks, queued jobs are claimed with leases and followed by
+ * every daemon (store_pg_queue.h); an op that belongs to a claim is fenced
+ * (store.h: written only while its claim holds). A lost connection fails
+ * the calls (LCN_ESTORE); the write connection reconnects on its next
+ * commit (the store thread: the store queue retries, storeq.h); the read
+ * connection reconnects on its next read, or, once pg_store_heal_elsewhere
+ * was called, only through pg_store_heal on another thread, so that the
+ * loop never waits for a connection attempt (up to 2 s unless the URL sets
+ * connect_timeout).
  */
 #ifndef LCN_SERVER_STORE_PG_H
 #define LCN_SERVER_STORE_PG_H
@@ -50,6 +50,7 @@ void pg_store_close(struct pg_store *st);
 int pg_store_apply(struct pg_store *st, struct store_op *ops, char *err, size_t errlen);
 void pg_store_fail_commits(struct pg_store *st, int n);
 int pg_store_load_jobs(struct pg_store *st, store_job_cb cb, void *ctx);
+int pg_store_load_job(struct pg_store *st, int64_t job, store_job_cb cb, void *ctx);
 int pg_store_load_request(struct pg_store *st, int64_t job, char **body, size_t *len);
 int pg_store_load_checkpoint(struct pg_store *st, int64_t job, struct store_checkpoint *ck);
 int pg_store_load_events(struct pg_store *st, int64_t job, int64_t after, int limit,
@@ -57,6 +58,14 @@ int pg_store_load_events(struct pg_store *st, int64_t job, int64_t after, int li
 int64_t pg_store_last_seq(struct pg_store *st, int64_t job);
 int64_t pg_store_next_id(struct pg_store *st);
 int pg_store_ping(struct pg_store *st);
+
+/* From now on a read whose connection dropped fails at once; pg_store_heal
+ * reconnects. */
+void pg_store_heal_elsewhere(struct pg_store *st);
+/* Reconnects the read connection when it dropped, or when force is set
+ * (blocks the caller for up to the connect timeout: not the loop). Returns
+ * 0 when it is usable. */
+int pg_store_heal(struct pg_store *st, int force);
 
 /* The schema version this binary writes (the number of its migrations). */
 int pg_store_schema_version(void);

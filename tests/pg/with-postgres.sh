@@ -2,7 +2,10 @@
 # Runs a command against a throwaway PostgreSQL server: a new cluster in a
 # temporary directory (initdb), listening on a Unix socket there only, gone
 # afterwards. The command gets LCN_TEST_PG_URL (a libpq URL of an empty
-# database "lcn", user "lcn", trust authentication on the socket).
+# database "lcn", user "lcn", trust authentication on the socket), and
+# LCN_TEST_PG_STOP / LCN_TEST_PG_START, shell commands that stop the server
+# (fast shutdown: every connection is dropped) and start it again on the
+# same socket and data, for the tests of database faults.
 #
 #   tests/pg/with-postgres.sh COMMAND [ARG...]
 #
@@ -28,9 +31,12 @@ stop() {
 trap stop EXIT INT TERM
 $AS "$BIN/initdb" -D "$D/data" -A trust -U lcn --no-sync -E UTF8 >"$D/initdb.log" 2>&1 ||
     { cat "$D/initdb.log"; exit 1; }
-$AS "$BIN/pg_ctl" -D "$D/data" -l "$D/server.log" -w \
-    -o "-k $D -c listen_addresses='' -c fsync=off -c synchronous_commit=off" start >/dev/null ||
+OPTS="-k $D -c listen_addresses='' -c fsync=off -c synchronous_commit=off"
+$AS "$BIN/pg_ctl" -D "$D/data" -l "$D/server.log" -w -o "$OPTS" start >/dev/null ||
     { cat "$D/server.log"; exit 1; }
+LCN_TEST_PG_STOP="$AS $BIN/pg_ctl -D $D/data -m fast -w stop"
+LCN_TEST_PG_START="$AS $BIN/pg_ctl -D $D/data -l $D/server.log -w -o \"$OPTS\" start"
+export LCN_TEST_PG_STOP LCN_TEST_PG_START
 $AS "$BIN/createdb" -h "$D" -U lcn lcn
 LCN_TEST_PG_URL="postgresql://lcn@/lcn?host=$D"
 export LCN_TEST_PG_URL

@@ -24,6 +24,7 @@
 #include "rng.h"
 #include "server/store.h"
 #include "server/store_pg.h"
+#include "server/store_pg_queue.h"
 #include "util.h"
 
 static const char *url;
@@ -34,7 +35,9 @@ static void pg_reset(void)
 {
     PGconn *c = PQconnectdb(url);
     assert_int_equal(PQstatus(c), CONNECTION_OK);
-    PGresult *r = PQexec(c, "DROP TABLE IF EXISTS meta, jobs, requests, events, checkpoints");
+    PGresult *r = PQexec(c, "DROP TABLE IF EXISTS meta, jobs, requests, events, checkpoints;"
+                            "DROP SEQUENCE IF EXISTS claims;"
+                            "DROP FUNCTION IF EXISTS lcn_now_ms(), lcn_jobs_txid() CASCADE");
     assert_int_equal(PQresultStatus(r), PGRES_COMMAND_OK);
     PQclear(r);
     PQfinish(c);
@@ -333,8 +336,9 @@ static void test_migrations(void **state)
 }
 
 /* store_open with a URL routes every call to the PostgreSQL store; a
- * second opener of the same database is refused (one lcnd per database). */
-static void test_dispatch_and_owner(void **state)
+ * second opener of the same database is welcome (several daemons share
+ * one database, issue 20) and sees the same jobs. */
+static void test_dispatch_and_sharing(void **state)
 {
     (void)state;
     struct store *st, *other = NULL;
@@ -356,14 +360,12 @@ static void test_dispatch_and_owner(void **state)
     assert_int_equal(store_load_request(st, 3, &body, &len), 0);
     assert_string_equal(body, "{\"graph\":1}");
     free(body);
-    assert_int_equal(store_open(url, STORE_SYNC_FULL, &other, err, sizeof err), LCN_ESTORE);
-    assert_null(other);
-    assert_non_null(strstr(err, "in use by another lcnd"));
-    store_close(st);
-    /* the lock goes with the connection */
     assert_int_equal(store_open(url, STORE_SYNC_FULL, &other, err, sizeof err), 0);
+    assert_true(store_is_shared(other) && store_is_shared(st));
     assert_int_equal(store_next_id(other), 4);
+    assert_int_equal(store_last_seq(other, 3), 1);
     store_close(other);
+    store_close(st);
 }
 
 /* A server that cannot be reached: a clear error, no crash. */
@@ -406,6 +408,191 @@ static void test_reconnect(void **state)
     pg_store_close(st);
 }
 
+
+/* ------------------------------------------------------------ the shared queue */
+
+/* An inserted job (create op) with this backend and created_ms. */
+static void insert_job(struct pg_store *st, int64_t id, const char *backend, int64_t created_ms)
+{
+    char err[400] = "", status[64];
+    struct store_op *op = store_op_new(id);
+    op->create = 1;
+    op->created_ms = created_ms;
+    op->request = xstrdup("{}");
+    op->request_len = 2;
+    op->backend = backend;
+    snprintf(status, sizeof status, "{\"id\":%lld}", (long long)id);
+    op->status = xstrdup(status);
+    assert_int_equal(pg_store_apply(st, op, err, sizeof err), 0);
+    store_op_free(op);
+}
+
+/* A status update under claim; returns op->fenced. */
+static int update_under(struct pg_store *st, int64_t id, int64_t claim, const char *status)
+{
+    char err[400] = "";
+    struct store_op *op = store_op_new(id);
+    op->claim = claim;
+    op->lease_ms = 60000;
+    op->state = xstrdup("running");
+    op->status = xstrdup(status);
+    store_op_add_event(op, 9, xstrdup("{\"e\":9}"));
+    assert_int_equal(pg_store_apply(st, op, err, sizeof err), 0);
+    int fenced = op->fenced;
+    store_op_free(op);
+    return fenced;
+}
+
+static int got_status(void *ctx, int64_t id, const char *state, const char *status)
+{
+    (void)id;
+    (void)state;
+    snprintf(ctx, 64, "%s", status);
+    return 0;
+}
+
+struct claimed {
+    int n;
+    int64_t ids[16], claims[16];
+    int cancel[16];
+    char states[16][16];
+};
+
+static void took(void *ctx, const struct pg_queue_row *row)
+{
+    struct claimed *c = ctx;
+    assert_true(c->n < 16);
+    c->ids[c->n] = row->id;
+    c->claims[c->n] = row->claim;
+    c->cancel[c->n] = row->cancel;
+    snprintf(c->states[c->n], sizeof c->states[0], "%s", row->state);
+    c->n++;
+}
+
+/* An op made under a claim is written only while that claim is the job's
+ * and its lease has not expired; a release gives the job back. */
+static void test_fenced_writes(void **state)
+{
+    (void)state;
+    struct pg_store *st;
+    char err[400], status[64];
+    assert_int_equal(pg_store_open(url, &st, err, sizeof err), 0);
+    insert_job(st, 1, "cpu", 1);
+    pg_sql("UPDATE jobs SET claim = 5, lease_until = lcn_now_ms() + 60000 WHERE id = 1");
+    assert_int_equal(update_under(st, 1, 5, "{\"v\":1}"), 0);
+    assert_int_equal(pg_store_load_job(st, 1, got_status, status), 1);
+    assert_string_equal(status, "{\"v\":1}");
+    assert_int_equal(pg_store_last_seq(st, 1), 9);
+    /* another claim: nothing written */
+    assert_int_equal(update_under(st, 1, 6, "{\"v\":2}"), 1);
+    assert_int_equal(pg_store_load_job(st, 1, got_status, status), 1);
+    assert_string_equal(status, "{\"v\":1}");
+    /* the right claim, its lease expired: nothing written either */
+    pg_sql("UPDATE jobs SET lease_until = 1 WHERE id = 1");
+    assert_int_equal(update_under(st, 1, 5, "{\"v\":3}"), 1);
+    assert_int_equal(pg_store_load_job(st, 1, got_status, status), 1);
+    assert_string_equal(status, "{\"v\":1}");
+    /* a release under the claim gives it back */
+    pg_sql("UPDATE jobs SET lease_until = lcn_now_ms() + 60000 WHERE id = 1");
+    struct store_op *op = store_op_new(1);
+    op->claim = 5;
+    op->lease_ms = 60000;
+    op->release = 1;
+    assert_int_equal(pg_store_apply(st, op, err, sizeof err), 0);
+    assert_int_equal(op->fenced, 0);
+    store_op_free(op);
+    assert_int_equal(pg_store_load_job(st, 2, got_status, status), 0);
+    pg_store_close(st);
+    struct pg_queue *q;
+    assert_int_equal(pg_queue_open(url, "t", 60000, &q, err, sizeof err), 0);
+    /* claimable at once: lease 0, no claim */
+    const char *b[1] = {"cpu"};
+    struct claimed cl = {0};
+    assert_int_equal(pg_queue_claim(q, 0, b, 1, 5, took, &cl, err, sizeof err), 1);
+    assert_int_equal(cl.ids[0], 1);
+    pg_queue_close(q);
+}
+
+static void count_row(void *ctx, const struct pg_queue_row *row)
+{
+    (void)row;
+    (*(int *)ctx)++;
+}
+
+/* Claims: by backend, interrupted (running, lease expired) first, then the
+ * oldest; a DELETE pending only through the cancel claim; a claimed job is
+ * not claimed again while its lease holds, and is once it expired; two
+ * daemons claiming at once never get the same job (SKIP LOCKED); renewals
+ * and id blocks; the rows written since the previous read. */
+static void test_claims(void **state)
+{
+    (void)state;
+    struct pg_store *st;
+    struct pg_queue *q1, *q2;
+    char err[400];
+    assert_int_equal(pg_store_open(url, &st, err, sizeof err), 0);
+    assert_int_equal(pg_queue_open(url, "d1", 60000, &q1, err, sizeof err), 0);
+    assert_int_equal(pg_queue_open(url, "d2", 60000, &q2, err, sizeof err), 0);
+    int rows = 0;
+    assert_int_equal(pg_queue_changes(q1, count_row, &rows, err, sizeof err), 0);
+    insert_job(st, 1, "cpu", 30);
+    insert_job(st, 2, "gpu", 10);
+    insert_job(st, 3, "auto", 20);
+    insert_job(st, 4, "cpu", 40);
+    insert_job(st, 5, "cpu", 50);
+    /* 4 was running on a daemon that died; 5 has a DELETE pending */
+    pg_sql("UPDATE jobs SET state = 'running', claim = 99, lease_until = 1 WHERE id = 4");
+    pg_sql("UPDATE jobs SET cancel = true WHERE id = 5");
+    rows = 0;
+    assert_int_equal(pg_queue_changes(q1, count_row, &rows, err, sizeof err), 5);
+    assert_int_equal(rows, 5);
+    const char *cpu[2] = {"cpu", "auto"};
+    struct claimed a = {0}, b = {0}, k = {0};
+    assert_int_equal(pg_queue_claim(q1, 0, cpu, 2, 2, took, &a, err, sizeof err), 2);
+    assert_int_equal(a.ids[0], 4); /* interrupted first */
+    assert_string_equal(a.states[0], "running");
+    assert_int_equal(a.ids[1], 3); /* then the oldest the backend allows */
+    assert_true(a.claims[0] > 0 && a.claims[1] > a.claims[0]);
+    assert_int_equal(pg_queue_claim(q2, 0, cpu, 2, 5, took, &b, err, sizeof err), 1);
+    assert_int_equal(b.ids[0], 1); /* 2 is gpu only, 5 waits for its cancel */
+    assert_int_equal(pg_queue_claim(q2, 1, NULL, 0, 5, took, &k, err, sizeof err), 1);
+    assert_int_equal(k.ids[0], 5);
+    assert_true(k.cancel[0]);
+    /* nothing left for cpu; renewals hold the leases */
+    struct claimed none = {0};
+    assert_int_equal(pg_queue_claim(q2, 0, cpu, 2, 5, took, &none, err, sizeof err), 0);
+    assert_int_equal(pg_queue_renew(q1, a.claims, 2, err, sizeof err), 2);
+    /* a lease that expired is claimable again, by anyone */
+    pg_sql("UPDATE jobs SET lease_until = 1 WHERE id = 3");
+    assert_int_equal(pg_queue_renew(q1, a.claims, 2, err, sizeof err), 1);
+    struct claimed again = {0};
+    assert_int_equal(pg_queue_claim(q2, 0, cpu, 2, 5, took, &again, err, sizeof err), 1);
+    assert_int_equal(again.ids[0], 3);
+    /* what a job needs to run */
+    char *body = NULL;
+    size_t len = 0;
+    struct store_checkpoint ck;
+    int have = 1;
+    int64_t last = -1;
+    assert_int_equal(pg_queue_load(q2, 3, &body, &len, &ck, &have, &last, err, sizeof err), 0);
+    assert_string_equal(body, "{}");
+    assert_int_equal(have, 0);
+    assert_int_equal(last, 0);
+    free(body);
+    /* ids in blocks, never twice */
+    int64_t f1, f2;
+    assert_int_equal(pg_queue_ids(q1, 64, &f1, err, sizeof err), 0);
+    assert_int_equal(pg_queue_ids(q2, 64, &f2, err, sizeof err), 0);
+    assert_true(f1 >= 6 && (f2 >= f1 + 64 || f1 >= f2 + 64));
+    /* a previous life of d1 gives its claims back */
+    assert_int_equal(pg_queue_release_owner(q1, err, sizeof err), 1);
+    rows = 0;
+    assert_true(pg_queue_changes(q1, count_row, &rows, err, sizeof err) >= 4);
+    pg_queue_close(q1);
+    pg_queue_close(q2);
+    pg_store_close(st);
+}
+
 int main(void)
 {
     url = getenv("LCN_TEST_PG_URL");
@@ -417,8 +604,10 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_twin, setup, teardown),
         cmocka_unit_test_setup_teardown(test_migrations, setup, teardown),
         cmocka_unit_test_setup_teardown(test_unreachable, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_dispatch_and_owner, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_dispatch_and_sharing, setup, teardown),
         cmocka_unit_test_setup_teardown(test_reconnect, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_fenced_writes, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_claims, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

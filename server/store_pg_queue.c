@@ -1,0 +1,351 @@
+/*
+ * store_pg_queue.c - the shared queue's statements (store_pg_queue.h) on a
+ * connection of the cluster thread's own. Every statement is
+ * parameterised; numbers travel as text.
+ */
+#include "server/store_pg_queue.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "err.h"
+#include "server/store_blob.h"
+#include "server/store_pg_sql.h"
+#include "util.h"
+
+struct pg_queue {
+    PGconn *c;
+    char *url;
+    char *owner;
+    char lease[32];
+    int listening; /* LISTEN issued on this connection */
+    char low[32];  /* the snapshot xmin of the previous pg_queue_changes */
+};
+
+static void say(char *err, size_t errlen, const char *m)
+{
+    if (err && errlen)
+        snprintf(err, errlen, "%s", m);
+}
+
+static int listen_on(struct pg_queue *q, char *err, size_t errlen)
+{
+    if (q->listening)
+        return 0;
+    if (pg_exec(q->c, "LISTEN lcn_queue; LISTEN lcn_cancel", 0, NULL, NULL, err, errlen))
+        return LCN_ESTORE;
+    q->listening = 1;
+    return 0;
+}
+
+int pg_queue_open(const char *url, const char *owner, int64_t lease_ms, struct pg_queue **out,
+                  char *err, size_t errlen)
+{
+    *out = NULL;
+    PGconn *c = pg_connect(url, err, errlen);
+    if (!c)
+        return LCN_ESTORE;
+    struct pg_queue *q = xcalloc(1, sizeof *q);
+    q->c = c;
+    q->url = xstrdup(url);
+    q->owner = xstrdup(owner);
+    snprintf(q->lease, sizeof q->lease, "%lld", (long long)lease_ms);
+    snprintf(q->low, sizeof q->low, "0");
+    if (listen_on(q, err, errlen)) {
+        pg_queue_close(q);
+        return LCN_ESTORE;
+    }
+    *out = q;
+    return 0;
+}
+
+void pg_queue_close(struct pg_queue *q)
+{
+    if (!q)
+        return;
+    PQfinish(q->c);
+    free(q->url);
+    free(q->owner);
+    free(q);
+}
+
+int pg_queue_connected(struct pg_queue *q, char *err, size_t errlen)
+{
+    int again = 0;
+    if (PQstatus(q->c) != CONNECTION_OK) {
+        q->listening = 0;
+        PQreset(q->c);
+        if (PQstatus(q->c) != CONNECTION_OK) {
+            pg_conn_error(q->c, err, errlen);
+            return 0;
+        }
+        again = 1;
+    }
+    return listen_on(q, err, errlen) ? 0 : again ? 2 : 1;
+}
+
+/* The first column of the one row of a statement as an integer, or
+ * LCN_ESTORE. */
+static int64_t one_int(struct pg_queue *q, const char *sql, int n, const char *const *v, char *err,
+                       size_t errlen)
+{
+    PGresult *res = pg_run(q->c, sql, n, v, NULL, err, errlen);
+    if (!res)
+        return LCN_ESTORE;
+    int64_t x = PQntuples(res) == 1 ? strtoll(PQgetvalue(res, 0, 0), NULL, 10) : LCN_ESTORE;
+    if (PQntuples(res) != 1)
+        say(err, errlen, "no row");
+    PQclear(res);
+    return x;
+}
+
+int64_t pg_queue_release_owner(struct pg_queue *q, char *err, size_t errlen)
+{
+    const char *v[1] = {q->owner};
+    PGresult *res = pg_run(q->c,
+                           "UPDATE jobs SET owner = NULL, claim = NULL, lease_until = 0 "
+                           "WHERE owner = $1 AND lease_until > 0 AND state IN ('queued', 'running')",
+                           1, v, NULL, err, errlen);
+    if (!res)
+        return LCN_ESTORE;
+    int64_t n = strtoll(PQcmdTuples(res), NULL, 10);
+    PQclear(res);
+    return n;
+}
+
+int pg_queue_ids(struct pg_queue *q, int64_t n, int64_t *first, char *err, size_t errlen)
+{
+    char nb[32];
+    snprintf(nb, sizeof nb, "%lld", (long long)n);
+    const char *v[1] = {nb};
+    int64_t end = one_int(q,
+                          "UPDATE meta SET value = (value::bigint + $1::bigint)::text "
+                          "WHERE key = 'next_id' RETURNING value::bigint",
+                          1, v, err, errlen);
+    if (end < 0)
+        return LCN_ESTORE;
+    *first = end - n;
+    return 0;
+}
+
+static void rows_to(PGresult *res, pg_queue_row_cb cb, void *ctx)
+{
+    for (int i = 0; i < PQntuples(res); i++) {
+        struct pg_queue_row row = {
+            .id = strtoll(PQgetvalue(res, i, 0), NULL, 10),
+            .claim = PQgetisnull(res, i, 1) ? 0 : strtoll(PQgetvalue(res, i, 1), NULL, 10),
+            .cancel = PQgetvalue(res, i, 2)[0] == 't',
+            .state = PQgetvalue(res, i, 3),
+            .status = PQgetvalue(res, i, 4),
+        };
+        cb(ctx, &row);
+    }
+}
+
+/*
+ * Rows whose txid is at or past the previous snapshot's xmin: every
+ * transaction below it had ended by then, so whatever it wrote was seen
+ * then; those at or past it may have committed since. Rows written by a
+ * transaction still open at this snapshot come at the next call.
+ */
+int pg_queue_changes(struct pg_queue *q, pg_queue_row_cb cb, void *ctx, char *err, size_t errlen)
+{
+    if (pg_exec(q->c, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", 0, NULL, NULL, err,
+                errlen))
+        return LCN_ESTORE;
+    PGresult *x = pg_run(q->c, "SELECT pg_snapshot_xmin(pg_current_snapshot())::text", 0, NULL,
+                         NULL, err, errlen);
+    const char *v[1] = {q->low};
+    PGresult *res = x ? pg_run(q->c,
+                               "SELECT id, claim, cancel, state, status FROM jobs "
+                               "WHERE txid >= $1::xid8 ORDER BY id",
+                               1, v, NULL, err, errlen)
+                      : NULL;
+    int rc = res ? PQntuples(res) : LCN_ESTORE;
+    if (res && pg_exec(q->c, "COMMIT", 0, NULL, NULL, err, errlen))
+        rc = LCN_ESTORE;
+    if (rc >= 0) {
+        rows_to(res, cb, ctx);
+        snprintf(q->low, sizeof q->low, "%s", PQgetvalue(x, 0, 0));
+    } else if (PQstatus(q->c) == CONNECTION_OK) {
+        pg_exec(q->c, "ROLLBACK", 0, NULL, NULL, NULL, 0);
+    }
+    PQclear(x);
+    PQclear(res);
+    return rc;
+}
+
+/* "{a,b}" */
+static void text_array(char *buf, size_t len, const char *const *items, int n)
+{
+    size_t at = (size_t)snprintf(buf, len, "{");
+    for (int i = 0; i < n && at < len; i++)
+        at += (size_t)snprintf(buf + at, len - at, "%s%s", i ? "," : "", items[i]);
+    if (at < len)
+        snprintf(buf + at, len - at, "}");
+}
+
+int pg_queue_claim(struct pg_queue *q, int cancels, const char *const *backends, int nb, int limit,
+                   pg_queue_row_cb cb, void *ctx, char *err, size_t errlen)
+{
+    char arr[128], lim[16];
+    text_array(arr, sizeof arr, backends, nb);
+    snprintf(lim, sizeof lim, "%d", limit);
+    const char *v[5] = {q->owner, q->lease, lim, cancels ? "t" : "f", arr};
+    /* one statement: the rows are locked (SKIP LOCKED: a row another
+     * daemon is claiming is passed over, not waited for) and updated in
+     * its transaction */
+    PGresult *res = pg_run(
+        q->c,
+        "WITH c AS (SELECT id FROM jobs WHERE state IN ('queued', 'running') "
+        "AND lease_until < lcn_now_ms() AND cancel = $4::boolean "
+        "AND ($4::boolean OR backend = ANY($5::text[])) "
+        "ORDER BY (state = 'running') DESC, created_ms, id LIMIT $3::int "
+        "FOR UPDATE SKIP LOCKED) "
+        "UPDATE jobs j SET owner = $1, claim = nextval('claims'), "
+        "lease_until = lcn_now_ms() + $2::bigint FROM c WHERE j.id = c.id "
+        "RETURNING j.id, j.claim, j.cancel, j.state, j.status",
+        5, v, NULL, err, errlen);
+    if (!res)
+        return LCN_ESTORE;
+    int n = PQntuples(res);
+    rows_to(res, cb, ctx);
+    PQclear(res);
+    return n;
+}
+
+static unsigned char *bytea(const PGresult *res, int row, int col, size_t *len)
+{
+    unsigned char *raw = PQunescapeBytea((const unsigned char *)PQgetvalue(res, row, col), len);
+    if (!raw)
+        return NULL;
+    unsigned char *out = xmalloc(*len + 1);
+    memcpy(out, raw, *len);
+    out[*len] = 0;
+    PQfreemem(raw);
+    return out;
+}
+
+static int load_checkpoint(struct pg_queue *q, const char *const *v, struct store_checkpoint *ck,
+                           int *have, char *err, size_t errlen)
+{
+    memset(ck, 0, sizeof *ck);
+    *have = 0;
+    PGresult *res = pg_run(q->c,
+                           "SELECT seq, elapsed_s, k, nk, phi, c, final, n, layout FROM checkpoints "
+                           "WHERE job = $1",
+                           1, v, NULL, err, errlen);
+    if (!res)
+        return LCN_ESTORE;
+    int rc = 0;
+    if (PQntuples(res) == 1) {
+        ck->seq = strtoll(PQgetvalue(res, 0, 0), NULL, 10);
+        ck->elapsed_s = strtod(PQgetvalue(res, 0, 1), NULL);
+        ck->obj.K = (int32_t)strtol(PQgetvalue(res, 0, 2), NULL, 10);
+        ck->obj.nK = (int32_t)strtol(PQgetvalue(res, 0, 3), NULL, 10);
+        ck->obj.Phi = strtoll(PQgetvalue(res, 0, 4), NULL, 10);
+        ck->obj.C = strtoll(PQgetvalue(res, 0, 5), NULL, 10);
+        ck->final = (int)strtol(PQgetvalue(res, 0, 6), NULL, 10);
+        ck->n = (int32_t)strtol(PQgetvalue(res, 0, 7), NULL, 10);
+        size_t bytes = 0;
+        unsigned char *b = bytea(res, 0, 8, &bytes);
+        if (!b || ck->n < 0 || (int64_t)bytes != (int64_t)ck->n * 8) {
+            say(err, errlen, "a checkpoint that does not decode");
+            rc = LCN_ESTORE;
+        } else {
+            ck->layout = xmalloc(sizeof *ck->layout * (size_t)(ck->n + 1));
+            store_blob_layout(b, ck->n, ck->layout);
+            *have = 1;
+        }
+        free(b);
+    }
+    PQclear(res);
+    return rc;
+}
+
+int pg_queue_load(struct pg_queue *q, int64_t id, char **body, size_t *len,
+                  struct store_checkpoint *ck, int *have_ck, int64_t *last_seq, char *err,
+                  size_t errlen)
+{
+    char ids[32];
+    snprintf(ids, sizeof ids, "%lld", (long long)id);
+    const char *v[1] = {ids};
+    *body = NULL;
+    *have_ck = 0;
+    PGresult *res = pg_run(q->c, "SELECT body FROM requests WHERE job = $1", 1, v, NULL, err, errlen);
+    if (!res)
+        return LCN_ESTORE;
+    if (PQntuples(res) == 1)
+        *body = (char *)bytea(res, 0, 0, len);
+    PQclear(res);
+    if (!*body) {
+        say(err, errlen, "the job's request is missing");
+        return LCN_ESTORE;
+    }
+    *last_seq = one_int(q, "SELECT coalesce(max(seq), 0) FROM events WHERE job = $1", 1, v, err,
+                        errlen);
+    if (*last_seq < 0 || load_checkpoint(q, v, ck, have_ck, err, errlen)) {
+        free(*body);
+        *body = NULL;
+        return LCN_ESTORE;
+    }
+    return 0;
+}
+
+int64_t pg_queue_renew(struct pg_queue *q, const int64_t *claims, int n, char *err, size_t errlen)
+{
+    size_t cap = 16 + (size_t)n * 21;
+    char *arr = xmalloc(cap);
+    size_t at = (size_t)snprintf(arr, cap, "{");
+    for (int i = 0; i < n; i++)
+        at += (size_t)snprintf(arr + at, cap - at, "%s%lld", i ? "," : "", (long long)claims[i]);
+    snprintf(arr + at, cap - at, "}");
+    const char *v[2] = {arr, q->lease};
+    PGresult *res = pg_run(q->c,
+                           "UPDATE jobs SET lease_until = lcn_now_ms() + $2::bigint "
+                           "WHERE claim = ANY($1::bigint[]) AND lease_until > lcn_now_ms()",
+                           2, v, NULL, err, errlen);
+    free(arr);
+    if (!res)
+        return LCN_ESTORE;
+    int64_t k = strtoll(PQcmdTuples(res), NULL, 10);
+    PQclear(res);
+    return k;
+}
+
+static int drain_notifies(PGconn *c)
+{
+    int got = 0;
+    PGnotify *nt;
+    PQconsumeInput(c);
+    while ((nt = PQnotifies(c))) {
+        got = 1;
+        PQfreemem(nt);
+    }
+    return got;
+}
+
+int pg_queue_wait(struct pg_queue *q, int wake_fd, int timeout_ms)
+{
+    if (drain_notifies(q->c))
+        return 1;
+    struct pollfd p[2] = {{.fd = wake_fd, .events = POLLIN}, {.fd = PQsocket(q->c), .events = POLLIN}};
+    int np = p[1].fd >= 0 ? 2 : 1;
+    int rc = poll(p, (nfds_t)np, timeout_ms);
+    if (rc <= 0)
+        return 0;
+    int got = 0;
+    if (p[0].revents) {
+        char buf[64];
+        while (read(wake_fd, buf, sizeof buf) > 0)
+            ;
+        got = 1;
+    }
+    if (np == 2 && p[1].revents)
+        got |= drain_notifies(q->c);
+    return got;
+}
