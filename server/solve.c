@@ -37,6 +37,7 @@ struct solve_opts {
     int32_t target_k;
     int stop_at_target;
     int32_t threads, replicas, workers;
+    const char *gpus; /* --gpus N|all, NULL: one device */
     int64_t move_limit;
     enum lcn_backend backend; /* OPT_ENUM: the index in LCN_BACKEND_CHOICES */
     int quiet, budget_given;
@@ -64,6 +65,9 @@ static const struct opt solve_options[] = {
               "parallel-tempering replicas (default: the engine's)"),
     OPT_RANGE("proposal-workers", OPT_INT32, OFF(workers), 1, LCN_MAX_PROPOSAL_WORKERS, NULL, "W",
               "candidate points per move, best-of-W"),
+    OPT_ROW("gpus", OPT_STRING, OFF(gpus), "N|all",
+            "GPUs for the run: islands of replicas on devices 0..N-1 (all: every visible one) "
+            "exchanging the elite; --replicas is the total"),
     {.name = "backend",
      .kind = OPT_ENUM,
      .off = OFF(backend),
@@ -324,6 +328,24 @@ static int write_layout(const struct solve_opts *o, const struct graphio_doc *do
 static int solve_graph(struct solve_opts *o, const struct graphio_doc *doc, int64_t t_start)
 {
     enum lcn_backend resolved;
+    int32_t gpus = 0;
+    if (o->gpus) {
+        char *end;
+        long v = strcmp(o->gpus, "all") ? strtol(o->gpus, &end, 10) : 0;
+        if (strcmp(o->gpus, "all") && (*end || v < 1 || v > ENGINE_MAX_DEVICES)) {
+            fprintf(stderr, "lcnd solve: --gpus: expected all or 1 to %d, got '%s'\n",
+                    ENGINE_MAX_DEVICES, o->gpus);
+            return EXIT_USAGE;
+        }
+        char err[300] = "";
+        int n = o->backend == LCN_BACKEND_CPU ? LCN_EINVAL : engines_gpu_open_first((int)v, err, sizeof err);
+        if (n < 0) {
+            fprintf(stderr, "lcnd solve: --gpus %s: %s\n", o->gpus,
+                    n == LCN_EINVAL ? "needs the gpu backend" : err);
+            return EXIT_USAGE;
+        }
+        gpus = n;
+    }
     if (engines_resolve(o->backend, &resolved) != 0) {
         fprintf(stderr, "lcnd solve: --backend %s: this build has no usable GPU engine\n",
                 lcn_backend_name(o->backend));
@@ -332,6 +354,7 @@ static int solve_graph(struct solve_opts *o, const struct graphio_doc *doc, int6
     struct progress pr = {.quiet = o->quiet, .budget_s = o->budget_s, .stage = ""};
     struct engine_params p;
     params_from_opts(&p, o, doc, t_start, &pr);
+    p.gpus = gpus > 1 ? gpus : 0;
     catch_signals();
 
     struct engine_result res;
