@@ -563,7 +563,7 @@ static int engine_setup(struct lcnd *d, char *err, size_t errlen)
                  (long long)d->cfg.test_gpu_fault, d->engine.n_devices);
         return LCN_EINVAL;
     }
-    if (d->cfg.test_gpu_fault >= 0)
+    if (d->cfg.test_gpu_fault >= 0 && d->engine.n_devices > 0)
         log_warn("test hook test_gpu_fault = %lld: that device fails a launch of its first job",
                  (long long)d->cfg.test_gpu_fault);
     if (d->cfg.backend == LCN_BACKEND_GPU && d->engine.n_gpu == 0) {
