@@ -585,8 +585,7 @@ void job_telemetry_counters_json(json_t *o, const struct engine_telemetry *t)
         json_object_set_new(o, tel_counters[i].name, json_integer((json_int_t)tel_get(t, i)));
 }
 
-/* A run across GPUs: each device's island (engine_telemetry.devices). */
-static json_t *devices_json(const struct engine_telemetry *t)
+json_t *job_devices_json(const struct engine_telemetry *t)
 {
     json_t *a = json_array();
     for (int32_t i = 0; i < t->n_devices && i < ENGINE_MAX_DEVICES; i++) {
@@ -626,7 +625,7 @@ static json_t *telemetry_json(const struct engine_telemetry *t)
     json_object_set_new(o, "elapsed_s", secs(t->elapsed_s));
     json_object_set_new(o, "ops", job_ops_json(t));
     if (t->n_devices > 0)
-        json_object_set_new(o, "devices", devices_json(t));
+        json_object_set_new(o, "devices", job_devices_json(t));
     return o;
 }
 

@@ -177,6 +177,11 @@ void job_telemetry_counters_json(json_t *o, const struct engine_telemetry *t);
  * wrong shape or an unknown operator name.
  */
 json_t *job_ops_json(const struct engine_telemetry *t);
+
+/* A run across GPUs: each device's island as the API writes it in
+ * telemetry.devices ([{device, evaluated, accepted, imports}]; empty for
+ * other runs). */
+json_t *job_devices_json(const struct engine_telemetry *t);
 int job_ops_parse(struct engine_telemetry *t, const json_t *ops);
 
 /* "j" followed by 16 decimal digits. */

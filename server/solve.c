@@ -216,6 +216,8 @@ static json_t *telemetry_json(const struct engine_telemetry *t)
     json_object_set_new(o, "pair_tests_per_s",
                         json_real(t->elapsed_s > 0 ? (double)t->pair_tests / t->elapsed_s : 0));
     json_object_set_new(o, "ops", job_ops_json(t));
+    if (t->n_devices > 0)
+        json_object_set_new(o, "devices", job_devices_json(t));
     return o;
 }
 
