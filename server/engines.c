@@ -88,7 +88,12 @@ int engines_gpu_open_first(int n, char *err, size_t errlen)
     int ord[ENGINES_MAX_GPUS];
     for (int i = 0; i < n && i < ENGINES_MAX_GPUS; i++)
         ord[i] = i;
-    int rc = engines_gpu_open_set(NULL, ord, n, err, errlen);
+    return engines_gpu_open_list(ord, n, err, errlen);
+}
+
+int engines_gpu_open_list(const int *ordinals, int n, char *err, size_t errlen)
+{
+    int rc = engines_gpu_open_set(NULL, ordinals, n, err, errlen);
     return rc ? rc : engines_gpu_count();
 }
 
@@ -214,6 +219,14 @@ int engines_gpu_available(void)
 
 int engines_gpu_open_first(int n, char *err, size_t errlen)
 {
+    (void)n;
+    snprintf(err, errlen, "this build has no GPU engine");
+    return LCN_ENOGPU;
+}
+
+int engines_gpu_open_list(const int *ordinals, int n, char *err, size_t errlen)
+{
+    (void)ordinals;
     (void)n;
     snprintf(err, errlen, "this build has no GPU engine");
     return LCN_ENOGPU;

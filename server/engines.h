@@ -68,6 +68,12 @@ struct engines_gpu_desc {
  */
 int engines_gpu_open_first(int n, char *err, size_t errlen);
 
+/* Opens the set on the listed ordinals with defaults (repeats allowed),
+ * for `lcnd solve --devices`. Returns the number of contexts open, or
+ * LCN_ENOGPU (no CUDA in this build or no device) or the first
+ * gpu_ctx_new error, with err filled. */
+int engines_gpu_open_list(const int *ordinals, int n, char *err, size_t errlen);
+
 /* Contexts open in the set (0 without CUDA or before any was opened). */
 int engines_gpu_count(void);
 
