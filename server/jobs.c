@@ -1367,6 +1367,23 @@ static int load_request(struct jobs *t, struct job *j, char *why, size_t len)
     return 0;
 }
 
+/* A stored checkpoint of j's graph becomes where its next run starts (and
+ * the checkpoint the job holds); ck keeps what is not taken. */
+static void take_checkpoint(struct job *j, struct store_checkpoint *ck)
+{
+    if (ck->n != j->req->doc.g.n)
+        return;
+    free(j->resume_layout);
+    j->resume_layout = ck->layout;
+    ck->layout = NULL;
+    free(j->ckpt);
+    j->ckpt = xmalloc(sizeof *j->ckpt * (size_t)(ck->n + 1));
+    memcpy(j->ckpt, j->resume_layout, sizeof *j->ckpt * (size_t)ck->n);
+    j->ckpt_obj = ck->obj;
+    j->ckpt_elapsed_s = ck->elapsed_s;
+    j->has_ckpt = 1;
+}
+
 int jobs_recover(struct jobs *t, char *err, size_t errlen)
 {
     /* the stored next id, not the largest id left: retention may have
@@ -1411,6 +1428,15 @@ int jobs_recover(struct jobs *t, char *err, size_t errlen)
         if (!was_running) {
             t->waiting++;
             queued++;
+            /* it ran before: queued again after a lost GPU, or resumed and
+             * stopped again before it restarted; it goes on from its
+             * checkpoint with what is left of its budget */
+            struct store_checkpoint ck;
+            if (j->cur.elapsed_s > 0 && store_load_checkpoint(t->store, j->id, &ck) == 0) {
+                take_checkpoint(j, &ck);
+                j->elapsed_base = LCN_MAX(j->cur.elapsed_s, ck.elapsed_s);
+                store_checkpoint_release(&ck);
+            }
             continue;
         }
         /* found running: the daemon stopped (or died) under it */
@@ -1433,15 +1459,8 @@ int jobs_recover(struct jobs *t, char *err, size_t errlen)
             j->cur.state = JOB_QUEUED;
             t->waiting++;
             ev_state(j, op);
-            if (have && ck.n == j->req->doc.g.n) {
-                j->resume_layout = ck.layout;
-                ck.layout = NULL;
-                j->ckpt = xmalloc(sizeof *j->ckpt * (size_t)(ck.n + 1));
-                memcpy(j->ckpt, j->resume_layout, sizeof *j->ckpt * (size_t)ck.n);
-                j->ckpt_obj = ck.obj;
-                j->ckpt_elapsed_s = ck.elapsed_s;
-                j->has_ckpt = 1;
-            }
+            if (have)
+                take_checkpoint(j, &ck);
             j->elapsed_base = done;
             j->resumed_now = 1;
             resumed++;
