@@ -338,13 +338,12 @@ int worker_pool_init(struct worker_pool *p, uv_loop_t *loop, const int *gpu_devi
     return 0;
 }
 
-void worker_start(struct worker *w, struct run *run)
+/* Marks w busy and hands run to its thread: run's inputs, its devices
+ * included, are final from here on (the thread reads them at once). */
+static void hand_over(struct worker *w, struct run *run)
 {
     LCN_ASSERT(!w->busy);
     w->busy = 1;
-    run->n_devices = w->kind == WORKER_GPU ? 1 : 0;
-    run->devices[0] = w->device;
-    run->group[0] = w;
     run->assigned_ns = lcn_now_ns();
     struct worker_thread *t = w->t;
     pthread_mutex_lock(&t->mu);
@@ -354,19 +353,26 @@ void worker_start(struct worker *w, struct run *run)
     pthread_mutex_unlock(&t->mu);
 }
 
+void worker_start(struct worker *w, struct run *run)
+{
+    run->n_devices = w->kind == WORKER_GPU ? 1 : 0;
+    run->devices[0] = w->device;
+    run->group[0] = w;
+    hand_over(w, run);
+}
+
 void worker_start_group(struct worker *const *ws, int n, struct run *run)
 {
     LCN_ASSERT(n >= 1 && n <= ENGINE_MAX_DEVICES);
-    for (int i = 1; i < n; i++) {
-        LCN_ASSERT(!ws[i]->busy && ws[i]->kind == WORKER_GPU);
-        ws[i]->busy = 1;
-    }
-    worker_start(ws[0], run);
     run->n_devices = n;
     for (int i = 0; i < n; i++) {
+        LCN_ASSERT(!ws[i]->busy && ws[i]->kind == WORKER_GPU);
         run->devices[i] = ws[i]->device;
         run->group[i] = ws[i];
     }
+    for (int i = 1; i < n; i++)
+        ws[i]->busy = 1;
+    hand_over(ws[0], run);
 }
 
 int worker_abandon(struct worker *w)
