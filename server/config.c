@@ -120,13 +120,15 @@ const struct opt config_options[] = {
      "log line format: text (time level message) or json (one object per line: time, level, "
      "job when the line is about one, message)"),
     /* fault injection (docs/DAEMON.md, "Test hooks") */
-    ROW("test_fake_gpu", OPT_ENUM, 0, 0, "off", OFF(test_fake_gpu), "off|sticky",
+    ROW("test_fake_gpu", OPT_ENUM, 0, 0, "off", OFF(test_fake_gpu), "off|sticky|cpu",
      "test only: sticky starts one fake GPU worker that runs the CPU engine for "
-     "test_fake_gpu_ms and then fails its job with a sticky GPU error (never in production)"),
+     "test_fake_gpu_ms and then fails its job with a sticky GPU error; cpu starts one fake GPU "
+     "device per entry of gpus (all: one) with gpu_slots workers each (-1: one) that run the "
+     "CPU engine on one thread, and test_gpu_fault applies to them (never in production)"),
     ROW("test_fake_gpu_ms", OPT_INT, 1, 600000, "300", OFF(test_fake_gpu_ms), NULL,
      "test only: milliseconds the fake GPU worker runs before its sticky error"),
     ROW("test_gpu_fault", OPT_INT, -1, 15, "-1", OFF(test_gpu_fault), NULL,
-     "test only: the index (in the gpus list) of a real GPU device whose first solver launch "
+     "test only: the index (in the gpus list) of a GPU device whose first solver launch "
      "test_gpu_fault_ms after its first job starts fails as a sticky error would; only that "
      "context is marked lost (-1: off; never in production)"),
     ROW("test_gpu_fault_ms", OPT_INT, 0, 600000, "1000", OFF(test_gpu_fault_ms), NULL,

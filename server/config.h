@@ -29,7 +29,7 @@
 enum config_log_level { LOG_LEVEL_ERROR = 0, LOG_LEVEL_WARN, LOG_LEVEL_INFO, LOG_LEVEL_DEBUG };
 enum config_log_format { LOG_FORMAT_TEXT = 0, LOG_FORMAT_JSON };
 enum config_sync { CONFIG_SYNC_NORMAL = 0, CONFIG_SYNC_FULL };
-enum config_fake_gpu { CONFIG_FAKE_GPU_OFF = 0, CONFIG_FAKE_GPU_STICKY };
+enum config_fake_gpu { CONFIG_FAKE_GPU_OFF = 0, CONFIG_FAKE_GPU_STICKY, CONFIG_FAKE_GPU_CPU };
 
 struct lcnd_config {
     /* network and access */

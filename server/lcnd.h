@@ -63,6 +63,8 @@ struct lcnd_engine {
     int n_devices;  /* devices in the set (engines.h; the fake GPU counts one) */
     int worker_device[LCND_MAX_GPU_WORKERS]; /* GPU worker i's device index */
     atomic_int fault_armed; /* the test_gpu_fault hook has been armed (worker threads) */
+    int fake_cpu;           /* test_fake_gpu = cpu: the GPU workers run the CPU engine */
+    atomic_int fake_lost[ENGINE_MAX_DEVICES]; /* fake_cpu: devices the fault hook broke */
     char gpu_why[256];   /* why no GPU worker runs, "" when some do */
     int64_t fake_gpu_ns; /* > 0: the test_fake_gpu hook (docs/DAEMON.md) runs this long */
     /* device memory lcnd holds (workspaces), 0 without a GPU; ctx unused */

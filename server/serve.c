@@ -421,6 +421,29 @@ static int run_uses(const struct engine_params *p, int dev)
     return 0;
 }
 
+/* test_fake_gpu = cpu: a "GPU" run is the CPU engine on one thread; with
+ * fault set (the test_gpu_fault device's first run) it runs for
+ * test_gpu_fault_ms, then its devices are lost and it reports a sticky
+ * error, as the real hook makes a device do. */
+static int fake_gpu_run(struct lcnd *d, const struct lcn_graph *g, const struct engine_params *p,
+                        struct engine_result *out, int fault)
+{
+    struct engine_params q = *p;
+    q.threads = 1;
+    q.gpus = 0;
+    if (!fault)
+        return engine_cpu_run(g, &q, out);
+    int64_t cut = lcn_now_ns() + d->cfg.test_gpu_fault_ms * 1000000LL;
+    if (q.deadline_ns > cut)
+        q.deadline_ns = cut;
+    log_warn("test_gpu_fault: fake gpu %lld fails in %lld ms", (long long)d->cfg.test_gpu_fault,
+             (long long)d->cfg.test_gpu_fault_ms);
+    if (engine_cpu_run(g, &q, out) == 0)
+        engine_result_release(out);
+    atomic_store(&d->engine.fake_lost[d->cfg.test_gpu_fault], 1);
+    return LCN_EGPU_STICKY;
+}
+
 /* Workers call the backend dispatcher (engines.h) with their own kind. */
 static int dispatch(void *ctx, const struct worker *w, const struct lcn_graph *g,
                     const struct engine_params *p, struct engine_result *out)
@@ -439,6 +462,9 @@ static int dispatch(void *ctx, const struct worker *w, const struct lcn_graph *g
         return LCN_EGPU_STICKY;
     }
     int fdev = (int)d->cfg.test_gpu_fault;
+    if (w->kind == WORKER_GPU && d->engine.fake_cpu)
+        return fake_gpu_run(d, g, p, out, fdev >= 0 && run_uses(p, fdev) &&
+                                              !atomic_exchange(&d->engine.fault_armed, 1));
     if (w->kind == WORKER_GPU && fdev >= 0 && run_uses(p, fdev) &&
         !atomic_exchange(&d->engine.fault_armed, 1)) {
         /* test hook: that device's first launch test_gpu_fault_ms from now fails */
@@ -453,6 +479,8 @@ static int dispatch(void *ctx, const struct worker *w, const struct lcn_graph *g
 static int device_ok(void *ctx, int dev)
 {
     struct lcnd *d = ctx;
+    if (d->engine.fake_cpu)
+        return dev >= 0 && dev < ENGINE_MAX_DEVICES && !atomic_load(&d->engine.fake_lost[dev]);
     return !d->engine.fake_gpu_ns && engines_gpu_healthy(dev);
 }
 
@@ -531,6 +559,29 @@ static int gpu_fits_any(void *ctx, const struct lcn_graph *g, char *why, size_t 
     return 0;
 }
 
+/* test_fake_gpu = cpu: one fake device per entry of gpus (all: one), with
+ * gpu_slots workers each (-1: one). */
+static int fake_devices(struct lcnd *d, char *err, size_t errlen)
+{
+    int ord[ENGINES_MAX_GPUS];
+    int n = config_gpus_parse(d->cfg.gpus, 1, ord, ENGINES_MAX_GPUS, err, errlen);
+    if (n == LCN_ENOGPU) /* any ordinal: the devices are fake */
+        n = config_gpus_parse(d->cfg.gpus, -1, ord, ENGINES_MAX_GPUS, err, errlen);
+    if (n < 0)
+        return n;
+    int per = d->cfg.gpu_slots < 0 ? 1 : (int)d->cfg.gpu_slots;
+    for (int i = 0; i < (n ? n : 1); i++)
+        for (int k = 0; k < per && d->engine.n_gpu < LCND_MAX_GPU_WORKERS; k++)
+            d->engine.worker_device[d->engine.n_gpu++] = i;
+    d->engine.n_devices = n ? n : 1;
+    d->engine.fake_cpu = 1;
+    d->engine.gpu_why[0] = 0;
+    d->engine.gpu_fits = gpu_fits_any;
+    log_warn("test hook test_fake_gpu = cpu: %d fake GPU devices running the CPU engine",
+             d->engine.n_devices);
+    return 0;
+}
+
 /* Probes the devices: how many GPU workers to start on which, and why none. */
 static int engine_setup(struct lcnd *d, char *err, size_t errlen)
 {
@@ -549,15 +600,19 @@ static int engine_setup(struct lcnd *d, char *err, size_t errlen)
         log_warn("test hook test_fake_gpu = sticky: one fake GPU worker that fails every job");
         return 0;
     }
-    if (d->cfg.backend == LCN_BACKEND_CPU || d->cfg.gpu_slots == 0) {
+    int rc = 0;
+    if (d->cfg.test_fake_gpu == CONFIG_FAKE_GPU_CPU) {
+        rc = fake_devices(d, err, errlen);
+    } else if (d->cfg.backend == LCN_BACKEND_CPU || d->cfg.gpu_slots == 0) {
         snprintf(d->engine.gpu_why, sizeof d->engine.gpu_why, "disabled by configuration");
         return 0;
-    }
+    } else {
 #ifdef LCN_HAVE_CUDA
-    int rc = open_devices(d, err, errlen);
+        rc = open_devices(d, err, errlen);
+#endif
+    }
     if (rc)
         return rc;
-#endif
     if (d->cfg.test_gpu_fault >= d->engine.n_devices && d->engine.n_devices > 0) {
         snprintf(err, errlen, "test_gpu_fault: no device %lld (%d opened)",
                  (long long)d->cfg.test_gpu_fault, d->engine.n_devices);

@@ -17,15 +17,27 @@ a multi-GPU box is exercised:
     the daemon keeps serving and exits 0 on SIGTERM.
 
 Exits 77 (skipped) when the daemon finds no usable GPU. Every failure
-message carries the daemon's log."""
+message carries the daemon's log.
 
+With LCN_FAKE_GPUS=1 the same tests run without a GPU (CTest
+daemon_devices_fake, label integration): `test_fake_gpu = cpu` makes the two
+stand-ins fake devices whose runs are the CPU engine, so the daemon's side
+(scheduling over devices, the fault's re-queue, /readyz, /metrics,
+/version, admission of solver.gpus) is checked everywhere; what only a real
+device has (name, UUID, memory, the islands' telemetry) is checked on a
+GPU only."""
+
+import os
 import sys
 import time
 import unittest
 
 from lcnd_harness import LCND, WAIT, Daemon, check_solution, gen_graph, need_binaries
 
-STAND_INS = ["--backend", "auto", "--gpus", "0,0", "--gpu-slots", "1"]
+FAKE = os.environ.get("LCN_FAKE_GPUS") == "1"
+STAND_INS = ["--backend", "auto", "--gpus", "0,0", "--gpu-slots", "1"] + \
+    (["--test-fake-gpu", "cpu"] if FAKE else [])
+BACKEND = "cpu" if FAKE else "gpu"  # what a fake device's run reports: the CPU engine
 
 
 def start_daemon(*args, extra=()):
@@ -80,10 +92,13 @@ class StandIns(unittest.TestCase):
         devs = v["devices"]
         self.assertEqual(len(devs), 2, self.msg(v))
         self.assertEqual([x["index"] for x in devs], [0, 1])
-        self.assertEqual(devs[0]["ordinal"], 0)
-        self.assertEqual(devs[1]["ordinal"], 0)  # two contexts on one device
-        self.assertEqual(devs[0]["uuid"], devs[1]["uuid"])
-        self.assertTrue(devs[0]["uuid"].startswith("GPU-"), devs[0])
+        if FAKE:
+            self.assertIsNone(devs[0]["ordinal"], devs)
+        else:
+            self.assertEqual(devs[0]["ordinal"], 0)
+            self.assertEqual(devs[1]["ordinal"], 0)  # two contexts on one device
+            self.assertEqual(devs[0]["uuid"], devs[1]["uuid"])
+            self.assertTrue(devs[0]["uuid"].startswith("GPU-"), devs[0])
         r = self.d.get("/readyz")
         self.assertEqual(r.status, 200, self.msg(r.body))
         rz = r.json()
@@ -93,7 +108,8 @@ class StandIns(unittest.TestCase):
         text = self.d.get("/metrics").body.decode()
         for dev in (0, 1):
             self.assertEqual(metric(text, "lcn_gpu_device_up", dev), 1)
-            self.assertGreater(metric(text, "lcn_gpu_device_memory_bytes", dev), 0)
+            if not FAKE:
+                self.assertGreater(metric(text, "lcn_gpu_device_memory_bytes", dev), 0)
         print("devices:", devs)
 
     def test_two_jobs_at_once(self):
@@ -118,7 +134,7 @@ class StandIns(unittest.TestCase):
         for job in (a, b):
             s = d.wait(job)
             self.assertEqual(s["state"], "succeeded", self.msg(s))
-            self.assertEqual(s["backend"], "gpu", self.msg(s))
+            self.assertEqual(s["backend"], BACKEND, self.msg(s))
             check_solution(self, d, job, self.g)
         text = d.get("/metrics").body.decode()
         for i in (0, 1):
@@ -133,11 +149,23 @@ class StandIns(unittest.TestCase):
                                              "solver": {"gpus": 3}})
         self.assertEqual(r.status, 422, self.msg(r.body))
         self.assertEqual(r.json()["error"]["field"], "solver.gpus", r.body)
+        text0 = d.get("/metrics").body.decode()
+        jobs0 = [metric(text0, "lcn_gpu_device_jobs_total", i) for i in (0, 1)]
         job = d.submit(self.g, budget_s=5.0, backend="gpu", seed=4,
                        solver={"gpus": 2, "replicas": 32,
-                               "tuning": "island_every=5,island_take=4"})
+                               "tuning": "" if FAKE else "island_every=5,island_take=4"})
+        s = d.wait(job, ("running",))
+        rz = d.get("/readyz").json()
+        self.assertEqual([x["busy"] for x in rz["devices"]], [1, 1], self.msg(rz))
         s = d.wait(job)
         self.assertEqual(s["state"], "succeeded", self.msg(s))
+        text = d.get("/metrics").body.decode()
+        for i in (0, 1):  # one run, on both devices
+            self.assertEqual(metric(text, "lcn_gpu_device_jobs_total", i), jobs0[i] + 1,
+                             self.msg(text))
+        check_solution(self, d, job, self.g)
+        if FAKE:
+            return  # the CPU engine has no islands
         tel = s["telemetry"]
         devs = tel.get("devices")
         self.assertIsNotNone(devs, self.msg(s))
@@ -171,10 +199,12 @@ class FaultIsolation(unittest.TestCase):
         done = [d.wait(j, timeout=WAIT * 2) for j in jobs]
         for s in done:
             self.assertEqual(s["state"], "succeeded", self.msg(s))
-            self.assertEqual(s["backend"], "gpu", self.msg(s))
+            self.assertEqual(s["backend"], BACKEND, self.msg(s))
         moved = [s for s in done if s["resumes"] == 1]
         self.assertEqual(len(moved), 1, self.msg("one job should have been re-queued: %s" % done))
         m = moved[0]
+        # the resumed run had what was left of the budget, not a new one
+        self.assertLessEqual(m["elapsed_s"], 6.0 + 2.0, self.msg(m))
         evs, _ = d.events(m["id"])
         states = [e.get("state") for e in evs if e.get("type") == "state"]
         self.assertIn("interrupted", states, self.msg(evs))
@@ -205,5 +235,6 @@ class FaultIsolation(unittest.TestCase):
 
 
 if __name__ == "__main__":
-    gpu_or_skip()
+    if not FAKE:
+        gpu_or_skip()
     unittest.main(verbosity=2)
