@@ -1584,22 +1584,33 @@ static int grun_batch(struct grun *r, int S, double tscale)
     return 0;
 }
 
+/* A replica's current tuple and index, for ordering by worst first. */
+struct by_cur {
+    struct lcn_obj cur;
+    int r;
+};
+
+static int worse_first(const void *a, const void *b)
+{
+    const struct by_cur *x = (const struct by_cur *)a, *y = (const struct by_cur *)b;
+    int c = obj_cmp(&y->cur, &x->cur);
+    return c ? c : (y->r > x->r) - (y->r < x->r); /* ties: the highest index first */
+}
+
 /* Picks the k replicas of rp[0..R) with the worst current tuples into
  * pick[] (worst first; ties: the highest index). Returns how many. */
 static int worst_replicas(const struct sol_replica *rp, int R, int k, int *pick)
 {
-    int got = 0;
-    for (; got < k && got < R; got++) {
-        int w = -1;
-        for (int r = 0; r < R; r++) {
-            int taken = 0;
-            for (int q = 0; q < got && !taken; q++)
-                taken = pick[q] == r;
-            if (!taken && (w < 0 || obj_cmp(&rp[r].cur, &rp[w].cur) >= 0))
-                w = r;
-        }
-        pick[got] = w;
+    struct by_cur *v = (struct by_cur *)xmalloc(sizeof(*v) * (size_t)(R > 0 ? R : 1));
+    for (int r = 0; r < R; r++) {
+        v[r].cur = rp[r].cur;
+        v[r].r = r;
     }
+    qsort(v, (size_t)R, sizeof(*v), worse_first);
+    int got = k < R ? k : R;
+    for (int q = 0; q < got; q++)
+        pick[q] = v[q].r;
+    free(v);
     return got;
 }
 
