@@ -327,24 +327,11 @@ static json_t *machine_json(void)
                             json_pack("{s:s, s:s, s:s}", "sysname", u.sysname, "release", u.release,
                                       "machine", u.machine));
     json_object_set_new(m, "online_cpus", json_integer(sysconf(_SC_NPROCESSORS_ONLN)));
-    FILE *f = fopen("/proc/cpuinfo", "r");
+    char cpu[512];
+    if (lcn_cpu_model(cpu, sizeof cpu) == 0)
+        json_object_set_new(m, "cpu", json_string(cpu));
     char line[512];
-    while (f && fgets(line, sizeof line, f)) {
-        if (strncmp(line, "model name", 10) == 0) {
-            char *c = strchr(line, ':');
-            if (c) {
-                c++;
-                while (*c == ' ' || *c == '\t')
-                    c++;
-                c[strcspn(c, "\n")] = '\0';
-                json_object_set_new(m, "cpu", json_string(c));
-            }
-            break;
-        }
-    }
-    if (f)
-        fclose(f);
-    f = fopen("/proc/meminfo", "r");
+    FILE *f = fopen("/proc/meminfo", "r");
     while (f && fgets(line, sizeof line, f)) {
         long long kb;
         if (sscanf(line, "MemTotal: %lld kB", &kb) == 1) {
@@ -790,34 +777,22 @@ struct bench_opts {
 
 #define BOFF(f) offsetof(struct bench_opts, f)
 static const struct opt bench_table[] = {
-    {.name = "budget-s",
-     .kind = OPT_DOUBLE,
-     .off = BOFF(budget),
-     .min = 0,
-     .max = INFINITY,
-     .flags = OPT_GT_MIN,
-     .def = "10",
-     .arg = "S",
-     .help = "budget per run in seconds"},
+    {OPT_RANGE_FIELDS("budget-s", OPT_DOUBLE, BOFF(budget), 0, INFINITY, "10", "S",
+                      "budget per run in seconds"),
+     .flags = OPT_GT_MIN},
     OPT_RANGE("seeds", OPT_INT, BOFF(seeds), 1, 1000, "3", NULL, "seeds per graph"),
     OPT_RANGE("first-seed", OPT_INT, BOFF(first), 0, 9007199254740000LL, "1", NULL, "first seed"),
-    {.name = "backend",
-     .kind = OPT_ENUM,
-     .off = BOFF(backend),
-     .choices = LCN_BACKEND_CHOICES,
-     .seen = OPT_SEEN(struct bench_opts, backend_given),
-     .help = "engine to ask for (default: the daemon's auto)"},
+    {OPT_ROW_FIELDS("backend", OPT_ENUM, BOFF(backend), NULL,
+                    "engine to ask for (default: the daemon's auto)"),
+     .choices = LCN_BACKEND_CHOICES, .seen = OPT_SEEN(struct bench_opts, backend_given)},
     OPT_ROW("target", OPT_STRING, BOFF(target_file), "FILE",
             "\"NAME K\" lines (bench/targets.txt): K is sent as target_k and success means final K "
             "<= K"),
     OPT_ROW("stop-at-target", OPT_FLAG, BOFF(stop), NULL,
             "end runs at the target (default: use the full budget)"),
-    {.name = "out",
-     .kind = OPT_STRING,
-     .off = BOFF(out),
-     .short_name = 'o',
-     .arg = "OUTDIR",
-     .help = "output directory (default bench-results/DATE); must be new or empty"},
+    {OPT_ROW_FIELDS("out", OPT_STRING, BOFF(out), "OUTDIR",
+                    "output directory (default bench-results/DATE); must be new or empty"),
+     .short_name = 'o'},
     OPT_ROW("poll", OPT_FLAG, BOFF(poll), NULL,
             "follow runs by polling instead of the event stream"),
 };
@@ -1039,27 +1014,17 @@ static void bench_release(struct bench *b)
     free_graphs(b->gs, b->ng);
 }
 
-static int cmd_bench(const struct lcnctl_cmd *cmd, int argc, char **argv)
+static int cmd_bench(const struct lcnctl_cmd *cmd, const struct lcnctl_args *a)
 {
-    struct bench_opts o = {0};
-    opts_defaults(bench_table, LCN_ARRAY_LEN(bench_table), &o);
-    char *pos[1];
-    int npos;
-    int rc = lcnctl_parse(cmd, argc, argv, &o, pos, 1, &npos);
-    if (rc == LCNCTL_PARSE_HELP)
-        return LCNCTL_EXIT_OK;
-    if (rc)
-        return rc;
-    if (npos != 1)
-        return lcnctl_usage_error(cmd, "expected one directory of graphs");
-    if (o.stop && !o.target_file)
+    const struct bench_opts *o = a->opts;
+    if (o->stop && !o->target_file)
         return lcnctl_usage_error(cmd, "--stop-at-target needs --target");
 
     struct bench b;
-    bench_init(&b, cmd, &o);
-    rc = bench_open(&b, pos[0]);
+    bench_init(&b, cmd, o);
+    int rc = bench_open(&b, a->arg);
     if (rc == 0) {
-        bench_manifest(&b, argc, argv);
+        bench_manifest(&b, a->argc, a->argv);
         bench_runs(&b);
         rc = bench_finish(&b);
     }
@@ -1069,6 +1034,7 @@ static int cmd_bench(const struct lcnctl_cmd *cmd, int argc, char **argv)
 
 const struct lcnctl_cmd lcnctl_bench_cmds[] = {
     {"bench", cmd_bench, "benchmark the daemon on a directory of graphs (paired seeds)",
-     bench_usage, bench_table, LCN_ARRAY_LEN(bench_table), bench_exit_status},
+     bench_usage, bench_table, LCN_ARRAY_LEN(bench_table), bench_exit_status,
+     sizeof(struct bench_opts), "directory of graphs"},
     {.name = NULL},
 };

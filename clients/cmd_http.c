@@ -37,39 +37,36 @@ static int check_id(const struct lcnctl_cmd *cmd, const char *id)
     return 0;
 }
 
-/* Parses options and exactly one job id. Returns 0, LCNCTL_PARSE_HELP or an
- * exit status. */
-static int parse_id(const struct lcnctl_cmd *cmd, int argc, char **argv, void *opts, char **id)
+/* The start of every command on one job: the id checked, the server
+ * connected (the caller releases h). Returns 0 or the exit status. */
+static int job_connect(const struct lcnctl_cmd *cmd, const char *id, struct lcnhttp *h)
 {
-    char *pos[1];
-    int npos;
-    int rc = lcnctl_parse(cmd, argc, argv, opts, pos, 1, &npos);
-    if (rc)
-        return rc;
-    if (npos != 1)
-        return lcnctl_usage_error(cmd, "expected one job id");
-    *id = pos[0];
-    return check_id(cmd, *id);
+    int rc = check_id(cmd, id);
+    return rc ? rc : client_connect(cmd, h);
 }
 
-/* get and cancel: one job id, then METHOD /jobs/ID, which answers with the
- * job's status. Returns 0 with *st set (NULL after --help: nothing more to
- * do), else the exit status after reporting. */
-static int job_call(const struct lcnctl_cmd *cmd, int argc, char **argv, const char *method,
-                    char **id, json_t **st)
+/* get and cancel: METHOD /jobs/ID, which answers with the job's status,
+ * printed as JSON with --json, else by print. Returns the exit status. */
+static int job_call(const struct lcnctl_cmd *cmd, const char *id, const char *method,
+                    void (*print)(const json_t *st, const char *id))
 {
-    *st = NULL;
-    int rc = parse_id(cmd, argc, argv, NULL, id);
-    if (rc)
-        return lcnctl_parse_exit(rc);
     struct lcnhttp h;
-    if ((rc = client_connect(cmd, &h)))
+    int rc = job_connect(cmd, id, &h);
+    if (rc)
         return rc;
-    char *path = client_job_path(*id, "");
-    rc = client_call(cmd, &h, method, path, NULL, st);
+    char *path = client_job_path(id, "");
+    json_t *st;
+    rc = client_call(cmd, &h, method, path, NULL, &st);
     free(path);
     lcnhttp_release(&h);
-    return rc;
+    if (rc)
+        return rc;
+    if (lcnctl_json)
+        client_print_json(st);
+    else
+        print(st, id);
+    json_decref(st);
+    return LCNCTL_EXIT_OK;
 }
 
 /* Follows a job and prints its end; returns the exit status, or
@@ -134,38 +131,21 @@ struct submit_opts {
         .seen = OPT_SEEN(struct submit_opts, seen_##field_), .arg = "N", .help = (help_)           \
     }
 static const struct opt submit_table[] = {
-    {.name = "budget-s",
-     .kind = OPT_DOUBLE,
-     .off = SOFF(budget),
-     .min = 0,
-     .max = INFINITY,
-     .flags = OPT_GT_MIN,
-     .seen = OPT_SEEN(struct submit_opts, seen_budget),
-     .arg = "S",
-     .help = "wall-clock budget in seconds (default: the daemon's default_budget_s)"},
-    {.name = "seed",
-     .kind = OPT_INT,
-     .off = SOFF(seed),
-     .min = 0,
-     .max = SEED_MAX,
-     .seen = OPT_SEEN(struct submit_opts, seen_seed),
-     .help = "random seed (default 1)"},
-    {.name = "target-k",
-     .kind = OPT_INT,
-     .off = SOFF(target),
-     .min = 0,
-     .max = INT32_MAX,
-     .seen = OPT_SEEN(struct submit_opts, seen_target),
-     .arg = "K",
-     .help = "target K: time to target is measured against it"},
+    {OPT_RANGE_FIELDS("budget-s", OPT_DOUBLE, SOFF(budget), 0, INFINITY, NULL, "S",
+                      "wall-clock budget in seconds (default: the daemon's default_budget_s)"),
+     .flags = OPT_GT_MIN, .seen = OPT_SEEN(struct submit_opts, seen_budget)},
+    {OPT_RANGE_FIELDS("seed", OPT_INT, SOFF(seed), 0, SEED_MAX, NULL, NULL,
+                      "random seed (default 1)"),
+     .seen = OPT_SEEN(struct submit_opts, seen_seed)},
+    {OPT_RANGE_FIELDS("target-k", OPT_INT, SOFF(target), 0, INT32_MAX, NULL, "K",
+                      "target K: time to target is measured against it"),
+     .seen = OPT_SEEN(struct submit_opts, seen_target)},
     OPT_ROW("stop-at-target", OPT_FLAG, SOFF(stop), NULL,
             "end the job as soon as K <= target (needs --target-k)"),
-    {.name = "backend",
-     .kind = OPT_ENUM,
-     .off = SOFF(backend),
-     .choices = LCN_BACKEND_CHOICES,
-     .seen = OPT_SEEN(struct submit_opts, seen_backend),
-     .help = "engine to ask for; auto: GPU when usable, else CPU (default: the daemon's auto)"},
+    {OPT_ROW_FIELDS(
+         "backend", OPT_ENUM, SOFF(backend), NULL,
+         "engine to ask for; auto: GPU when usable, else CPU (default: the daemon's auto)"),
+     .choices = LCN_BACKEND_CHOICES, .seen = OPT_SEEN(struct submit_opts, seen_backend)},
     OPT_ROW("name", OPT_STRING, SOFF(name), "TEXT",
             "a label shown by get and list (at most 128 bytes)"),
     SOLVER_ROW("threads", threads, LCN_MAX_THREADS,
@@ -190,37 +170,44 @@ static const struct opt submit_table[] = {
 #undef SOLVER_ROW
 #undef SOFF
 
+/* Sets obj's key to value (a new reference) when the option was given;
+ * else drops value. */
+static void set_given(json_t *obj, int given, const char *key, json_t *value)
+{
+    if (given)
+        json_object_set_new(obj, key, value);
+    else
+        json_decref(value);
+}
+
+/* Sets obj's key to the string s when the option was given (s not NULL). */
+static void set_string(json_t *obj, const char *key, const char *s)
+{
+    set_given(obj, s != NULL, key, s ? json_string(s) : NULL);
+}
+
 /* The POST /jobs body for graph (borrowed) and the options given. */
 static json_t *submit_request(const struct submit_opts *o, json_t *graph)
 {
     json_t *req = json_pack("{s:O}", "graph", graph);
-    if (o->seen_budget)
-        json_object_set_new(req, "budget_s", json_real(o->budget));
-    if (o->seen_seed)
-        json_object_set_new(req, "seed", json_integer(o->seed));
-    if (o->seen_target)
-        json_object_set_new(req, "target_k", json_integer(o->target));
-    if (o->stop)
-        json_object_set_new(req, "stop_at_target", json_true());
-    if (o->seen_backend)
-        json_object_set_new(req, "backend", json_string(lcn_backend_name(o->backend)));
-    if (o->name)
-        json_object_set_new(req, "name", json_string(o->name));
-    if (o->from)
-        json_object_set_new(req, "init_from", json_string(o->from));
+    set_given(req, o->seen_budget, "budget_s", json_real(o->budget));
+    set_given(req, o->seen_seed, "seed", json_integer(o->seed));
+    set_given(req, o->seen_target, "target_k", json_integer(o->target));
+    set_given(req, o->stop, "stop_at_target", json_true());
+    set_given(req, o->seen_backend, "backend", json_string(lcn_backend_name(o->backend)));
+    set_string(req, "name", o->name);
+    set_string(req, "init_from", o->from);
     json_t *solver = json_object();
-    if (o->seen_threads)
-        json_object_set_new(solver, "threads", json_integer(o->threads));
-    if (o->seen_replicas)
-        json_object_set_new(solver, "replicas", json_integer(o->replicas));
-    if (o->seen_proposal_workers)
-        json_object_set_new(solver, "proposal_workers", json_integer(o->proposal_workers));
+    set_given(solver, o->seen_threads, "threads", json_integer(o->threads));
+    set_given(solver, o->seen_replicas, "replicas", json_integer(o->replicas));
+    set_given(solver, o->seen_proposal_workers, "proposal_workers",
+              json_integer(o->proposal_workers));
     if (o->gpus && !strcmp(o->gpus, "all"))
-        json_object_set_new(solver, "gpus", json_string("all"));
-    else if (o->gpus)
-        json_object_set_new(solver, "gpus", json_integer(strtoll(o->gpus, NULL, 10)));
-    if (o->tuning)
-        json_object_set_new(solver, "tuning", json_string(o->tuning));
+        set_string(solver, "gpus", o->gpus);
+    else
+        set_given(solver, o->gpus != NULL, "gpus",
+                  json_integer(o->gpus ? strtoll(o->gpus, NULL, 10) : 0));
+    set_string(solver, "tuning", o->tuning);
     if (json_object_size(solver))
         json_object_set_new(req, "solver", solver);
     else
@@ -278,28 +265,22 @@ static int submit_follow(const struct lcnctl_cmd *cmd, struct lcnhttp *h, const 
     return rc;
 }
 
-static int cmd_submit(const struct lcnctl_cmd *cmd, int argc, char **argv)
+static int cmd_submit(const struct lcnctl_cmd *cmd, const struct lcnctl_args *a)
 {
-    struct submit_opts o = {0};
-    char *pos[1];
-    int npos;
-    int rc = lcnctl_parse(cmd, argc, argv, &o, pos, 1, &npos);
-    if (rc)
-        return lcnctl_parse_exit(rc);
-    if (npos != 1)
-        return lcnctl_usage_error(cmd, "expected one graph file");
-    if (o.stop && !o.seen_target)
+    const struct submit_opts *o = a->opts;
+    int rc;
+    if (o->stop && !o->seen_target)
         return lcnctl_usage_error(cmd, "--stop-at-target needs --target-k");
-    if ((o.render || o.poll) && !o.wait)
+    if ((o->render || o->poll) && !o->wait)
         return lcnctl_usage_error(cmd, "--render and --poll apply with --wait");
-    if (o.gpus && strcmp(o.gpus, "all")) {
+    if (o->gpus && strcmp(o->gpus, "all")) {
         char *end;
-        long g = strtol(o.gpus, &end, 10);
-        if (*end || end == o.gpus || g < 1 || g > ENGINE_MAX_DEVICES)
+        long g = strtol(o->gpus, &end, 10);
+        if (*end || end == o->gpus || g < 1 || g > ENGINE_MAX_DEVICES)
             return lcnctl_usage_error(cmd, "--gpus: expected all or a count of 1 to 16");
     }
     json_t *req;
-    if ((rc = submit_read(cmd, pos[0], &o, &req)))
+    if ((rc = submit_read(cmd, a->arg, o, &req)))
         return rc;
     struct lcnhttp h;
     if ((rc = client_connect(cmd, &h))) {
@@ -317,7 +298,7 @@ static int cmd_submit(const struct lcnctl_cmd *cmd, int argc, char **argv)
     if (!id) {
         lcnctl_errorf(cmd, "unexpected response: no job id");
         rc = LCNCTL_EXIT_REFUSED;
-    } else if (!o.wait) {
+    } else if (!o->wait) {
         if (lcnctl_json)
             client_print_json(created);
         else
@@ -325,7 +306,7 @@ static int cmd_submit(const struct lcnctl_cmd *cmd, int argc, char **argv)
         rc = LCNCTL_EXIT_OK;
     } else {
         char *idc = xstrdup(id);
-        rc = submit_follow(cmd, &h, idc, &o);
+        rc = submit_follow(cmd, &h, idc, o);
         free(idc);
     }
     json_decref(created);
@@ -345,6 +326,12 @@ static const char watch_usage[] =
     "A finished job's events are replayed.\n"
     "\n"
     "With --json: each event as one JSON line, then the final status.\n";
+
+static const char wait_usage[] =
+    "usage: lcnctl wait ID [--poll] [--server URL] [--json]\n"
+    "\n"
+    "Waits quietly until a job ends, then prints the one-line summary (with\n"
+    "--json: the final job status).\n";
 
 static const char watch_exit_status[] =
     "exit status: 0 the job succeeded; 1 it failed, was cancelled or\n"
@@ -366,36 +353,28 @@ static const struct opt watch_table[] = {
 
 /* watch and wait: one job id, followed to its end; quiet (wait) draws
  * nothing, else the display depends on the options and the terminal. */
-static int follow_cmd(const struct lcnctl_cmd *cmd, int argc, char **argv, int quiet)
+static int follow_cmd(const struct lcnctl_cmd *cmd, const struct lcnctl_args *a, int quiet)
 {
-    struct follow_opts o = {NULL, 0};
-    char *id;
-    int rc = parse_id(cmd, argc, argv, &o, &id);
-    if (rc)
-        return lcnctl_parse_exit(rc);
+    const struct follow_opts *o = a->opts;
+    const char *id = a->arg;
     struct lcnhttp h;
-    if ((rc = client_connect(cmd, &h)))
+    int rc = job_connect(cmd, id, &h);
+    if (rc)
         return rc;
-    rc = follow(cmd, &h, id, quiet ? WATCH_QUIET : watch_default_display(), o.poll, o.render,
+    rc = follow(cmd, &h, id, quiet ? WATCH_QUIET : watch_default_display(), o->poll, o->render,
                 NULL);
     lcnhttp_release(&h);
     return rc;
 }
 
-static int cmd_watch(const struct lcnctl_cmd *cmd, int argc, char **argv)
+static int cmd_watch(const struct lcnctl_cmd *cmd, const struct lcnctl_args *a)
 {
-    return follow_cmd(cmd, argc, argv, 0);
+    return follow_cmd(cmd, a, 0);
 }
 
-static const char wait_usage[] =
-    "usage: lcnctl wait ID [--poll] [--server URL] [--json]\n"
-    "\n"
-    "Waits quietly until a job ends, then prints the one-line summary (with\n"
-    "--json: the final job status).\n";
-
-static int cmd_wait(const struct lcnctl_cmd *cmd, int argc, char **argv)
+static int cmd_wait(const struct lcnctl_cmd *cmd, const struct lcnctl_args *a)
 {
-    return follow_cmd(cmd, argc, argv, 1);
+    return follow_cmd(cmd, a, 1);
 }
 
 /* ------------------------------------------------------------ get */
@@ -429,8 +408,9 @@ static const char *or_dash(const char *s)
     return s ? s : "-";
 }
 
-static void print_status(const json_t *st)
+static void print_status(const json_t *st, const char *id)
 {
+    (void)id; /* the status has it */
     print_field("id", "%s", or_dash(client_str(st, "id")));
     print_field("name", "%s", or_dash(client_str(st, "name")));
     const char *reason = client_str(st, "stop_reason");
@@ -498,19 +478,9 @@ static void print_status(const json_t *st)
     }
 }
 
-static int cmd_get(const struct lcnctl_cmd *cmd, int argc, char **argv)
+static int cmd_get(const struct lcnctl_cmd *cmd, const struct lcnctl_args *a)
 {
-    char *id;
-    json_t *st;
-    int rc = job_call(cmd, argc, argv, "GET", &id, &st);
-    if (rc || !st)
-        return rc;
-    if (lcnctl_json)
-        client_print_json(st);
-    else
-        print_status(st);
-    json_decref(st);
-    return LCNCTL_EXIT_OK;
+    return job_call(cmd, a->arg, "GET", print_status);
 }
 
 /* ------------------------------------------------------------ solution */
@@ -528,13 +498,10 @@ struct solution_opts {
 };
 
 static const struct opt solution_table[] = {
-    {.name = "output",
-     .kind = OPT_STRING,
-     .off = offsetof(struct solution_opts, out),
-     .short_name = 'o',
-     .arg = "FILE",
-     .help = "write it to FILE (atomically) instead of stdout and print a one-line note (with "
-             "--json: {job, file, final, K, nK, Phi, C})"},
+    {OPT_ROW_FIELDS("output", OPT_STRING, offsetof(struct solution_opts, out), "FILE",
+                    "write it to FILE (atomically) instead of stdout and print a one-line note "
+                    "(with --json: {job, file, final, K, nK, Phi, C})"),
+     .short_name = 'o'},
 };
 
 static const char solution_exit_status[] =
@@ -555,18 +522,13 @@ static int save_solution(const char *path, const char *buf, size_t len, char *er
     return rc;
 }
 
-static int cmd_solution(const struct lcnctl_cmd *cmd, int argc, char **argv)
+static int cmd_solution(const struct lcnctl_cmd *cmd, const struct lcnctl_args *a)
 {
-    struct solution_opts so = {NULL};
-    char *id;
-    int rc = parse_id(cmd, argc, argv, &so, &id);
-    const char *out = so.out;
-    if (rc)
-        return lcnctl_parse_exit(rc);
-    if (out && strcmp(out, "-") == 0)
-        out = NULL;
+    const struct solution_opts *so = a->opts;
+    const char *id = a->arg, *out = so->out && strcmp(so->out, "-") ? so->out : NULL;
     struct lcnhttp h;
-    if ((rc = client_connect(cmd, &h)))
+    int rc = job_connect(cmd, id, &h);
+    if (rc)
         return rc;
     char *path = client_job_path(id, "/solution");
     struct lcnhttp_resp r;
@@ -637,26 +599,20 @@ static const char cancel_exit_status[] =
     "exit status: 0 cancelled, cancelling, or already finished; 3 no such\n"
     "job; 4 server unreachable; 5 refused.\n";
 
-static int cmd_cancel(const struct lcnctl_cmd *cmd, int argc, char **argv)
+static void print_cancel(const json_t *st, const char *id)
 {
-    char *id;
-    json_t *st;
-    int rc = job_call(cmd, argc, argv, "DELETE", &id, &st);
-    if (rc || !st)
-        return rc;
-    if (lcnctl_json) {
-        client_print_json(st);
-    } else {
-        const char *state = or_dash(client_str(st, "state"));
-        if (strcmp(state, "cancelled") == 0)
-            printf("%s: cancelled\n", id);
-        else if (client_state_terminal(state))
-            printf("%s: already %s, nothing to cancel\n", id, state);
-        else
-            printf("%s: cancelling (%s)\n", id, state);
-    }
-    json_decref(st);
-    return LCNCTL_EXIT_OK;
+    const char *state = or_dash(client_str(st, "state"));
+    if (strcmp(state, "cancelled") == 0)
+        printf("%s: cancelled\n", id);
+    else if (client_state_terminal(state))
+        printf("%s: already %s, nothing to cancel\n", id, state);
+    else
+        printf("%s: cancelling (%s)\n", id, state);
+}
+
+static int cmd_cancel(const struct lcnctl_cmd *cmd, const struct lcnctl_args *a)
+{
+    return job_call(cmd, a->arg, "DELETE", print_cancel);
 }
 
 /* ------------------------------------------------------------ list */
@@ -684,16 +640,11 @@ static const struct opt list_table[] = {
             "the page after job ID (the last id of the previous page)"),
 };
 
-static int cmd_list(const struct lcnctl_cmd *cmd, int argc, char **argv)
+static int cmd_list(const struct lcnctl_cmd *cmd, const struct lcnctl_args *a)
 {
-    struct list_opts o = {0};
-    opts_defaults(list_table, LCN_ARRAY_LEN(list_table), &o);
-    char *pos[1];
-    int npos;
-    int rc = lcnctl_parse(cmd, argc, argv, &o, pos, 0, &npos);
-    const char *state = o.state, *before = o.before;
-    if (rc)
-        return lcnctl_parse_exit(rc);
+    const struct list_opts *o = a->opts;
+    const char *state = o->state, *before = o->before;
+    int rc;
     if (state && !client_state_terminal(state) && strcmp(state, "queued") &&
         strcmp(state, "running"))
         return lcnctl_usage_error(cmd,
@@ -703,7 +654,7 @@ static int cmd_list(const struct lcnctl_cmd *cmd, int argc, char **argv)
     if (before && (rc = check_id(cmd, before)))
         return rc;
     char path[256];
-    int n = snprintf(path, sizeof path, "/jobs?limit=%lld", (long long)o.limit);
+    int n = snprintf(path, sizeof path, "/jobs?limit=%lld", (long long)o->limit);
     if (state)
         n += snprintf(path + n, sizeof path - (size_t)n, "&state=%s", state);
     if (before)
@@ -769,19 +720,14 @@ static const struct opt ready_table[] = {
               "daemon that is still starting is waited for"),
 };
 
-static int cmd_ready(const struct lcnctl_cmd *cmd, int argc, char **argv)
+static int cmd_ready(const struct lcnctl_cmd *cmd, const struct lcnctl_args *a)
 {
-    struct ready_opts o = {0};
-    opts_defaults(ready_table, LCN_ARRAY_LEN(ready_table), &o);
-    char *pos[1];
-    int npos;
-    int rc = lcnctl_parse(cmd, argc, argv, &o, pos, 0, &npos);
-    if (rc)
-        return lcnctl_parse_exit(rc);
+    const struct ready_opts *o = a->opts;
+    int rc;
     struct lcnhttp h;
     if ((rc = client_connect(cmd, &h)))
         return rc;
-    int64_t deadline = lcn_now_ns() + (int64_t)(o.wait_s * 1e9);
+    int64_t deadline = lcn_now_ns() + (int64_t)(o->wait_s * 1e9);
     struct lcnhttp_resp r;
     for (;;) {
         rc = lcnhttp_request(&h, "GET", "/readyz", NULL, 0, &r);
@@ -828,19 +774,20 @@ static int cmd_ready(const struct lcnctl_cmd *cmd, int argc, char **argv)
 #define TABLE(t) t, LCN_ARRAY_LEN(t)
 const struct lcnctl_cmd lcnctl_http_cmds[] = {
     {"submit", cmd_submit, "submit a solve job (--wait follows it to the end)", submit_usage,
-     TABLE(submit_table), submit_exit_status},
+     TABLE(submit_table), submit_exit_status, sizeof(struct submit_opts), "graph file"},
     {"watch", cmd_watch, "follow a job live: progress bar, best tuple, time to target", watch_usage,
-     TABLE(watch_table), watch_exit_status},
+     TABLE(watch_table), watch_exit_status, sizeof(struct follow_opts), "job id"},
     {"wait", cmd_wait, "wait until a job ends; exit 0 when it succeeded", wait_usage, watch_table,
-     1, watch_exit_status},
-    {"get", cmd_get, "print a job's status", get_usage, NULL, 0, get_exit_status},
+     1, watch_exit_status, sizeof(struct follow_opts), "job id"},
+    {"get", cmd_get, "print a job's status", get_usage, NULL, 0, get_exit_status, 0, "job id"},
     {"solution", cmd_solution, "fetch a job's best validated layout", solution_usage,
-     TABLE(solution_table), solution_exit_status},
+     TABLE(solution_table), solution_exit_status, sizeof(struct solution_opts), "job id"},
     {"cancel", cmd_cancel, "cancel a queued or running job", cancel_usage, NULL, 0,
-     cancel_exit_status},
-    {"list", cmd_list, "list jobs, newest first", list_usage, TABLE(list_table), list_exit_status},
+     cancel_exit_status, 0, "job id"},
+    {"list", cmd_list, "list jobs, newest first", list_usage, TABLE(list_table), list_exit_status,
+     sizeof(struct list_opts), NULL},
     {"ready", cmd_ready, "is the daemon ready? (--wait S while it starts)", ready_usage,
-     TABLE(ready_table), ready_exit_status},
+     TABLE(ready_table), ready_exit_status, sizeof(struct ready_opts), NULL},
     {.name = NULL},
 };
 #undef TABLE

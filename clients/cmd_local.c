@@ -49,30 +49,24 @@ static const struct opt check_table[] = {
     OPT_ROW("pretty", OPT_FLAG, offsetof(struct check_opts, pretty), NULL, "indent the output"),
 };
 
-static int cmd_check(const struct lcnctl_cmd *cmd, int argc, char **argv)
+static int cmd_check(const struct lcnctl_cmd *cmd, const struct lcnctl_args *a)
 {
-    struct check_opts o = {0};
-    opts_defaults(check_table, LCN_ARRAY_LEN(check_table), &o);
-    char *pos[1];
-    int npos;
-    int rc = lcnctl_parse(cmd, argc, argv, &o, pos, 1, &npos);
-    if (rc)
-        return lcnctl_parse_exit(rc);
-    if (npos != 1)
-        return lcnctl_usage_error(cmd, "expected one layout file");
+    const struct check_opts *o = a->opts;
+    const char *file = a->arg;
+    int rc;
 
     struct graphio_doc lay, inst;
-    if ((rc = lcnctl_read_graph(cmd, &lay, pos[0])))
+    if ((rc = lcnctl_read_graph(cmd, &lay, file)))
         return rc;
     memset(&inst, 0, sizeof(inst));
-    if (o.instance && (rc = lcnctl_read_graph(cmd, &inst, o.instance))) {
+    if (o->instance && (rc = lcnctl_read_graph(cmd, &inst, o->instance))) {
         graphio_release(&lay);
         return rc;
     }
 
     struct check_result res;
-    json_t *out = check_layout(&lay, pos[0], o.instance ? &inst : NULL, o.instance,
-                               (int32_t)o.max_listed, o.counts, &res);
+    json_t *out = check_layout(&lay, file, o->instance ? &inst : NULL, o->instance,
+                               (int32_t)o->max_listed, o->counts, &res);
     int exit_rc = LCNCTL_EXIT_OK;
     if (res.internal_error) {
         lcnctl_errorf(cmd, "internal error: odd crossing-count sum (a validator bug)");
@@ -80,7 +74,7 @@ static int cmd_check(const struct lcnctl_cmd *cmd, int argc, char **argv)
     }
     int valid = res.valid;
 
-    char *s = json_dumps(out, o.pretty ? JSON_INDENT(2) : JSON_COMPACT);
+    char *s = json_dumps(out, o->pretty ? JSON_INDENT(2) : JSON_COMPACT);
     puts(s);
     free(s);
     json_decref(out);
@@ -120,13 +114,9 @@ struct gen_opts {
 
 #define GOFF(f) offsetof(struct gen_opts, f)
 static const struct opt gen_table[] = {
-    {.name = "nodes",
-     .kind = OPT_INT,
-     .off = GOFF(n),
-     .min = 2,
-     .max = LCN_MAX_NODES,
-     .seen = OPT_SEEN(struct gen_opts, seen_n),
-     .help = "number of nodes (required)"},
+    {OPT_RANGE_FIELDS("nodes", OPT_INT, GOFF(n), 2, LCN_MAX_NODES, NULL, NULL,
+                      "number of nodes (required)"),
+     .seen = OPT_SEEN(struct gen_opts, seen_n)},
     OPT_RANGE("edges", OPT_INT, GOFF(m), 1, LCN_MAX_EDGES, NULL, "M",
               "number of edges (default: the family's)"),
     OPT_RANGE("width", OPT_INT, GOFF(w), 1, LCN_COORD_LIMIT, NULL, "W",
@@ -134,20 +124,12 @@ static const struct opt gen_table[] = {
     OPT_RANGE("height", OPT_INT, GOFF(h), 1, LCN_COORD_LIMIT, NULL, "H",
               "drawing height (default: the family's, 4 ceil(sqrt(n)))"),
     OPT_RANGE("seed", OPT_INT, GOFF(seed), 0, INT64_MAX, "1", "S", "generator seed"),
-    {.name = "k",
-     .kind = OPT_INT,
-     .off = GOFF(k),
-     .min = 1,
-     .max = LCN_MAX_EDGES,
-     .seen = OPT_SEEN(struct gen_opts, seen_k),
-     .arg = "K",
-     .help = "planted only: the K the planted drawing respects (default 2)"},
-    {.name = "output",
-     .kind = OPT_STRING,
-     .off = GOFF(out),
-     .short_name = 'o',
-     .arg = "FILE",
-     .help = "where to write the instance (\"-\" = stdout; required)"},
+    {OPT_RANGE_FIELDS("k", OPT_INT, GOFF(k), 1, LCN_MAX_EDGES, NULL, "K",
+                      "planted only: the K the planted drawing respects (default 2)"),
+     .seen = OPT_SEEN(struct gen_opts, seen_k)},
+    {OPT_ROW_FIELDS("output", OPT_STRING, GOFF(out), "FILE",
+                    "where to write the instance (\"-\" = stdout; required)"),
+     .short_name = 'o'},
     OPT_ROW("planted", OPT_STRING, GOFF(planted_out), "FILE",
             "planted only: also write the planted drawing"),
     OPT_ROW("pretty", OPT_FLAG, GOFF(pretty), NULL, "one node or edge per line"),
@@ -179,45 +161,37 @@ static int write_doc(const struct lcnctl_cmd *cmd, json_t *doc, const char *path
     return 0;
 }
 
-static int cmd_gen(const struct lcnctl_cmd *cmd, int argc, char **argv)
+static int cmd_gen(const struct lcnctl_cmd *cmd, const struct lcnctl_args *a)
 {
-    struct gen_opts o = {0};
-    opts_defaults(gen_table, LCN_ARRAY_LEN(gen_table), &o);
-    char *pos[1];
-    int npos;
-    int rc = lcnctl_parse(cmd, argc, argv, &o, pos, 1, &npos);
-    const char *out = o.out, *planted_out = o.planted_out;
-    if (rc)
-        return lcnctl_parse_exit(rc);
-    if (npos != 1)
-        return lcnctl_usage_error(cmd, "expected one FAMILY (random, grid, dense, large, planted)");
+    const struct gen_opts *o = a->opts;
+    const char *family = a->arg, *out = o->out, *planted_out = o->planted_out;
     struct gen_params p = {0};
-    if (gen_family_parse(pos[0], &p.family) != 0)
+    if (gen_family_parse(family, &p.family) != 0)
         return lcnctl_usage_error(cmd, "unknown family '%s' (random, grid, dense, large, planted)",
-                                  pos[0]);
-    if (!o.seen_n)
+                                  family);
+    if (!o->seen_n)
         return lcnctl_usage_error(cmd, "--nodes is required");
     if (!out)
         return lcnctl_usage_error(cmd, "-o FILE is required");
-    if (p.family != GEN_PLANTED && (o.seen_k || planted_out))
+    if (p.family != GEN_PLANTED && (o->seen_k || planted_out))
         return lcnctl_usage_error(cmd, "--k and --planted apply to the planted family only");
-    p.n = (int32_t)o.n;
-    p.m = (int32_t)o.m;
-    p.width = (int32_t)o.w;
-    p.height = (int32_t)o.h;
-    p.k = (int32_t)o.k;
-    p.seed = (uint64_t)o.seed;
+    p.n = (int32_t)o->n;
+    p.m = (int32_t)o->m;
+    p.width = (int32_t)o->w;
+    p.height = (int32_t)o->h;
+    p.k = (int32_t)o->k;
+    p.seed = (uint64_t)o->seed;
     gen_defaults(&p);
 
     struct lcn_graph g;
     struct lcn_pt *layout = NULL, *planted = NULL;
     char err[160];
-    rc = gen_instance(&p, &g, &layout, planted_out ? &planted : NULL, err, sizeof(err));
+    int rc = gen_instance(&p, &g, &layout, planted_out ? &planted : NULL, err, sizeof(err));
     if (rc) {
         lcnctl_errorf(cmd, "%s", err);
         return LCNCTL_EXIT_USAGE;
     }
-    unsigned flags = o.pretty ? GRAPHIO_PRETTY : 0;
+    unsigned flags = o->pretty ? GRAPHIO_PRETTY : 0;
     json_t *doc = graphio_build(&g, layout);
     json_object_set_new(doc, "generator", gen_meta(&p, "start"));
     rc = write_doc(cmd, doc, out, flags);
@@ -243,8 +217,10 @@ static int cmd_gen(const struct lcnctl_cmd *cmd, int argc, char **argv)
 
 const struct lcnctl_cmd lcnctl_local_cmds[] = {
     {"check", cmd_check, "validate a layout file and print its verdict and tuple", check_usage,
-     check_table, LCN_ARRAY_LEN(check_table), check_exit_status},
+     check_table, LCN_ARRAY_LEN(check_table), check_exit_status, sizeof(struct check_opts),
+     "layout file"},
     {"gen", cmd_gen, "generate an instance (random, grid, dense, large, planted)", gen_usage,
-     gen_table, LCN_ARRAY_LEN(gen_table), gen_exit_status},
+     gen_table, LCN_ARRAY_LEN(gen_table), gen_exit_status, sizeof(struct gen_opts),
+     "FAMILY (random, grid, dense, large, planted)"},
     {.name = NULL},
 };

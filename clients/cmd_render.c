@@ -35,12 +35,9 @@ struct render_opts {
 };
 
 static const struct opt render_table[] = {
-    {.name = "output",
-     .kind = OPT_STRING,
-     .off = offsetof(struct render_opts, out),
-     .short_name = 'o',
-     .arg = "FILE",
-     .help = "where to write the SVG (\"-\" = stdout; required)"},
+    {OPT_ROW_FIELDS("output", OPT_STRING, offsetof(struct render_opts, out), "FILE",
+                    "where to write the SVG (\"-\" = stdout; required)"),
+     .short_name = 'o'},
     OPT_ROW("instance", OPT_STRING, offsetof(struct render_opts, instance), "FILE",
             "the layout must draw this instance (as lcnctl check --instance); nothing is drawn "
             "when it does not"),
@@ -48,17 +45,11 @@ static const struct opt render_table[] = {
             "first caption line (default: the layout's file name)"),
 };
 
-static int cmd_render(const struct lcnctl_cmd *cmd, int argc, char **argv)
+static int cmd_render(const struct lcnctl_cmd *cmd, const struct lcnctl_args *a)
 {
-    struct render_opts o = {NULL, NULL, NULL};
-    char *pos[1];
-    int npos;
-    int rc = lcnctl_parse(cmd, argc, argv, &o, pos, 1, &npos);
-    const char *out = o.out, *instance = o.instance, *title = o.title;
-    if (rc)
-        return lcnctl_parse_exit(rc);
-    if (npos != 1)
-        return lcnctl_usage_error(cmd, "expected one layout file");
+    const struct render_opts *o = a->opts;
+    const char *file = a->arg, *out = o->out, *instance = o->instance, *title = o->title;
+    int rc;
     if (!out)
         return lcnctl_usage_error(cmd, "-o FILE is required");
     if (lcnctl_json && strcmp(out, "-") == 0)
@@ -67,7 +58,7 @@ static int cmd_render(const struct lcnctl_cmd *cmd, int argc, char **argv)
     struct graphio_doc lay, inst;
     char msg[600];
     memset(&inst, 0, sizeof inst);
-    if ((rc = lcnctl_read_graph(cmd, &lay, pos[0])))
+    if ((rc = lcnctl_read_graph(cmd, &lay, file)))
         return rc;
     if (instance && (rc = lcnctl_read_graph(cmd, &inst, instance))) {
         graphio_release(&lay);
@@ -78,7 +69,7 @@ static int cmd_render(const struct lcnctl_cmd *cmd, int argc, char **argv)
         json_t *problems = json_array();
         int64_t n = check_compare_instance(&lay.g, &inst.g, problems);
         if (n) {
-            lcnctl_errorf(cmd, "%s does not draw the instance %s (%lld difference%s):", pos[0],
+            lcnctl_errorf(cmd, "%s does not draw the instance %s (%lld difference%s):", file,
                           instance, (long long)n, n == 1 ? "" : "s");
             size_t i;
             json_t *p;
@@ -88,7 +79,7 @@ static int cmd_render(const struct lcnctl_cmd *cmd, int argc, char **argv)
         json_decref(problems);
     }
     if (exit_rc == LCNCTL_EXIT_OK) {
-        struct render_info info = {title ? title : pos[0], instance ? instance : NULL};
+        struct render_info info = {title ? title : file, instance ? instance : NULL};
         char sub[512];
         if (instance) {
             snprintf(sub, sizeof sub, "instance %s", instance);
@@ -98,7 +89,7 @@ static int cmd_render(const struct lcnctl_cmd *cmd, int argc, char **argv)
         int valid = 0;
         rc = render_doc(out, &lay, &info, &obj, &valid, msg, sizeof msg);
         if (rc) {
-            lcnctl_errorf(cmd, "%s: %s", rc == LCN_EINVAL ? pos[0] : out, msg);
+            lcnctl_errorf(cmd, "%s: %s", rc == LCN_EINVAL ? file : out, msg);
             exit_rc = LCNCTL_EXIT_USAGE;
         } else {
             if (lcnctl_json) {
@@ -122,6 +113,7 @@ static int cmd_render(const struct lcnctl_cmd *cmd, int argc, char **argv)
 
 const struct lcnctl_cmd lcnctl_render_cmds[] = {
     {"render", cmd_render, "draw a layout as SVG (edges coloured by crossings)", render_usage,
-     render_table, LCN_ARRAY_LEN(render_table), render_exit_status},
+     render_table, LCN_ARRAY_LEN(render_table), render_exit_status, sizeof(struct render_opts),
+     "layout file"},
     {.name = NULL},
 };

@@ -137,24 +137,52 @@ static void common_apply(const struct common *c)
     lcnctl_retry = c->retry;
 }
 
-int lcnctl_parse(const struct lcnctl_cmd *cmd, int argc, char **argv, void *base, char **pos,
-                 int max_pos, int *npos)
+/*
+ * Parses argv[1..argc) against the command's table (into a->opts, its
+ * defaults applied first) and the common options, with opts.h: options may
+ * come before or after the positional argument; "--name=value" and
+ * "--name value" are both accepted; "--" ends the options. Returns 0,
+ * OPTS_HELP after printing the help to stdout, or LCNCTL_EXIT_USAGE after
+ * printing "lcnctl NAME: reason" and a hint to stderr.
+ */
+static int parse_cmd(const struct lcnctl_cmd *cmd, struct lcnctl_args *a)
 {
+    if (a->opts)
+        opts_defaults(cmd->opts, cmd->nopts, a->opts);
     struct common c = {lcnctl_server, lcnctl_json, lcnctl_retry};
-    struct opts_set sets[] = {{cmd->opts, cmd->nopts, base},
+    struct opts_set sets[] = {{cmd->opts, cmd->nopts, a->opts},
                               {common_opts, LCN_ARRAY_LEN(common_opts), &c}};
-    struct opts_args args = {.pos = pos, .max_pos = max_pos};
+    char *pos[1];
+    struct opts_args args = {.pos = pos, .max_pos = cmd->arg ? 1 : 0};
     char err[300];
-    int rc = opts_parse_argv(sets, 2, argc, argv, &args, err, sizeof err);
-    *npos = args.npos;
+    int rc = opts_parse_argv(sets, 2, a->argc, a->argv, &args, err, sizeof err);
     common_apply(&c);
     if (rc == OPTS_HELP) {
         lcnctl_write_help(stdout, cmd);
-        return LCNCTL_PARSE_HELP;
+        return OPTS_HELP;
     }
     if (rc)
         return lcnctl_usage_error(cmd, "%s", err);
+    if (cmd->arg && args.npos != 1)
+        return lcnctl_usage_error(cmd, "expected one %s", cmd->arg);
+    a->arg = cmd->arg ? pos[0] : NULL;
     return 0;
+}
+
+/* Runs a command on its line (argv[0] = its name): the parse, then the
+ * handler; --help is the whole of a run that exits 0. */
+static int run_cmd(const struct lcnctl_cmd *cmd, int argc, char **argv)
+{
+    struct lcnctl_args a = {cmd->opts_size ? xcalloc(1, cmd->opts_size) : NULL, NULL, argc, argv};
+    int rc = parse_cmd(cmd, &a);
+    if (rc == 0)
+        rc = cmd->run(cmd, &a);
+    else if (rc == OPTS_HELP)
+        rc = LCNCTL_EXIT_OK;
+    if (a.opts)
+        opts_release(cmd->opts, cmd->nopts, a.opts);
+    free(a.opts);
+    return rc;
 }
 
 int lcnctl_read_graph(const struct lcnctl_cmd *cmd, struct graphio_doc *d, const char *path)
@@ -230,5 +258,5 @@ static int dispatch(int argc, char **argv)
         fprintf(stderr, "lcnctl: unknown command '%s'; try 'lcnctl --help'\n", name);
         return LCNCTL_EXIT_USAGE;
     }
-    return c->run(c, argc - 1, argv + 1);
+    return run_cmd(c, argc - 1, argv + 1);
 }

@@ -4,8 +4,9 @@
  * lcnctl is a dispatcher over groups of commands. Each group lives in its
  * own file (cmd_local.c: commands that need no daemon) and exports one
  * array of struct lcnctl_cmd terminated by an entry whose name is NULL; the
- * group is listed once in lcnctl.c. A command's handler receives argv with
- * argv[0] = the command name and returns the process exit status.
+ * group is listed once in lcnctl.c. The dispatcher parses a command's line
+ * against its table (struct lcnctl_args) and calls its handler, which
+ * returns the process exit status.
  *
  * Exit statuses, for every command (docs/lcnctl.md lists them per command):
  *   0  success (check: the layout is valid; wait/watch: the job succeeded);
@@ -46,9 +47,25 @@ enum {
     LCNCTL_EXIT_INTERRUPTED = 130, /* 128 + SIGINT, as shells report it */
 };
 
+/*
+ * What the dispatcher hands a command once its command line has been
+ * parsed: opts, the struct the command's table describes with the
+ * defaults applied and the options given (NULL when opts_size is 0; the
+ * dispatcher frees it after run); arg, the one positional argument (NULL
+ * when the command takes none); and the command line from the command
+ * name on (argv[0] = the name), for a record of it.
+ */
+struct lcnctl_args {
+    void *opts;
+    char *arg;
+    int argc;
+    char **argv;
+};
+
 struct lcnctl_cmd {
     const char *name; /* the word after "lcnctl" */
-    int (*run)(const struct lcnctl_cmd *cmd, int argc, char **argv);
+    /* runs the command; returns the process exit status */
+    int (*run)(const struct lcnctl_cmd *cmd, const struct lcnctl_args *a);
     const char *summary; /* one line for `lcnctl --help` */
     /* `lcnctl NAME --help`: usage (synopsis and description, ending in a
      * newline), then the options generated from opts (the command's table,
@@ -57,6 +74,10 @@ struct lcnctl_cmd {
     const struct opt *opts;
     size_t nopts;
     const char *exit_status;
+    size_t opts_size; /* sizeof the struct opts describes; 0: no options */
+    /* the name of the one positional argument the command takes, for the
+     * usage error "expected one layout file"; NULL: none */
+    const char *arg;
 };
 
 /* The groups (each terminated by a NULL name). */
@@ -74,28 +95,6 @@ extern const struct lcnctl_cmd lcnctl_bench_cmds[];  /* cmd_bench.c: bench */
 extern const char *lcnctl_server;
 extern int lcnctl_json;
 extern int64_t lcnctl_retry;
-
-/*
- * Parses argv[1..argc) against the command's table (cmd->opts, whose
- * offsets point into base) and the common options, with opts.h: options
- * may come before or after positional arguments; "--name=value" and
- * "--name value" are both accepted; "--" ends the options. Positional
- * arguments are stored in pos (at most max_pos, else a usage error) and
- * counted in *npos. Returns 0, LCNCTL_PARSE_HELP when --help/-h was given
- * (the help has been printed to stdout; the caller exits 0), or
- * LCNCTL_EXIT_USAGE after printing "lcnctl NAME: reason" and a hint to
- * stderr.
- */
-#define LCNCTL_PARSE_HELP 100
-int lcnctl_parse(const struct lcnctl_cmd *cmd, int argc, char **argv, void *base, char **pos,
-                 int max_pos, int *npos);
-
-/* The exit status for an answer rc of lcnctl_parse other than 0: 0 after
- * --help (the command is done), else rc itself. */
-static inline int lcnctl_parse_exit(int rc)
-{
-    return rc == LCNCTL_PARSE_HELP ? LCNCTL_EXIT_OK : rc;
-}
 
 /* Reads the graph or layout file at path into *d (graphio_read_file; the
  * caller releases *d with graphio_release). Returns 0, or LCNCTL_EXIT_USAGE

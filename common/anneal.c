@@ -9,37 +9,38 @@
 
 void anneal_params_default(struct anneal_params *ap)
 {
-    memset(ap, 0, sizeof(*ap));
-    ap->proposal_workers = 4;
-    /* measured (bench/results/ops-cpu-20261202): better median K than the
-     * mix without the new operators on 3 of 4 graphs at equal moves */
-    ap->p_pair = 0.03;
-    ap->p_swap = 0.02;
-    ap->p_cluster = 0.1;
-    ap->p_global = 0.05;
-    ap->p_bary = 0.15;
-    ap->p_median = 0.1;
-    ap->p_empty = 0.02;
-    ap->ops_mode = ANNEAL_OPS_FIXED;
-    ap->bandit_floor = 0.02;
-    ap->bandit_every = 1000;
-    ap->bandit_decay = 0.8;
-    ap->bandit_bonus = 1;
-    ap->p_focus = 0.3;
-    ap->p_partner = 0;
-    ap->p_weighted = 0.3;
-    ap->focus_slack = 1;
-    ap->a_K = 0;
-    ap->a_nK = 0;
-    ap->lin = 0.02;
-    ap->quad = 0;
-    ap->exp_w = 1;
-    ap->base = 4;
-    ap->hinge_w = 0;
-    ap->hinge_off = 1;
-    ap->pnorm_w = 0;
-    ap->pnorm_rho = 0.5;
-    ap->beta_k = 3.5;
+    *ap = (struct anneal_params){
+        .proposal_workers = 4,
+        /* measured (bench/results/ops-cpu-20261202): better median K than the
+         * mix without the new operators on 3 of 4 graphs at equal moves */
+        .p_pair = 0.03,
+        .p_swap = 0.02,
+        .p_cluster = 0.1,
+        .p_global = 0.05,
+        .p_bary = 0.15,
+        .p_median = 0.1,
+        .p_empty = 0.02,
+        .ops_mode = ANNEAL_OPS_FIXED,
+        .bandit_floor = 0.02,
+        .bandit_every = 1000,
+        .bandit_decay = 0.8,
+        .bandit_bonus = 1,
+        .p_focus = 0.3,
+        .p_partner = 0,
+        .p_weighted = 0.3,
+        .focus_slack = 1,
+        .a_K = 0,
+        .a_nK = 0,
+        .lin = 0.02,
+        .quad = 0,
+        .exp_w = 1,
+        .base = 4,
+        .hinge_w = 0,
+        .hinge_off = 1,
+        .pnorm_w = 0,
+        .pnorm_rho = 0.5,
+        .beta_k = 3.5,
+    };
 }
 
 /* ---- energy ------------------------------------------------------------ */

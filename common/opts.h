@@ -79,15 +79,23 @@ struct opt {
 /* A row with no range, default or alias (a flag, a string). arg may be NULL. */
 #define OPT_ROW(name_, kind_, off_, arg_, help_)                                                   \
     {                                                                                              \
-        .name = (name_), .kind = (kind_), .off = (off_), .arg = (arg_), .help = (help_)            \
+        OPT_ROW_FIELDS(name_, kind_, off_, arg_, help_)                                            \
     }
 
 /* A ranged number with no alias; def and arg may be NULL. */
 #define OPT_RANGE(name_, kind_, off_, lo, hi, def_, arg_, help_)                                   \
     {                                                                                              \
-        .name = (name_), .kind = (kind_), .off = (off_), .min = (lo), .max = (hi), .def = (def_),  \
-        .arg = (arg_), .help = (help_)                                                             \
+        OPT_RANGE_FIELDS(name_, kind_, off_, lo, hi, def_, arg_, help_)                            \
     }
+
+/* The fields of OPT_ROW and OPT_RANGE without the braces, for a row that
+ * sets more: {OPT_ROW_FIELDS("output", OPT_STRING, off, "FILE", "..."),
+ * .short_name = 'o'}. */
+#define OPT_ROW_FIELDS(name_, kind_, off_, arg_, help_)                                            \
+    .name = (name_), .kind = (kind_), .off = (off_), .arg = (arg_), .help = (help_)
+#define OPT_RANGE_FIELDS(name_, kind_, off_, lo, hi, def_, arg_, help_)                            \
+    .name = (name_), .kind = (kind_), .off = (off_), .min = (lo), .max = (hi), .def = (def_),      \
+    .arg = (arg_), .help = (help_)
 
 /* Rows of the engines' long knob tables: a ranged number, or a name. */
 #define OPT_I32(name_, off_, lo, hi)                                                               \

@@ -73,3 +73,24 @@ int64_t lcn_wall_ms(void)
     clock_gettime(CLOCK_REALTIME, &ts);
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
+
+int lcn_cpu_model(char *out, size_t len)
+{
+    out[0] = '\0';
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    if (!f)
+        return -1;
+    char line[512];
+    int rc = -1;
+    while (rc && fgets(line, sizeof line, f)) {
+        char *c = strchr(line, ':');
+        if (strncmp(line, "model name", 10) != 0 || !c)
+            continue;
+        c += 1 + strspn(c + 1, " \t");
+        c[strcspn(c, "\r\n")] = '\0';
+        snprintf(out, len, "%s", c);
+        rc = 0;
+    }
+    fclose(f);
+    return rc;
+}

@@ -33,6 +33,11 @@ int64_t lcn_now_ns(void);
 /* Wall clock in milliseconds since the Unix epoch (CLOCK_REALTIME). */
 int64_t lcn_wall_ms(void);
 
+/* Writes the CPU's model name (the first "model name" of /proc/cpuinfo,
+ * for benchmark records) to out. Returns 0, or -1 with out "" when there
+ * is none. */
+int lcn_cpu_model(char *out, size_t len);
+
 #define LCN_MIN(a, b)    ((a) < (b) ? (a) : (b))
 #define LCN_MAX(a, b)    ((a) > (b) ? (a) : (b))
 #define LCN_ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
@@ -97,6 +102,17 @@ static inline int lcn_cmp3(int64_t a1, int64_t a2, int64_t a3, int64_t b1, int64
         LCN_DLIST_UNLINK(head, x, prev, next);                                                     \
         if (!(x)->next)                                                                            \
             (tail) = (x)->prev;                                                                    \
+    } while (0)
+
+/* Takes x out of the queue (head, tail) when its flag in_queue (an int
+ * lvalue) says it is in, and clears x's link fields and the flag. */
+#define LCN_QUEUE_REMOVE(head, tail, x, prev, next, in_queue)                                      \
+    do {                                                                                           \
+        if (in_queue) {                                                                            \
+            LCN_QUEUE_UNLINK(head, tail, x, prev, next);                                           \
+            (x)->prev = (x)->next = NULL;                                                          \
+            (in_queue) = 0;                                                                        \
+        }                                                                                          \
     } while (0)
 
 #endif

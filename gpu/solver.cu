@@ -242,20 +242,471 @@ __device__ static inline void commit_edge(int *cnt, int *hist, struct sh_step &s
 }
 
 /*
- * The step's barriers: (1) the tournament's and the candidates' draws; (2)
- * the node, its incident edges, their box and barycentre; (3) candidates and
- * their group boxes; per group and chunk (4)
- * kept edges with their star masks and (5) the (candidate, edge) pairs and,
- * on the last chunk, V2/V3; (6) the group's energy changes and pick (and
- * the Metropolis test after the last group); for an accepted move (7) the
- * commit and (8) the tuple. Every thread derives the step number, the node
- * draw and the node itself, so none waits for thread 0 to broadcast them.
- *
- * long: one launch whose phases are separated by the barriers above.
- * Splitting it into __device__ __forceinline__ helpers (issue 16) must be
- * measured on an H200 (k_steps' step rate within 3% on Automatic-3 and -7),
- * and the session that split the other long functions had no device time
- * left to measure it.
+ * k_steps's per-launch constants and the replica's views, read by every
+ * phase of a step (below). Phases are __forceinline__ so that the launch
+ * compiles to the same code as one long body (issue 16 measured the step
+ * rate on an H200 before and after the split: docs/GPU.md).
+ */
+struct kstep {
+    int r, tid, B, n, m, W, G, lcap, keep, ngr, tour;
+    int *cnt, *hist;
+    const int64_t *wt;
+};
+
+__device__ __forceinline__ static struct kstep kstep_make(const struct sol_params &sp,
+                                                          const struct sol_dev &dv, int G, int lcap,
+                                                          int keep)
+{
+    struct kstep k;
+    k.r = blockIdx.x;
+    k.tid = threadIdx.x;
+    k.B = blockDim.x;
+    k.n = sp.n;
+    k.m = sp.m;
+    k.W = sp.W;
+    k.G = G;
+    k.lcap = lcap;
+    k.keep = keep;
+    k.ngr = (sp.W + G - 1) / G;
+    k.tour = sol_tour_size(&sp);
+    k.cnt = dv.cnt + (size_t)k.r * k.m;
+    k.hist = dv.hist + (size_t)k.r * (k.m + 1);
+    k.wt = dv.wtab + (size_t)sol_table(&sp, k.r, dv.L) * (k.m + 1);
+    return k;
+}
+
+/* (1) boxes reset; the tournament's draws in parallel, reduced to the winner
+ * (sh.tkey); the candidates' draws too: they do not depend on the node. */
+__device__ __forceinline__ static void step_draws(const struct sol_params &sp, struct carve &c,
+                                                  struct sh_step &sh, const struct kstep &k,
+                                                  uint64_t step, int hot)
+{
+    if (k.tid == 0) {
+        sh.ib[0] = sh.ib[1] = INT_MAX;
+        sh.ib[2] = sh.ib[3] = INT_MIN;
+        sh.bsum[0] = sh.bsum[1] = 0;
+    }
+    for (int i = k.tid; i < k.ngr; i += k.B)
+        c.gbox[i] = make_int4(INT_MAX, INT_MAX, INT_MIN, INT_MIN);
+    const int nt = hot ? k.tour : 0;
+    for (int j = k.tid; j < nt + 2 * k.W; j += k.B) {
+        if (j < nt) {
+            int e = sol_tour_edge(&sp, step, (uint32_t)k.r, j);
+            sh.tour_e[j] = e;
+            atomicMax(&sh.tkey, sol_tour_key(k.cnt[e], j));
+        } else {
+            const struct lcn_u32x4 dr = sol_candidate_draw(&sp, step, (uint32_t)k.r, (uint32_t)(j - nt));
+            c.cdraw[j - nt] = dr;
+            if (!((j - nt) & 1) && sol_op_of(dr, sh.rep.op_cut) == SOL_OP_MEDIAN)
+                atomicOr(&sh.need_med, 1);
+        }
+    }
+}
+
+/* (2) v's incident edges, far ends, their box, sum and (when a candidate
+ * needs it) coordinate-wise median; the step's pick state reset. */
+__device__ __forceinline__ static void step_star(const struct sol_dev &dv, struct carve &c,
+                                                 struct sh_step &sh, const struct kstep &k, int v,
+                                                 int ioff, int d, struct lcn_pt p)
+{
+    for (int j = k.tid; j < d; j += k.B) {
+        int e = dv.inc[ioff + j];
+        int2 ee = dv.edges[e];
+        int u = ee.x == v ? ee.y : ee.x;
+        int2 pu = c.sc[u];
+        c.inc_e[j] = e;
+        c.inc_u[j] = u;
+        c.inc_p[j] = P(pu);
+        atomicAdd((unsigned long long *)&sh.bsum[0], (unsigned long long)(long long)pu.x);
+        atomicAdd((unsigned long long *)&sh.bsum[1], (unsigned long long)(long long)pu.y);
+        atomicMin(&sh.ib[0], pu.x);
+        atomicMin(&sh.ib[1], pu.y);
+        atomicMax(&sh.ib[2], pu.x);
+        atomicMax(&sh.ib[3], pu.y);
+        if (sh.need_med) {
+            /* rank this neighbour's coordinates among the star's
+             * (sol_median_rank): the one of rank (d - 1) / 2 writes */
+            int rx = 0, ry = 0;
+            for (int i = 0; i < d; i++) {
+                const int2 ei = dv.edges[dv.inc[ioff + i]];
+                const int2 pi = c.sc[ei.x == v ? ei.y : ei.x];
+                rx += pi.x < pu.x || (pi.x == pu.x && i < j);
+                ry += pi.y < pu.y || (pi.y == pu.y && i < j);
+            }
+            if (rx == (d - 1) / 2)
+                sh.med[0] = pu.x;
+            if (ry == (d - 1) / 2)
+                sh.med[1] = pu.y;
+        }
+    }
+    if (k.tid == 0) {
+        if (d == 0) {
+            sh.med[0] = p.x;
+            sh.med[1] = p.y;
+        }
+        /* reset after barrier (1): a warp of the last step may still have
+         * been loading H and best_c (the commit's, speculatively) before it */
+        sh.H = 0;
+        sh.best_c = -1;
+        sh.best_dE = 0;
+        atomicMin(&sh.ib[0], p.x);
+        atomicMin(&sh.ib[1], p.y);
+        atomicMax(&sh.ib[2], p.x);
+        atomicMax(&sh.ib[3], p.y);
+    }
+}
+
+/* (3) the candidates (threads 0..W-1) and their group boxes; the first
+ * group's crossing counts cleared. */
+__device__ __forceinline__ static void step_candidates(const struct sol_params &sp, struct carve &c,
+                                                       struct sh_step &sh, const struct kstep &k,
+                                                       struct lcn_pt p, int d)
+{
+    if (k.tid == 0) {
+        sh.tkey = 0;
+        sh.need_med = 0; /* read in (2) only */
+    }
+    for (int i = k.tid; i < k.W; i += k.B) {
+        struct lcn_pt bary = p, med;
+        if (d > 0) {
+            bary.x = (int)(sh.bsum[0] / d);
+            bary.y = (int)(sh.bsum[1] / d);
+        }
+        med.x = sh.med[0];
+        med.y = sh.med[1];
+        struct lcn_pt q = sol_candidate_of(&sp, c.cdraw[2 * i], c.cdraw[2 * i + 1], p, bary, med,
+                                           sh.rep.sigma, sh.rep.op_cut);
+        c.cand[i] = make_int2(q.x, q.y);
+        c.cdE[i] = 0;
+        c.cbad[i] = 0;
+        int4 *gb = &c.gbox[i / k.G];
+        atomicMin(&gb->x, q.x);
+        atomicMin(&gb->y, q.y);
+        atomicMax(&gb->z, q.x);
+        atomicMax(&gb->w, q.y);
+    }
+    for (int i = k.tid; i < min(k.G, k.W) * d; i += k.B)
+        c.cntc[i] = 0;
+}
+
+/* (4) kept edges of chunk [base, lim) (box-filtered, not incident to v),
+ * each with its star masks (sol_star_masks) and the old position's
+ * crossings with it, a thread per edge. */
+template <int SMALL>
+__device__ __forceinline__ static void scan_keep(const struct sol_dev &dv, struct carve &c,
+                                                 struct sh_step &sh, const struct kstep &k, int v,
+                                                 struct lcn_pt p, int d, int4 bx, int base, int lim,
+                                                 unsigned long long &tests)
+{
+    const int nch = (d + 63) >> 6;
+    for (int f = base + k.tid; f < lim; f += k.B) {
+        int2 ee = dv.edges[f];
+        if (ee.x == v || ee.y == v)
+            continue;
+        int2 a2 = c.sc[ee.x], b2 = c.sc[ee.y];
+        if (!box_meets(bx.x, bx.y, bx.z, bx.w, a2, b2))
+            continue;
+        const int h = atomicAdd(&sh.H, 1);
+        const struct lcn_pt a = P(a2), b = P(b2);
+        c.hits[h] = f;
+        int oc = 0;
+        for (int kc = 0; kc < nch; kc++) {
+            uint64_t pos, neg;
+            sol_star_masks(SMALL, c.inc_p, c.inc_u, d, kc * 64, ee.x, ee.y, a, b, &pos, &neg);
+            c.hpos[h * nch + kc] = pos;
+            c.hneg[h * nch + kc] = neg;
+            tests += sol_star_counted(pos, neg);
+            oc += __popcll(sol_star_meets(SMALL, p, a, b, pos, neg, c.inc_p, kc * 64));
+        }
+        c.hoc[h] = oc;
+    }
+}
+
+/* (5) (candidate, kept edge) pairs, warp-uniform trips: each warp's energy
+ * changes are summed per candidate (warp_sum_by_key) before one shared
+ * atomic each. */
+template <int SMALL>
+__device__ __forceinline__ static void scan_pairs(const struct sol_dev &dv, struct carve &c,
+                                                  const struct kstep &k, int d, int g0, int Gc,
+                                                  int H, unsigned long long &tests)
+{
+    const int total = Gc * H, nch = (d + 63) >> 6;
+    for (int wb = k.tid & ~31; wb < total; wb += k.B) {
+        const int it = wb + (k.tid & 31);
+        int ci = -1;
+        long long de = 0;
+        if (it < total) {
+            ci = it / H;
+            const int h = it - ci * H, f = c.hits[h];
+            const int2 ee = dv.edges[f];
+            const struct lcn_pt a = P(c.sc[ee.x]), b = P(c.sc[ee.y]);
+            const struct lcn_pt q = P(c.cand[g0 + ci]);
+            if (geom_on_interior(a, b, q))
+                c.cbad[g0 + ci] = 1;
+            int nc = 0;
+            for (int kc = 0; kc < nch; kc++) {
+                const uint64_t pos = c.hpos[h * nch + kc], neg = c.hneg[h * nch + kc];
+                tests += sol_star_counted(pos, neg);
+                uint64_t met = sol_star_meets(SMALL, q, a, b, pos, neg, c.inc_p, kc * 64);
+                nc += __popcll(met);
+                for (; met; met &= met - 1)
+                    atomicAdd(&c.cntc[ci * d + kc * 64 + __ffsll((long long)met) - 1], 1);
+            }
+            if (k.keep)
+                c.hnc[ci * k.lcap + h] = (unsigned short)nc;
+            const int delta = nc - c.hoc[h];
+            if (delta) {
+                const int cf = k.cnt[f];
+                de = k.wt[cf + delta] - k.wt[cf];
+            }
+        }
+        if (warp_sum_by_key(&de, ci) && ci >= 0 && de != 0)
+            atomicAdd((unsigned long long *)&c.cdE[g0 + ci], (unsigned long long)de);
+    }
+}
+
+/* V2 and V3 for the group: (node inside the union box, candidate) pairs. */
+__device__ __forceinline__ static void scan_nodes(struct carve &c, const struct kstep &k, int v,
+                                                  int d, int4 bx, int g0, int Gc)
+{
+    for (int it = k.tid; it < k.n * Gc; it += k.B) {
+        int w = it / Gc, ci = it - w * Gc;
+        if (w == v)
+            continue;
+        int2 pw2 = c.sc[w];
+        if (pw2.x < bx.x || pw2.x > bx.z || pw2.y < bx.y || pw2.y > bx.w)
+            continue;
+        struct lcn_pt pw = P(pw2), q = P(c.cand[g0 + ci]);
+        if (geom_pt_eq(pw, q)) {
+            c.cbad[g0 + ci] = 1;
+            continue;
+        }
+        for (int j = 0; j < d; j++)
+            if (w != c.inc_u[j] && geom_on_interior(q, c.inc_p[j], pw)) {
+                c.cbad[g0 + ci] = 1;
+                break;
+            }
+    }
+}
+
+/* (6) for groups of at most 32 candidates: warp 0 adds the incident edges'
+ * energy change per candidate and takes the group's valid candidate of
+ * lowest change (ties: lowest index); after the last group the Metropolis
+ * test. */
+__device__ __forceinline__ static void pick_warp(const struct sol_params &sp, const struct sol_dev &dv,
+                                                 struct carve &c, struct sh_step &sh,
+                                                 const struct kstep &k, struct lcn_pt p, int d,
+                                                 int g0, int Gc, int last, uint64_t step, double tscale)
+{
+    if (k.tid >= 32)
+        return;
+    const int tid = k.tid;
+    int ok = 0;
+    long long de = 0;
+    if (tid < Gc) {
+        de = c.cdE[g0 + tid];
+        for (int j = 0; j < d; j++)
+            de += k.wt[c.cntc[tid * d + j]] - k.wt[k.cnt[c.inc_e[j]]];
+        ok = !c.cbad[g0 + tid];
+    }
+    const unsigned okm = __ballot_sync(0xffffffffu, ok);
+    const int op = tid < Gc ? sol_op_of(c.cdraw[2 * (g0 + tid)], sh.rep.op_cut) : -1;
+    unsigned tm[SOL_OPS], vm[SOL_OPS];
+    for (int j = 0; j < SOL_OPS; j++) {
+        tm[j] = __ballot_sync(0xffffffffu, op == j);
+        vm[j] = __ballot_sync(0xffffffffu, op == j && ok);
+    }
+    long long bd = ok ? de : LLONG_MAX;
+    int bc = ok ? tid : INT_MAX;
+    for (int off = 16; off > 0; off >>= 1) {
+        long long od = __shfl_xor_sync(0xffffffffu, bd, off);
+        int oc = __shfl_xor_sync(0xffffffffu, bc, off);
+        if (od < bd || (od == bd && oc < bc)) {
+            bd = od;
+            bc = oc;
+        }
+    }
+    if (tid == 0) {
+        sh.rep.valid += __popc(okm);
+        for (int j = 0; j < SOL_OPS; j++) {
+            sh.rep.op_tried[j] += __popc(tm[j]);
+            sh.rep.win_tried[j] += __popc(tm[j]);
+            sh.rep.op_valid[j] += __popc(vm[j]);
+        }
+        if (okm && (sh.best_c < 0 || bd < sh.best_dE)) {
+            sh.best_c = g0 + bc;
+            sh.best_dE = bd;
+        }
+        if (last)
+            accept_winner(sp, dv, c, sh, p, d, step, k.r, tscale, k.keep);
+    }
+}
+
+/* (6) for larger groups: the block adds the incident edges' change per
+ * candidate. */
+__device__ __forceinline__ static void pick_sums(struct carve &c, const struct kstep &k, int d, int g0,
+                                                 int Gc)
+{
+    for (int ci = k.tid; ci < Gc; ci += k.B) {
+        long long de = c.cdE[g0 + ci];
+        for (int j = 0; j < d; j++)
+            de += k.wt[c.cntc[ci * d + j]] - k.wt[k.cnt[c.inc_e[j]]];
+        c.cdE[g0 + ci] = de;
+    }
+}
+
+/* (6) for larger groups, after pick_sums: thread 0 picks in candidate order;
+ * after the last group the Metropolis test. */
+__device__ __forceinline__ static void pick_serial(const struct sol_params &sp, const struct sol_dev &dv,
+                                                   struct carve &c, struct sh_step &sh,
+                                                   const struct kstep &k, struct lcn_pt p, int d,
+                                                   int g0, int Gc, int last, uint64_t step, double tscale)
+{
+    if (k.tid == 0) {
+        for (int ci = g0; ci < g0 + Gc; ci++) {
+            const int op = sol_op_of(c.cdraw[2 * ci], sh.rep.op_cut);
+            sh.rep.op_tried[op]++;
+            sh.rep.win_tried[op]++;
+            if (c.cbad[ci])
+                continue;
+            sh.rep.valid++;
+            sh.rep.op_valid[op]++;
+            if (sh.best_c < 0 || c.cdE[ci] < sh.best_dE) {
+                sh.best_c = ci;
+                sh.best_dE = c.cdE[ci];
+            }
+        }
+        if (last)
+            accept_winner(sp, dv, c, sh, p, d, step, k.r, tscale, k.keep);
+    }
+}
+
+/* (7) the reusing commit (keep): one chunk, one group: the scan's kept edges
+ * (a superset of the commit box's: an edge outside that box meets neither
+ * star), their old crossings and the winner's new ones, and the winner's
+ * incident counts are still in shared memory. */
+__device__ __forceinline__ static void commit_reuse(struct carve &c, struct sh_step &sh,
+                                                    const struct kstep &k, int d)
+{
+    const int H = sh.H, b = sh.best_c;
+    for (int h = k.tid; h < H; h += k.B) {
+        const int delta = (int)c.hnc[b * k.lcap + h] - c.hoc[h];
+        if (delta) {
+            const int f = c.hits[h], o = k.cnt[f];
+            commit_edge(k.cnt, k.hist, sh, f, o, o + delta);
+            atomicMax(&sh.nmax, o + delta);
+        }
+    }
+    for (int j = k.tid; j < d; j += k.B) {
+        const int e = c.inc_e[j], o = k.cnt[e], nn = c.cntc[b * d + j];
+        if (nn != o)
+            commit_edge(k.cnt, k.hist, sh, e, o, nn);
+        atomicMax(&sh.nmax, nn);
+    }
+}
+
+/* Before the scanning commit (7), ahead of the last group's barrier: v's new
+ * counts from 0, and the first chunk's H reset there because a lagging warp
+ * may still load H at the commit's start (the reusing commit's, hoisted). */
+__device__ __forceinline__ static void commit_clear(struct carve &c, struct sh_step &sh,
+                                                    const struct kstep &k, int d)
+{
+    for (int j = k.tid; j < d; j += k.B)
+        c.ncom[j] = 0;
+    if (k.tid == 0)
+        sh.H = 0;
+}
+
+/* (7) the scanning commit, one chunk's kept edges (collect_hits): their
+ * crossings with v's star at p and at q, counted into the edges and ncom. */
+template <int SMALL>
+__device__ __forceinline__ static void commit_chunk(const struct sol_dev &dv, struct carve &c,
+                                                    struct sh_step &sh, const struct kstep &k,
+                                                    struct lcn_pt p, struct lcn_pt q, int d, int H,
+                                                    unsigned long long &tests)
+{
+    for (int h = k.tid; h < H; h += k.B) {
+        int f = c.hits[h];
+        int2 ee = dv.edges[f];
+        struct lcn_pt a = P(c.sc[ee.x]), b = P(c.sc[ee.y]);
+        int delta = 0;
+        for (int k0 = 0; k0 < d; k0 += 64) {
+            uint64_t pos, neg;
+            sol_star_masks(SMALL, c.inc_p, c.inc_u, d, k0, ee.x, ee.y, a, b, &pos, &neg);
+            tests += 2 * sol_star_counted(pos, neg);
+            uint64_t met = sol_star_meets(SMALL, q, a, b, pos, neg, c.inc_p, k0);
+            delta += __popcll(met) - __popcll(sol_star_meets(SMALL, p, a, b, pos, neg, c.inc_p, k0));
+            for (; met; met &= met - 1)
+                atomicAdd(&c.ncom[k0 + __ffsll((long long)met) - 1], 1);
+        }
+        if (delta) {
+            int o = k.cnt[f];
+            commit_edge(k.cnt, k.hist, sh, f, o, o + delta);
+            atomicMax(&sh.nmax, o + delta);
+        }
+    }
+}
+
+/* (7) the scanning commit's incident edges, after every chunk: v's counts. */
+__device__ __forceinline__ static void commit_star(struct carve &c, struct sh_step &sh,
+                                                   const struct kstep &k, int d)
+{
+    for (int j = k.tid; j < d; j += k.B) {
+        int e = c.inc_e[j], o = k.cnt[e], nn = c.ncom[j];
+        if (nn != o)
+            commit_edge(k.cnt, k.hist, sh, e, o, nn);
+        atomicMax(&sh.nmax, nn);
+    }
+}
+
+/* (8) the tuple after a commit (thread 0). */
+__device__ __forceinline__ static void commit_tuple(struct carve &c, struct sh_step &sh,
+                                                    const struct kstep &k, int v, struct lcn_pt q)
+{
+    if (k.tid != 0)
+        return;
+    c.sc[v] = make_int2(q.x, q.y);
+    int K = sh.rep.cur.K;
+    if (sh.nmax > K)
+        K = sh.nmax;
+    while (K > 0 && __ldcg(&k.hist[K]) == 0)
+        K--;
+    sh.rep.cur.K = K;
+    sh.rep.cur.nK = k.m ? __ldcg(&k.hist[K]) : 0;
+    sh.rep.cur.Phi += sh.dphi;
+    sh.rep.cur.C += sh.dsum / 2;
+    sh.rep.E += sh.best_dE;
+    sh.rep.committed++;
+    sh.improved = obj_cmp(&sh.rep.cur, &sh.rep.best) < 0;
+    if (sh.improved) {
+        sh.rep.best = sh.rep.cur;
+        sh.rep.best_updates++;
+        sh.rep.op_imp[sh.wop]++;
+    }
+}
+
+/* (8) a strict improvement of the best copies the layout and the counts to
+ * the replica's best buffers. */
+__device__ __forceinline__ static void copy_best(const struct sol_dev &dv, const struct carve &c,
+                                                 const struct kstep &k)
+{
+    for (int i = k.tid; i < k.n; i += k.B)
+        dv.best[(size_t)k.r * k.n + i] = c.sc[i];
+    for (int i = k.tid; i < k.m; i += k.B)
+        dv.bcnt[(size_t)k.r * k.m + i] = k.cnt[i];
+}
+
+/*
+ * One launch runs S steps of replica blockIdx.x. The step's barriers: (1)
+ * the tournament's and the candidates' draws; (2) the node, its incident
+ * edges, their box and barycentre; (3) candidates and their group boxes; per
+ * group and chunk (4) kept edges with their star masks and (5) the
+ * (candidate, edge) pairs and, on the last chunk, V2/V3; (6) the group's
+ * energy changes and pick (and the Metropolis test after the last group);
+ * for an accepted move (7) the commit and (8) the tuple. Every thread
+ * derives the step number, the node draw and the node itself, so none waits
+ * for thread 0 to broadcast them. The phases are the helpers above; every
+ * barrier is here, between their calls.
  */
 template <int SMALL>
 static __global__ void __launch_bounds__(1024)
@@ -264,19 +715,14 @@ static __global__ void __launch_bounds__(1024)
 {
     extern __shared__ __align__(16) unsigned char smem[];
     __shared__ struct sh_step sh;
-    const int r = blockIdx.x, tid = threadIdx.x, B = blockDim.x;
-    const int n = sp.n, m = sp.m, W = sp.W, ngr = (W + G - 1) / G;
-    struct carve c = carve_smem(smem, n, W, G, dmax, lcap);
-    int *cnt = dv.cnt + (size_t)r * m;
-    int *hist = dv.hist + (size_t)r * (m + 1);
-    const int64_t *wt = dv.wtab + (size_t)sol_table(&sp, r, dv.L) * (m + 1);
+    const struct kstep k = kstep_make(sp, dv, G, lcap, keep);
+    struct carve c = carve_smem(smem, k.n, k.W, G, dmax, lcap);
     unsigned long long tests = 0;
-    const int tour = sol_tour_size(&sp);
 
-    for (int i = tid; i < n; i += B)
-        c.sc[i] = dv.cur[(size_t)r * n + i];
-    if (tid == 0) {
-        sh.rep = dv.rep[r];
+    for (int i = k.tid; i < k.n; i += k.B)
+        c.sc[i] = dv.cur[(size_t)k.r * k.n + i];
+    if (k.tid == 0) {
+        sh.rep = dv.rep[k.r];
         sh.tests = 0;
         sh.tkey = 0;
         sh.need_med = 0;
@@ -288,401 +734,94 @@ static __global__ void __launch_bounds__(1024)
         const uint64_t step = step0 + (uint64_t)s;
         if (max_steps > 0 && (long long)step >= max_steps)
             break;
-        const struct lcn_u32x4 nd = sol_node_draw(&sp, step, (uint32_t)r);
+        const struct lcn_u32x4 nd = sol_node_draw(&sp, step, (uint32_t)k.r);
         const int hot = sol_node_hot(&sp, nd);
-        /* (1) boxes reset; the tournament's draws in parallel, reduced to the winner */
-        if (tid == 0) {
-            sh.ib[0] = sh.ib[1] = INT_MAX;
-            sh.ib[2] = sh.ib[3] = INT_MIN;
-            sh.bsum[0] = sh.bsum[1] = 0;
-        }
-        for (int i = tid; i < ngr; i += B)
-            c.gbox[i] = make_int4(INT_MAX, INT_MAX, INT_MIN, INT_MIN);
-        /* the candidates' draws too: they do not depend on the node */
-        const int nt = hot ? tour : 0;
-        for (int k = tid; k < nt + 2 * W; k += B) {
-            if (k < nt) {
-                int e = sol_tour_edge(&sp, step, (uint32_t)r, k);
-                sh.tour_e[k] = e;
-                atomicMax(&sh.tkey, sol_tour_key(cnt[e], k));
-            } else {
-                const struct lcn_u32x4 dr = sol_candidate_draw(&sp, step, (uint32_t)r, (uint32_t)(k - nt));
-                c.cdraw[k - nt] = dr;
-                if (!((k - nt) & 1) && sol_op_of(dr, sh.rep.op_cut) == SOL_OP_MEDIAN)
-                    atomicOr(&sh.need_med, 1);
-            }
-        }
+        step_draws(sp, c, sh, k, step, hot);
         __syncthreads();
-        /* (2) the node (sol_pick_node), its incident edges, far ends and box */
+        /* the node (sol_pick_node) */
         const int v = sol_node_of(&sp, nd, hot ? sh.tour_e[sol_tour_k(sh.tkey)] : -1,
                                   (const int32_t *)dv.edges);
         const int ioff = dv.inc_off[v], d = dv.inc_off[v + 1] - ioff;
         const struct lcn_pt p = P(c.sc[v]);
-        for (int k = tid; k < d; k += B) {
-            int e = dv.inc[ioff + k];
-            int2 ee = dv.edges[e];
-            int u = ee.x == v ? ee.y : ee.x;
-            int2 pu = c.sc[u];
-            c.inc_e[k] = e;
-            c.inc_u[k] = u;
-            c.inc_p[k] = P(pu);
-            atomicAdd((unsigned long long *)&sh.bsum[0], (unsigned long long)(long long)pu.x);
-            atomicAdd((unsigned long long *)&sh.bsum[1], (unsigned long long)(long long)pu.y);
-            atomicMin(&sh.ib[0], pu.x);
-            atomicMin(&sh.ib[1], pu.y);
-            atomicMax(&sh.ib[2], pu.x);
-            atomicMax(&sh.ib[3], pu.y);
-            if (sh.need_med) {
-                /* rank this neighbour's coordinates among the star's
-                 * (sol_median_rank): the one of rank (d - 1) / 2 writes */
-                int rx = 0, ry = 0;
-                for (int j = 0; j < d; j++) {
-                    const int2 ej = dv.edges[dv.inc[ioff + j]];
-                    const int2 pj = c.sc[ej.x == v ? ej.y : ej.x];
-                    rx += pj.x < pu.x || (pj.x == pu.x && j < k);
-                    ry += pj.y < pu.y || (pj.y == pu.y && j < k);
-                }
-                if (rx == (d - 1) / 2)
-                    sh.med[0] = pu.x;
-                if (ry == (d - 1) / 2)
-                    sh.med[1] = pu.y;
-            }
-        }
-        if (tid == 0) {
-            if (d == 0) {
-                sh.med[0] = p.x;
-                sh.med[1] = p.y;
-            }
-            /* reset after barrier (1): a warp of the last step may still have
-             * been loading H and best_c (the commit's, speculatively) before it */
-            sh.H = 0;
-            sh.best_c = -1;
-            sh.best_dE = 0;
-            atomicMin(&sh.ib[0], p.x);
-            atomicMin(&sh.ib[1], p.y);
-            atomicMax(&sh.ib[2], p.x);
-            atomicMax(&sh.ib[3], p.y);
-        }
+        step_star(dv, c, sh, k, v, ioff, d, p);
         __syncthreads();
-        /* (3) the candidates (threads 0..W-1) and their group boxes; the
-         * first group's crossing counts cleared */
-        if (tid == 0) {
-            sh.tkey = 0;
-            sh.need_med = 0; /* read in (2) only */
-        }
-        for (int i = tid; i < W; i += B) {
-            struct lcn_pt bary = p, med;
-            if (d > 0) {
-                bary.x = (int)(sh.bsum[0] / d);
-                bary.y = (int)(sh.bsum[1] / d);
-            }
-            med.x = sh.med[0];
-            med.y = sh.med[1];
-            struct lcn_pt q = sol_candidate_of(&sp, c.cdraw[2 * i], c.cdraw[2 * i + 1], p, bary, med,
-                                               sh.rep.sigma, sh.rep.op_cut);
-            c.cand[i] = make_int2(q.x, q.y);
-            c.cdE[i] = 0;
-            c.cbad[i] = 0;
-            int4 *gb = &c.gbox[i / G];
-            atomicMin(&gb->x, q.x);
-            atomicMin(&gb->y, q.y);
-            atomicMax(&gb->z, q.x);
-            atomicMax(&gb->w, q.y);
-        }
-        for (int i = tid; i < min(G, W) * d; i += B)
-            c.cntc[i] = 0;
+        step_candidates(sp, c, sh, k, p, d);
         __syncthreads();
 
-        for (int g0 = 0, gi = 0; g0 < W; g0 += G, gi++) {
-            const int Gc = min(G, W - g0), last = g0 + G >= W;
+        for (int g0 = 0, gi = 0; g0 < k.W; g0 += G, gi++) {
+            const int Gc = min(G, k.W - g0), last = g0 + G >= k.W;
             if (g0 > 0) {
-                for (int i = tid; i < Gc * d; i += B)
+                for (int i = k.tid; i < Gc * d; i += k.B)
                     c.cntc[i] = 0;
-                if (tid == 0)
+                if (k.tid == 0)
                     sh.H = 0;
                 __syncthreads();
             }
             /* the union box of v's old and new incident segments for this group */
             const int4 gb = c.gbox[gi];
-            const int bx0 = min(sh.ib[0], gb.x), by0 = min(sh.ib[1], gb.y);
-            const int bx1 = max(sh.ib[2], gb.z), by1 = max(sh.ib[3], gb.w);
-            for (int base = 0; base < m || base == 0; base += lcap) { /* once when m = 0: V2/V3 */
+            const int4 bx = make_int4(min(sh.ib[0], gb.x), min(sh.ib[1], gb.y), max(sh.ib[2], gb.z),
+                                      max(sh.ib[3], gb.w));
+            for (int base = 0; base < k.m || base == 0; base += lcap) { /* once when m = 0: V2/V3 */
                 if (base > 0) {
-                    if (tid == 0)
+                    if (k.tid == 0)
                         sh.H = 0;
                     __syncthreads();
                 }
-                /* (4) kept edges of the chunk (box-filtered, not incident to
-                 * v), each with its star masks (sol_star_masks) and the old
-                 * position's crossings with it, a thread per edge */
-                const int lim = min(base + lcap, m), nch = (d + 63) >> 6;
-                for (int f = base + tid; f < lim; f += B) {
-                    int2 ee = dv.edges[f];
-                    if (ee.x == v || ee.y == v)
-                        continue;
-                    int2 a2 = c.sc[ee.x], b2 = c.sc[ee.y];
-                    if (!box_meets(bx0, by0, bx1, by1, a2, b2))
-                        continue;
-                    const int h = atomicAdd(&sh.H, 1);
-                    const struct lcn_pt a = P(a2), b = P(b2);
-                    c.hits[h] = f;
-                    int oc = 0;
-                    for (int kc = 0; kc < nch; kc++) {
-                        uint64_t pos, neg;
-                        sol_star_masks(SMALL, c.inc_p, c.inc_u, d, kc * 64, ee.x, ee.y, a, b, &pos, &neg);
-                        c.hpos[h * nch + kc] = pos;
-                        c.hneg[h * nch + kc] = neg;
-                        tests += sol_star_counted(pos, neg);
-                        oc += __popcll(sol_star_meets(SMALL, p, a, b, pos, neg, c.inc_p, kc * 64));
-                    }
-                    c.hoc[h] = oc;
-                }
+                const int lim = min(base + lcap, k.m);
+                scan_keep<SMALL>(dv, c, sh, k, v, p, d, bx, base, lim, tests); /* (4) */
                 __syncthreads();
-                /* (5) (candidate, kept edge) pairs, warp-uniform trips: each
-                 * warp's energy changes are summed per candidate
-                 * (warp_sum_by_key) before one shared atomic each */
-                const int H = sh.H, total = Gc * H;
-                for (int wb = tid & ~31; wb < total; wb += B) {
-                    const int it = wb + (tid & 31);
-                    int ci = -1;
-                    long long de = 0;
-                    if (it < total) {
-                        ci = it / H;
-                        const int h = it - ci * H, f = c.hits[h];
-                        const int2 ee = dv.edges[f];
-                        const struct lcn_pt a = P(c.sc[ee.x]), b = P(c.sc[ee.y]);
-                        const struct lcn_pt q = P(c.cand[g0 + ci]);
-                        if (geom_on_interior(a, b, q))
-                            c.cbad[g0 + ci] = 1;
-                        int nc = 0;
-                        for (int kc = 0; kc < nch; kc++) {
-                            const uint64_t pos = c.hpos[h * nch + kc], neg = c.hneg[h * nch + kc];
-                            tests += sol_star_counted(pos, neg);
-                            uint64_t met = sol_star_meets(SMALL, q, a, b, pos, neg, c.inc_p, kc * 64);
-                            nc += __popcll(met);
-                            for (; met; met &= met - 1)
-                                atomicAdd(&c.cntc[ci * d + kc * 64 + __ffsll((long long)met) - 1], 1);
-                        }
-                        if (keep)
-                            c.hnc[ci * lcap + h] = (unsigned short)nc;
-                        const int delta = nc - c.hoc[h];
-                        if (delta) {
-                            const int cf = cnt[f];
-                            de = wt[cf + delta] - wt[cf];
-                        }
-                    }
-                    if (warp_sum_by_key(&de, ci) && ci >= 0 && de != 0)
-                        atomicAdd((unsigned long long *)&c.cdE[g0 + ci], (unsigned long long)de);
-                }
-                if (lim == m) {
-                    /* V2 and V3 for the group: (node inside the union box, candidate) pairs */
-                    for (int it = tid; it < n * Gc; it += B) {
-                        int w = it / Gc, ci = it - w * Gc;
-                        if (w == v)
-                            continue;
-                        int2 pw2 = c.sc[w];
-                        if (pw2.x < bx0 || pw2.x > bx1 || pw2.y < by0 || pw2.y > by1)
-                            continue;
-                        struct lcn_pt pw = P(pw2), q = P(c.cand[g0 + ci]);
-                        if (geom_pt_eq(pw, q)) {
-                            c.cbad[g0 + ci] = 1;
-                            continue;
-                        }
-                        for (int k = 0; k < d; k++)
-                            if (w != c.inc_u[k] && geom_on_interior(q, c.inc_p[k], pw)) {
-                                c.cbad[g0 + ci] = 1;
-                                break;
-                            }
-                    }
-                }
+                scan_pairs<SMALL>(dv, c, k, d, g0, Gc, sh.H, tests); /* (5) */
+                if (lim == k.m)
+                    scan_nodes(c, k, v, d, bx, g0, Gc);
                 __syncthreads();
             }
-            /* (6) the incident edges' energy change per candidate, the
-             * group's valid candidate of lowest change (ties: lowest index),
-             * after the last group the Metropolis test */
-            if (Gc <= 32) {
-                if (tid < 32) {
-                    int ok = 0;
-                    long long de = 0;
-                    if (tid < Gc) {
-                        de = c.cdE[g0 + tid];
-                        for (int k = 0; k < d; k++)
-                            de += wt[c.cntc[tid * d + k]] - wt[cnt[c.inc_e[k]]];
-                        ok = !c.cbad[g0 + tid];
-                    }
-                    const unsigned okm = __ballot_sync(0xffffffffu, ok);
-                    const int op = tid < Gc ? sol_op_of(c.cdraw[2 * (g0 + tid)], sh.rep.op_cut) : -1;
-                    unsigned tm[SOL_OPS], vm[SOL_OPS];
-                    for (int k = 0; k < SOL_OPS; k++) {
-                        tm[k] = __ballot_sync(0xffffffffu, op == k);
-                        vm[k] = __ballot_sync(0xffffffffu, op == k && ok);
-                    }
-                    long long bd = ok ? de : LLONG_MAX;
-                    int bc = ok ? tid : INT_MAX;
-                    for (int off = 16; off > 0; off >>= 1) {
-                        long long od = __shfl_xor_sync(0xffffffffu, bd, off);
-                        int oc = __shfl_xor_sync(0xffffffffu, bc, off);
-                        if (od < bd || (od == bd && oc < bc)) {
-                            bd = od;
-                            bc = oc;
-                        }
-                    }
-                    if (tid == 0) {
-                        sh.rep.valid += __popc(okm);
-                        for (int k = 0; k < SOL_OPS; k++) {
-                            sh.rep.op_tried[k] += __popc(tm[k]);
-                            sh.rep.win_tried[k] += __popc(tm[k]);
-                            sh.rep.op_valid[k] += __popc(vm[k]);
-                        }
-                        if (okm && (sh.best_c < 0 || bd < sh.best_dE)) {
-                            sh.best_c = g0 + bc;
-                            sh.best_dE = bd;
-                        }
-                        if (last)
-                            accept_winner(sp, dv, c, sh, p, d, step, r, tscale, keep);
-                    }
-                }
-            } else {
-                for (int ci = tid; ci < Gc; ci += B) {
-                    long long de = c.cdE[g0 + ci];
-                    for (int k = 0; k < d; k++)
-                        de += wt[c.cntc[ci * d + k]] - wt[cnt[c.inc_e[k]]];
-                    c.cdE[g0 + ci] = de;
-                }
+            if (Gc <= 32)
+                pick_warp(sp, dv, c, sh, k, p, d, g0, Gc, last, step, tscale);
+            else {
+                pick_sums(c, k, d, g0, Gc);
                 __syncthreads();
-                if (tid == 0) {
-                    for (int ci = g0; ci < g0 + Gc; ci++) {
-                        const int op = sol_op_of(c.cdraw[2 * ci], sh.rep.op_cut);
-                        sh.rep.op_tried[op]++;
-                        sh.rep.win_tried[op]++;
-                        if (c.cbad[ci])
-                            continue;
-                        sh.rep.valid++;
-                        sh.rep.op_valid[op]++;
-                        if (sh.best_c < 0 || c.cdE[ci] < sh.best_dE) {
-                            sh.best_c = ci;
-                            sh.best_dE = c.cdE[ci];
-                        }
-                    }
-                    if (last)
-                        accept_winner(sp, dv, c, sh, p, d, step, r, tscale, keep);
-                }
+                pick_serial(sp, dv, c, sh, k, p, d, g0, Gc, last, step, tscale);
             }
-            if (last && !keep) {
-                for (int k = tid; k < d; k += B)
-                    c.ncom[k] = 0;
-                /* the scanning commit's first chunk counts from 0; reset
-                 * before this barrier, as a lagging warp may still load H
-                 * at the commit's start (the reusing commit's, hoisted) */
-                if (tid == 0)
-                    sh.H = 0;
-            }
+            if (last && !keep)
+                commit_clear(c, sh, k, d);
             __syncthreads();
         }
 
         if (sh.accept) {
-            /* (7) the commit */
             const struct lcn_pt q = P(c.cand[sh.best_c]);
             if (keep) {
-                /* one chunk, one group: the scan's kept edges (a superset of
-                 * the commit box's: an edge outside that box meets neither
-                 * star), their old crossings and the winner's new ones, and
-                 * the winner's incident counts are still here */
-                const int H = sh.H, b = sh.best_c;
-                for (int h = tid; h < H; h += B) {
-                    const int delta = (int)c.hnc[b * lcap + h] - c.hoc[h];
-                    if (delta) {
-                        const int f = c.hits[h], o = cnt[f];
-                        commit_edge(cnt, hist, sh, f, o, o + delta);
-                        atomicMax(&sh.nmax, o + delta);
-                    }
-                }
-                for (int k = tid; k < d; k += B) {
-                    const int e = c.inc_e[k], o = cnt[e], nn = c.cntc[b * d + k];
-                    if (nn != o)
-                        commit_edge(cnt, hist, sh, e, o, nn);
-                    atomicMax(&sh.nmax, nn);
-                }
+                commit_reuse(c, sh, k, d);
             } else {
-                for (int base = 0; base < m; base += lcap) {
+                for (int base = 0; base < k.m; base += lcap) {
                     if (base > 0) {
-                        if (tid == 0)
+                        if (k.tid == 0)
                             sh.H = 0;
                         __syncthreads();
                     }
-                    collect_hits(dv, c, sh, v, base, min(base + lcap, m));
+                    collect_hits(dv, c, sh, v, base, min(base + lcap, k.m));
                     __syncthreads();
-                    const int H = sh.H;
-                    for (int h = tid; h < H; h += B) {
-                        int f = c.hits[h];
-                        int2 ee = dv.edges[f];
-                        struct lcn_pt a = P(c.sc[ee.x]), b = P(c.sc[ee.y]);
-                        int delta = 0;
-                        for (int k0 = 0; k0 < d; k0 += 64) {
-                            uint64_t pos, neg;
-                            sol_star_masks(SMALL, c.inc_p, c.inc_u, d, k0, ee.x, ee.y, a, b, &pos, &neg);
-                            tests += 2 * sol_star_counted(pos, neg);
-                            uint64_t met = sol_star_meets(SMALL, q, a, b, pos, neg, c.inc_p, k0);
-                            delta += __popcll(met) - __popcll(sol_star_meets(SMALL, p, a, b, pos, neg, c.inc_p, k0));
-                            for (; met; met &= met - 1)
-                                atomicAdd(&c.ncom[k0 + __ffsll((long long)met) - 1], 1);
-                        }
-                        if (delta) {
-                            int o = cnt[f];
-                            commit_edge(cnt, hist, sh, f, o, o + delta);
-                            atomicMax(&sh.nmax, o + delta);
-                        }
-                    }
+                    commit_chunk<SMALL>(dv, c, sh, k, p, q, d, sh.H, tests);
                     __syncthreads();
                 }
-                for (int k = tid; k < d; k += B) {
-                    int e = c.inc_e[k], o = cnt[e], nn = c.ncom[k];
-                    if (nn != o)
-                        commit_edge(cnt, hist, sh, e, o, nn);
-                    atomicMax(&sh.nmax, nn);
-                }
+                commit_star(c, sh, k, d);
             }
             __syncthreads();
-            /* (8) the tuple */
-            if (tid == 0) {
-                c.sc[v] = make_int2(q.x, q.y);
-                int K = sh.rep.cur.K;
-                if (sh.nmax > K)
-                    K = sh.nmax;
-                while (K > 0 && __ldcg(&hist[K]) == 0)
-                    K--;
-                sh.rep.cur.K = K;
-                sh.rep.cur.nK = m ? __ldcg(&hist[K]) : 0;
-                sh.rep.cur.Phi += sh.dphi;
-                sh.rep.cur.C += sh.dsum / 2;
-                sh.rep.E += sh.best_dE;
-                sh.rep.committed++;
-                sh.improved = obj_cmp(&sh.rep.cur, &sh.rep.best) < 0;
-                if (sh.improved) {
-                    sh.rep.best = sh.rep.cur;
-                    sh.rep.best_updates++;
-                    sh.rep.op_imp[sh.wop]++;
-                }
-            }
+            commit_tuple(c, sh, k, v, q);
             __syncthreads();
-            if (sh.improved) {
-                for (int i = tid; i < n; i += B)
-                    dv.best[(size_t)r * n + i] = c.sc[i];
-                for (int i = tid; i < m; i += B)
-                    dv.bcnt[(size_t)r * m + i] = cnt[i];
-            }
+            if (sh.improved)
+                copy_best(dv, c, k);
         }
-        if (tid == 0)
+        if (k.tid == 0)
             sh.rep.step++;
     }
     __syncthreads();
-    for (int i = tid; i < n; i += B)
-        dv.cur[(size_t)r * n + i] = c.sc[i];
+    for (int i = k.tid; i < k.n; i += k.B)
+        dv.cur[(size_t)k.r * k.n + i] = c.sc[i];
     atomicAdd(&sh.tests, tests);
     __syncthreads();
-    if (tid == 0) {
+    if (k.tid == 0) {
         sh.rep.pair_tests += sh.tests;
-        dv.rep[r] = sh.rep;
+        dv.rep[k.r] = sh.rep;
     }
 }
 

@@ -55,24 +55,14 @@ static void bin_colour(int i, int nb, char out[8])
 
 static void put_escaped(FILE *f, const char *s)
 {
+    static const char *const entity[] = {
+        ['<'] = "&lt;", ['>'] = "&gt;", ['&'] = "&amp;", ['"'] = "&quot;"};
     for (; *s; s++) {
-        switch (*s) {
-        case '<':
-            fputs("&lt;", f);
-            break;
-        case '>':
-            fputs("&gt;", f);
-            break;
-        case '&':
-            fputs("&amp;", f);
-            break;
-        case '"':
-            fputs("&quot;", f);
-            break;
-        default:
-            /* control characters are not allowed in XML 1.0 text */
-            fputc((unsigned char)*s < 0x20 ? ' ' : *s, f);
-        }
+        unsigned char c = (unsigned char)*s;
+        if (c < LCN_ARRAY_LEN(entity) && entity[c])
+            fputs(entity[c], f);
+        else /* control characters are not allowed in XML 1.0 text */
+            fputc(c < 0x20 ? ' ' : *s, f);
     }
 }
 

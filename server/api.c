@@ -18,15 +18,14 @@ void api_init(struct api *a, uv_loop_t *loop, const struct lcnd_config *cfg, str
               struct store *store, struct storeq *sq, struct worker_pool *pool,
               api_gpu_memory_fn gpu_memory, void *gpu_ctx)
 {
-    memset(a, 0, sizeof *a);
-    a->loop = loop;
-    a->cfg = cfg;
-    a->jobs = jobs;
-    a->store = store;
-    a->sq = sq;
-    a->pool = pool;
-    a->gpu_memory = gpu_memory;
-    a->gpu_ctx = gpu_ctx;
+    *a = (struct api){.loop = loop,
+                      .cfg = cfg,
+                      .jobs = jobs,
+                      .store = store,
+                      .sq = sq,
+                      .pool = pool,
+                      .gpu_memory = gpu_memory,
+                      .gpu_ctx = gpu_ctx};
     sse_hub_init(&a->sse, store, cfg->sse_heartbeat_s);
     metrics_init(a);
 }

@@ -326,11 +326,7 @@ static void wait_begin(struct http_server *s, struct http_conn *k, int64_t now)
 
 static void wait_end(struct http_server *s, struct http_conn *k)
 {
-    if (!k->waiting)
-        return;
-    LCN_QUEUE_UNLINK(s->wait_head, s->wait_tail, k, wprev, wnext);
-    k->wprev = k->wnext = NULL;
-    k->waiting = 0;
+    LCN_QUEUE_REMOVE(s->wait_head, s->wait_tail, k, wprev, wnext, k->waiting);
 }
 
 /*

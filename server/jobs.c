@@ -194,11 +194,7 @@ static void queue_push(struct jobs *t, struct job *j, int front)
 
 static void queue_del(struct jobs *t, struct job *j)
 {
-    if (!j->in_queue)
-        return;
-    LCN_QUEUE_UNLINK(t->qhead, t->qtail, j, qprev, qnext);
-    j->qprev = j->qnext = NULL;
-    j->in_queue = 0;
+    LCN_QUEUE_REMOVE(t->qhead, t->qtail, j, qprev, qnext, j->in_queue);
 }
 
 static void *release_main(void *arg)

@@ -121,14 +121,13 @@ static void on_async(uv_async_t *a)
 int storeq_init(struct storeq *q, uv_loop_t *loop, struct store *st, storeq_done_cb on_done,
                 storeq_fail_cb on_fail, void *ctx)
 {
-    memset(q, 0, sizeof *q);
-    q->loop = loop;
-    q->st = st;
-    q->on_done = on_done;
-    q->on_fail = on_fail;
-    q->ctx = ctx;
-    q->retry_ms = 1000;
-    q->healthy = 1;
+    *q = (struct storeq){.loop = loop,
+                         .st = st,
+                         .on_done = on_done,
+                         .on_fail = on_fail,
+                         .ctx = ctx,
+                         .retry_ms = 1000,
+                         .healthy = 1};
     pthread_mutex_init(&q->mu, NULL);
     pthread_cond_init(&q->cv, NULL);
     uv_async_init(loop, &q->async, on_async);

@@ -83,25 +83,8 @@ static void run_line(const char *cmd, char *out, size_t len)
 
 static void cpu_model(char *out, size_t len)
 {
-    snprintf(out, len, "unknown");
-    FILE *f = fopen("/proc/cpuinfo", "r");
-    if (!f)
-        return;
-    char line[512];
-    while (fgets(line, sizeof(line), f)) {
-        if (strncmp(line, "model name", 10) == 0) {
-            char *c = strchr(line, ':');
-            if (c) {
-                c++;
-                while (*c == ' ' || *c == '\t')
-                    c++;
-                c[strcspn(c, "\r\n")] = 0;
-                snprintf(out, len, "%s", c);
-            }
-            break;
-        }
-    }
-    fclose(f);
+    if (lcn_cpu_model(out, len))
+        snprintf(out, len, "unknown");
 }
 
 static int64_t mem_total_kb(void)

@@ -17,6 +17,8 @@
 #            k=v,k=v; SOLVER_GRAPHS, SOLVER_SEEDS, SOLVER_AT_ONCE apply to all)
 #   accept   acceptance runs, each alone on the whole device: ACCEPT="GRAPH:SEEDS:BUDGET ..."
 #            -> OUTDIR/accept-summary.txt, runs/, layouts/<graph>.s<seed>.json
+#   steprate k_steps step rate of two binaries side by side (LCN_BIN_OLD vs LCN_BIN),
+#            same deterministic runs of Automatic-3 and -7 -> steprate.jsonl
 #   profile  Nsight Compute on k_steps (one launch after PROFILE_SKIP=30) of a
 #            PROFILE_S=4 s run of PROFILE_GRAPH with PROFILE_REPLICAS=48:
 #            warp states, scheduler, occupancy, stall sampling -> profile.txt
@@ -238,6 +240,39 @@ accept)
             cp "$OUTDIR/runs/$b-s$sd.layout.json" "$OUTDIR/layouts/$b.s$sd.json"
         done
     done
+    ;;
+steprate)
+    # k_steps' step rate, two binaries side by side (issue 16's split): the
+    # same deterministic run (cool=1, fixed batches, a move limit, so both
+    # take the same steps) of each graph, alternating A and B REPS times.
+    # LCN_BIN_OLD: the other binary directory (lcnd). -> steprate.jsonl
+    OLD=${LCN_BIN_OLD:?LCN_BIN_OLD: the binary directory to compare with}
+    REPS=${STEPRATE_REPS:-3}
+    manifest steprate "A=$OLD/lcnd (sha256 $(sha256sum "$OLD/lcnd" | cut -d' ' -f1)) B=$BIN/lcnd: lcnd solve G --backend gpu --seed 1 --budget-s 120 --move-limit N --tuning cool=1,batch_steps=256, alternating, $REPS pairs; graphs ${STEPRATE_GRAPHS:-Automatic-3:300000 Automatic-7:100000}"
+    : > "$OUTDIR/steprate.jsonl"
+    for spec in ${STEPRATE_GRAPHS:-Automatic-3:300000 Automatic-7:100000}; do
+        IFS=: read -r g lim <<< "$spec"
+        G=$LCN_INSTANCES/gd2025-automatic/$g.json
+        for i in $(seq 1 "$REPS"); do
+            for side in A B; do
+                if [ $side = A ]; then L=$OLD/lcnd; else L=$BIN/lcnd; fi
+                "$L" solve "$G" --backend gpu --seed 1 --budget-s 120 --move-limit "$lim" \
+                    --tuning cool=1,batch_steps=256 --quiet --out "$OUTDIR/steprate-$g-$side-$i.layout.json" \
+                    > "$OUTDIR/steprate-$g-$side-$i.json" 2> "$OUTDIR/steprate-$g-$side-$i.err"
+                python3 - "$OUTDIR/steprate-$g-$side-$i.json" "$g" "$side" "$i" "$OUTDIR/steprate-$g-$side-$i.layout.json" >> "$OUTDIR/steprate.jsonl" <<'PY'
+import hashlib, json, sys
+d = json.load(open(sys.argv[1]))
+t = d.get("telemetry", {})
+print(json.dumps({"graph": sys.argv[2], "side": sys.argv[3], "rep": int(sys.argv[4]),
+                  "elapsed_s": d.get("elapsed_s"), "start_s": (d.get("start") or {}).get("elapsed_s"),
+                  "selected": t.get("selected"), "pair_tests": t.get("pair_tests"),
+                  "best": d.get("best"),
+                  "layout_sha256": hashlib.sha256(open(sys.argv[5], "rb").read()).hexdigest()}))
+PY
+            done
+        done
+    done
+    cat "$OUTDIR/steprate.jsonl"
     ;;
 profile)
     PG=${PROFILE_GRAPH:-$LCN_INSTANCES/gd2025-automatic/Automatic-3.json}
