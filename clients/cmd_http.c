@@ -120,7 +120,7 @@ struct submit_opts {
     int seen_budget, seen_seed, seen_target, seen_backend, stop, wait, poll;
     int seen_threads, seen_replicas, seen_proposal_workers;
     enum lcn_backend backend; /* OPT_ENUM: the index in LCN_BACKEND_CHOICES */
-    const char *name, *render, *tuning, *from;
+    const char *name, *render, *tuning, *from, *gpus;
 };
 
 #define SOFF(f) offsetof(struct submit_opts, f)
@@ -154,6 +154,9 @@ static const struct opt submit_table[] = {
                "replicas the engine runs (solver.replicas; default: the engine's)"),
     SOLVER_ROW("proposal-workers", proposal_workers, LCN_MAX_PROPOSAL_WORKERS,
                "proposal workers per replica (solver.proposal_workers; default: the engine's)"),
+    OPT_ROW("gpus", OPT_STRING, SOFF(gpus), "N|all",
+            "GPUs for one run across devices (solver.gpus: islands of replicas exchanging the "
+            "elite; all: every usable GPU of the daemon; default: one)"),
     OPT_ROW("tuning", OPT_STRING, SOFF(tuning), "KNOBS",
             "engine knobs key=value,... (solver.tuning, docs/ENGINE.md; a bad knob fails the job)"),
     OPT_ROW("from", OPT_STRING, SOFF(from), "ID",
@@ -199,6 +202,11 @@ static json_t *submit_request(const struct submit_opts *o, json_t *graph)
     set_given(solver, o->seen_replicas, "replicas", json_integer(o->replicas));
     set_given(solver, o->seen_proposal_workers, "proposal_workers",
               json_integer(o->proposal_workers));
+    if (o->gpus && !strcmp(o->gpus, "all"))
+        set_string(solver, "gpus", o->gpus);
+    else
+        set_given(solver, o->gpus != NULL, "gpus",
+                  json_integer(o->gpus ? strtoll(o->gpus, NULL, 10) : 0));
     set_string(solver, "tuning", o->tuning);
     if (json_object_size(solver))
         json_object_set_new(req, "solver", solver);
@@ -265,6 +273,12 @@ static int cmd_submit(const struct lcnctl_cmd *cmd, const struct lcnctl_args *a)
         return lcnctl_usage_error(cmd, "--stop-at-target needs --target-k");
     if ((o->render || o->poll) && !o->wait)
         return lcnctl_usage_error(cmd, "--render and --poll apply with --wait");
+    if (o->gpus && strcmp(o->gpus, "all")) {
+        char *end;
+        long g = strtol(o->gpus, &end, 10);
+        if (*end || end == o->gpus || g < 1 || g > ENGINE_MAX_DEVICES)
+            return lcnctl_usage_error(cmd, "--gpus: expected all or a count of 1 to 16");
+    }
     json_t *req;
     if ((rc = submit_read(cmd, a->arg, o, &req)))
         return rc;

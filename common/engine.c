@@ -86,6 +86,8 @@ int engine_params_check(const struct engine_params *p, char *err, size_t errlen)
     if (!rc)
         rc = limit_check("proposal_workers", p->proposal_workers, LCN_MAX_PROPOSAL_WORKERS, err,
                          errlen);
+    if (!rc)
+        rc = limit_check("gpus", p->gpus, ENGINE_MAX_DEVICES, err, errlen);
     return rc;
 }
 

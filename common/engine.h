@@ -121,6 +121,17 @@ struct engine_op_stats {
 };
 
 /* Counters of one run. Every rate reported elsewhere names one of these. */
+/* The most devices one run may use (engine_params.gpus). */
+#define ENGINE_MAX_DEVICES 16
+
+/* One device's island of a run across GPUs (engine_telemetry.devices). */
+struct engine_device_stats {
+    int32_t device;     /* the caller's device index (engine_params.devices[i]) */
+    uint64_t evaluated; /* candidate evaluations of this island */
+    uint64_t accepted;  /* Metropolis accepts of this island */
+    uint64_t imports;   /* replicas that took the run's elite from another island */
+};
+
 struct engine_telemetry {
     uint64_t attempted;           /* proposals drawn (node + target point) */
     uint64_t valid;               /* proposals that passed V1-V3 */
@@ -137,6 +148,11 @@ struct engine_telemetry {
     uint64_t recounts;   /* full recounts (invariant checks) */
     struct engine_op_stats ops[ENGINE_OPS]; /* per move operator (enum engine_op) */
     double elapsed_s;
+    /* A run across several GPUs (engine_params.gpus > 1): the counters of
+     * each device's island, in the order of engine_params.devices; the
+     * counters above are their sums. 0 devices for every other run. */
+    int32_t n_devices;
+    struct engine_device_stats devices[ENGINE_MAX_DEVICES];
 };
 
 struct engine_event {
@@ -200,6 +216,13 @@ struct engine_params {
      * CPU engine's); NULL or "" = defaults. An unknown key or a bad value
      * fails the run with LCN_EINVAL before any callback. */
     const char *tuning;
+    /* GPUs for one run (islands of replicas on each device, exchanging the
+     * elite through the host; the GPU engine only): 0 or 1 = one device.
+     * devices (may be NULL: 0, 1, ..., gpus - 1) names them as indexes of
+     * the caller's device set (server/engines.h); a single-device run uses
+     * devices[0] when devices is set. At most ENGINE_MAX_DEVICES. */
+    int32_t gpus;
+    const int32_t *devices;
     /* Oracle passes the caller runs on the final layout after the engine
      * returns (the daemon's worker and `lcnd solve` revalidate it: 1). The
      * engine stops searching early enough for its own pass and these to

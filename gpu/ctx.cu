@@ -56,7 +56,12 @@ extern "C" int gpu_device_info(int dev, struct gpu_device_info *info)
         cudaGetLastError();
         return LCN_ENOGPU;
     }
+    info->ordinal = dev;
     snprintf(info->name, sizeof(info->name), "%s", p.name);
+    const unsigned char *u = (const unsigned char *)p.uuid.bytes;
+    snprintf(info->uuid, sizeof(info->uuid),
+             "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", u[0], u[1],
+             u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11], u[12], u[13], u[14], u[15]);
     info->cc_major = p.major;
     info->cc_minor = p.minor;
     info->sms = p.multiProcessorCount;
@@ -256,6 +261,23 @@ extern "C" void gpu_ctx_free(struct gpu_ctx *ctx)
 extern "C" int gpu_ctx_healthy(const struct gpu_ctx *ctx)
 {
     return ctx && ctx->healthy;
+}
+
+extern "C" void gpu_ctx_inject_fault(struct gpu_ctx *ctx, int64_t at_ns)
+{
+    __atomic_store_n(&ctx->fault_at_ns, at_ns, __ATOMIC_RELAXED);
+}
+
+int gpu_fault_due(struct gpu_ctx *ctx)
+{
+    int64_t at = __atomic_load_n(&ctx->fault_at_ns, __ATOMIC_RELAXED);
+    if (!at || lcn_now_ns() < at)
+        return 0;
+    fprintf(stderr, "lcn gpu: test_gpu_fault: injected sticky error on device %d (%s)\n",
+            ctx->cfg.device, ctx->info.uuid);
+    __atomic_store_n(&ctx->fault_at_ns, 0, __ATOMIC_RELAXED);
+    ctx->healthy = 0;
+    return LCN_EGPU_STICKY;
 }
 
 extern "C" void gpu_ctx_counters(const struct gpu_ctx *ctx, struct gpu_counters *c)

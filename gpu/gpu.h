@@ -46,7 +46,9 @@ struct gpu_counters {
 };
 
 struct gpu_device_info {
+    int ordinal;   /* the CUDA device ordinal (CUDA_VISIBLE_DEVICES applies) */
     char name[128];
+    char uuid[48]; /* "GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx", as nvidia-smi prints it */
     int cc_major, cc_minor;
     int sms;
     uint64_t global_mem;
@@ -71,6 +73,17 @@ int gpu_ctx_new(const struct gpu_config *cfg, struct gpu_ctx **out, char *err, s
 void gpu_ctx_free(struct gpu_ctx *ctx);
 
 int gpu_ctx_healthy(const struct gpu_ctx *ctx);
+
+/*
+ * Test hook (the daemon's test_gpu_fault option, docs/DAEMON.md): the
+ * first solver batch this context launches at or after lcn_now_ns() at_ns
+ * fails as a sticky error would: the context is marked unhealthy, the run
+ * returns LCN_EGPU_STICKY and every later call fails. Only this context is
+ * hit, also when another context was opened on the same device ordinal (the
+ * two "devices" of gpus = 0,0 share the CUDA primary context, so a real
+ * sticky error would break both). at_ns 0 disarms. Any thread.
+ */
+void gpu_ctx_inject_fault(struct gpu_ctx *ctx, int64_t at_ns);
 void gpu_ctx_counters(const struct gpu_ctx *ctx, struct gpu_counters *c);
 const struct gpu_device_info *gpu_ctx_device(const struct gpu_ctx *ctx);
 int32_t gpu_ctx_slots(const struct gpu_ctx *ctx);
@@ -190,6 +203,9 @@ struct gpu_solver_params {
                             * from the elite (0.5: the cold half; 0: none, 1: all) */
     int32_t reuse;         /* 1: the commit reuses the scan's kept edges and the winner's
                             * crossings when they fit (one chunk, one group); 0: it scans again */
+    int32_t island_every;  /* a run across GPUs: batches between elite exchanges (>= 1) */
+    int32_t island_take;   /* replicas per island that take the run's elite at an exchange:
+                            * the worst by their current tuple (0: no exchange) */
 };
 
 void gpu_solver_params_default(struct gpu_solver_params *sp);
@@ -212,6 +228,25 @@ int gpu_solver_params_parse(struct gpu_solver_params *sp, const char *spec, char
  */
 int gpu_engine_run(struct gpu_ctx *ctx, const struct lcn_graph *g, const struct engine_params *p,
                    const struct gpu_solver_params *sp, struct engine_result *out);
+
+/*
+ * One run across n contexts (devices): an island of replicas on each, the
+ * replica count of the run (sp / p->replicas; 0 fills each device) split
+ * over the islands in whole ladders, island i seeded from p->seed and i
+ * (island 0 runs exactly the single-device run's chains). The host drives
+ * every island from the calling thread, each on its context's slot and
+ * stream; every island_every batches the best layout of the run (fetched
+ * from its island) replaces the island_take worst replicas of every other
+ * island whose best is worse. One progress stream, one best, revalidated
+ * by the oracle like gpu_engine_run's; telemetry is the islands' sums with
+ * each island in tel.devices (device = p->devices[i], else i). n == 1 is
+ * gpu_engine_run. Takes a slot on every context (LCN_EBUSY when one has
+ * none free). A sticky error on one context marks that context unhealthy
+ * (the others stay healthy) and the run returns LCN_EGPU_STICKY.
+ */
+int gpu_engine_run_islands(struct gpu_ctx *const *ctx, int n, const struct lcn_graph *g,
+                           const struct engine_params *p, const struct gpu_solver_params *sp,
+                           struct engine_result *out);
 
 /*
  * Residency evidence of the last engine run on this context, counted from

@@ -69,7 +69,12 @@ struct gpu_ctx {
     uint64_t mallocs, frees, h2d_bytes, d2h_bytes, h2d_copies, d2h_copies, launches; /* __atomic */
     uint64_t reserved;
     struct gpu_run_stats last_run; /* of the last gpu_engine_run to finish its batches */
+    int64_t fault_at_ns;           /* gpu_ctx_inject_fault (__atomic); 0 = none */
 };
+
+/* The test hook of gpu_ctx_inject_fault: LCN_EGPU_STICKY (the context is
+ * then unhealthy) when the armed time has come, else 0. */
+int gpu_fault_due(struct gpu_ctx *ctx);
 
 /* Logs statement, file, line and device; turns the failure into an error code. */
 int gpu_check_fail(struct gpu_ctx *ctx, cudaError_t e, const char *stmt, const char *file,

@@ -1278,12 +1278,18 @@ static int sjob_setup(struct gpu_ctx *ctx, int slot, const struct lcn_graph *g,
     return sjob_upload(j, start, start_c, seed);
 }
 
-/* One batch: S steps of every replica and the boundary kernels; the record
- * is copied into the pinned mirror (synchronised by the caller). */
-static int sjob_batch(struct sjob *j, int S, long long max_steps, double tscale)
+/* One batch launched: S steps of every replica, the boundary kernels and
+ * the record's copy into the pinned mirror, all on the slot's stream
+ * (sjob_wait synchronises). The test hook of gpu_ctx_inject_fault fails
+ * here, before anything is launched. */
+static int sjob_launch(struct sjob *j, int S, long long max_steps, double tscale)
 {
     struct gpu_ctx *ctx = j->ctx;
     struct gpu_slot *s = j->s;
+    int rc = gpu_fault_due(ctx);
+    if (rc)
+        return rc;
+    GPU_CHECK(ctx, cudaSetDevice(ctx->cfg.device));
     steps_kernel(j)<<<j->R, j->B, j->smem, s->stream>>>(j->sp, j->dv, S, max_steps, tscale, j->dmax,
                                                          j->G, j->lcap, j->keep);
     GPU_LAUNCHED(ctx);
@@ -1294,11 +1300,21 @@ static int sjob_batch(struct sjob *j, int S, long long max_steps, double tscale)
     k_exchange<<<1, 256, 0, s->stream>>>(j->sp, j->dv, j->batch, tscale);
     GPU_LAUNCHED(ctx);
     j->batch++;
-    int rc = gpu_d2h(ctx, s, s->rec_host, s->rec, sizeof(struct gpu_record));
-    if (rc)
-        return rc;
-    GPU_CHECK(ctx, cudaStreamSynchronize(s->stream));
+    return gpu_d2h(ctx, s, s->rec_host, s->rec, sizeof(struct gpu_record));
+}
+
+/* Waits for the batch sjob_launch queued (the record is then in rec_host). */
+static int sjob_wait(struct sjob *j)
+{
+    GPU_CHECK(j->ctx, cudaStreamSynchronize(j->s->stream));
     return 0;
+}
+
+/* One batch, launched and waited for. */
+static int sjob_batch(struct sjob *j, int S, long long max_steps, double tscale)
+{
+    int rc = sjob_launch(j, S, max_steps, tscale);
+    return rc ? rc : sjob_wait(j);
 }
 
 extern "C" int gpu_solver_debug_run(struct gpu_ctx *ctx, int slot, const struct lcn_graph *g,
@@ -1427,6 +1443,7 @@ static int publish(struct sjob *j, struct lcn_pt *out, struct lcn_obj *obj,
 {
     struct gpu_record *rec = j->s->rec_host;
     int n = j->g->n;
+    GPU_CHECK(j->ctx, cudaSetDevice(j->ctx->cfg.device));
     int rc = gpu_d2h(j->ctx, j->s, out, j->s->best + (size_t)rec->best_rep * n, sizeof(int2) * (size_t)n);
     if (rc)
         return rc;
@@ -1461,24 +1478,57 @@ static void fill_tel(const struct gpu_record *rec, struct engine_telemetry *t, d
     t->elapsed_s = elapsed;
 }
 
+/* Adds the counters of b to a (a run's islands summed). */
+static void tel_add(struct engine_telemetry *a, const struct engine_telemetry *b)
+{
+    a->attempted += b->attempted;
+    a->valid += b->valid;
+    a->evaluated += b->evaluated;
+    a->selected += b->selected;
+    a->accepted += b->accepted;
+    a->rejected += b->rejected;
+    a->committed += b->committed;
+    a->best_updates += b->best_updates;
+    a->exchanges_attempted += b->exchanges_attempted;
+    a->exchanges_accepted += b->exchanges_accepted;
+    a->pair_tests += b->pair_tests;
+    a->restarts += b->restarts;
+    for (int k = 0; k < SOL_OPS; k++) {
+        a->ops[k].tried += b->ops[k].tried;
+        a->ops[k].valid += b->ops[k].valid;
+        a->ops[k].accepted += b->ops[k].accepted;
+        a->ops[k].improved += b->ops[k].improved;
+    }
+}
+
 /*
  * One engine run, set-up, loop and teardown apart (grun_new, grun_loop,
- * grun_finish, grun_free): every buffer and the slot are released in
- * grun_free alone, whatever phase failed.
+ * grun_finish, grun_free): every buffer and the slots are released in
+ * grun_free alone, whatever phase failed. A run has one island per context
+ * (gpu_engine_run: one; gpu_engine_run_islands: several), all driven from
+ * the calling thread: each batch is launched on every island's stream, then
+ * waited for on each, so the devices work at the same time.
  */
 struct grun {
-    struct gpu_ctx *ctx;
+    int ni;                                   /* islands (contexts) */
+    struct gpu_ctx *ctx[ENGINE_MAX_DEVICES];  /* island i's context */
+    int slot[ENGINE_MAX_DEVICES];             /* its slot, -1 before one is taken */
+    struct sjob *j;                           /* ni islands' device state */
+    uint64_t imports[ENGINE_MAX_DEVICES];     /* replicas that took the elite, per island */
+    int bi;                                   /* the island holding the run's best */
     const struct lcn_graph *g;
     const struct engine_params *p;
     struct gpu_solver_params gp;
-    int slot;
     struct lcn_stop hard; /* the hard limit of every phase (stop.h; issue 14) */
     int64_t t_val;        /* one oracle pass on the start */
     int64_t reserve;      /* what the final oracle passes need before the deadline */
     double t0;
-    struct sjob j;
     struct lcn_pt *start, *last, *buf; /* last: the last layout the oracle passed */
     struct lcn_obj last_obj, best, pub_obj;
+    struct lcn_obj ex_obj; /* the elite last exchanged between islands */
+    int ex_done;
+    struct lcn_pt *elite; /* exchange buffers: the elite's layout and counts */
+    int32_t *elite_c, *elite_h;
     double ttt;
     uint64_t fetches;
     int64_t last_pub;
@@ -1490,22 +1540,25 @@ static void grun_free(struct grun *r)
     free(r->buf);
     free(r->last);
     free(r->start);
-    if (r->slot >= 0)
-        gpu_slot_release(r->ctx, r->slot);
+    free(r->elite);
+    free(r->elite_c);
+    free(r->elite_h);
+    free(r->j);
+    for (int i = 0; i < r->ni; i++)
+        if (r->slot[i] >= 0)
+            gpu_slot_release(r->ctx[i], r->slot[i]);
 }
 
-/* The knobs, the slot, the start (revalidated by the oracle, whose time
- * sets the final reserve) and the device state. */
-static int grun_new(struct grun *r, struct gpu_ctx *ctx, const struct lcn_graph *g,
-                    const struct engine_params *p, const struct gpu_solver_params *gsp)
+/* Island i's seed: island 0 runs the single-device run's chains. */
+static uint64_t island_seed(uint64_t seed, int i)
 {
-    memset(r, 0, sizeof(*r));
-    r->ctx = ctx;
-    r->g = g;
-    r->p = p;
-    r->slot = -1;
-    r->ttt = -1;
-    r->stop = ENGINE_STOP_DEADLINE;
+    return seed + 0x9E3779B97F4A7C15ull * (uint64_t)i;
+}
+
+/* The knobs and a slot on every context (r->ctx, r->ni set). */
+static int grun_knobs(struct grun *r, const struct gpu_solver_params *gsp)
+{
+    const struct engine_params *p = r->p;
     if (gsp)
         r->gp = *gsp;
     else
@@ -1521,17 +1574,59 @@ static int grun_new(struct grun *r, struct gpu_ctx *ctx, const struct lcn_graph 
         r->gp.W = p->proposal_workers;
     if (p->move_limit > 0)
         r->gp.max_steps = p->move_limit;
-    int slot = gpu_slot_acquire(ctx);
-    if (slot < 0)
-        return slot;
-    r->slot = slot;
+    for (int i = 0; i < r->ni; i++) {
+        int slot = gpu_slot_acquire(r->ctx[i]);
+        if (slot < 0)
+            return slot;
+        r->slot[i] = slot;
+    }
+    return 0;
+}
+
+/* Every island's device state from the start (its counts vc from the
+ * oracle): the run's replicas split over the islands. */
+static int grun_islands(struct grun *r, const int32_t *vc)
+{
+    char why[200] = "";
+    int rc = 0;
+    r->j = (struct sjob *)xcalloc((size_t)r->ni, sizeof(*r->j));
+    for (int i = 0; i < r->ni && !rc; i++) {
+        struct gpu_solver_params gp = r->gp;
+        if (r->ni > 1 && gp.replicas > 0)
+            gp.replicas = LCN_MAX(gp.replicas / r->ni, 1);
+        rc = sjob_setup(r->ctx[i], r->slot[i], r->g, r->start, vc, &gp, island_seed(r->p->seed, i),
+                        &r->j[i], why, sizeof(why));
+    }
+    if (rc && why[0])
+        fprintf(stderr, "lcn gpu: %s\n", why);
+    return rc;
+}
+
+/* The knobs, the slots, the start (revalidated by the oracle, whose time
+ * sets the final reserve) and the device state. */
+static int grun_new(struct grun *r, struct gpu_ctx *const *ctx, int n, const struct lcn_graph *g,
+                    const struct engine_params *p, const struct gpu_solver_params *gsp)
+{
+    memset(r, 0, sizeof(*r));
+    r->ni = n;
+    for (int i = 0; i < n; i++) {
+        r->ctx[i] = ctx[i];
+        r->slot[i] = -1;
+    }
+    r->g = g;
+    r->p = p;
+    r->ttt = -1;
+    r->stop = ENGINE_STOP_DEADLINE;
+    int rc = grun_knobs(r, gsp);
+    if (rc)
+        return rc;
     r->t0 = (double)p->start_ns;
     r->hard = lcn_stop_run(p, lcn_now_ns());
     size_t bytes = sizeof(struct lcn_pt) * (size_t)(g->n ? g->n : 1);
     r->start = (struct lcn_pt *)xmalloc(bytes);
     r->last = (struct lcn_pt *)xmalloc(bytes);
     r->buf = (struct lcn_pt *)xmalloc(bytes);
-    int rc = build_start(ctx, slot, g, p, &r->hard, r->start);
+    rc = build_start(r->ctx[0], r->slot[0], g, p, &r->hard, r->start);
     /* the oracle passes the start before anything is published (its counts
      * then seed the device state); timing it tells how early the search
      * must stop for the oracle passes of its result, the host's and the
@@ -1546,18 +1641,20 @@ static int grun_new(struct grun *r, struct gpu_ctx *ctx, const struct lcn_graph 
     }
     r->t_val = lcn_now_ns() - tv;
     r->reserve = lcn_final_reserve_ns(p, r->t_val);
-    char why[200] = "";
     if (!rc)
-        rc = sjob_setup(ctx, slot, g, r->start, vr.c, &r->gp, p->seed, &r->j, why, sizeof(why));
+        rc = grun_islands(r, vr.c);
     report_release(&vr);
-    if (rc) {
-        if (why[0])
-            fprintf(stderr, "lcn gpu: %s\n", why);
+    if (rc)
         return rc;
-    }
     memcpy(r->last, r->start, sizeof(struct lcn_pt) * (size_t)g->n);
-    r->last_obj = r->best = r->j.start_obj;
+    r->last_obj = r->best = r->j[0].start_obj;
     return 0;
+}
+
+/* The record of the island holding the run's best. */
+static const struct gpu_record *grun_rec(const struct grun *r)
+{
+    return r->j[r->bi].s->rec_host;
 }
 
 /* Fetches, revalidates and publishes the device's best layout at el
@@ -1565,7 +1662,7 @@ static int grun_new(struct grun *r, struct gpu_ctx *ctx, const struct lcn_graph 
  * nothing published) or an error code. */
 static int grun_publish(struct grun *r, int64_t now, double el)
 {
-    int rc = publish(&r->j, r->buf, &r->pub_obj, &r->hard);
+    int rc = publish(&r->j[r->bi], r->buf, &r->pub_obj, &r->hard);
     if (rc == LCN_EDEADLINE || rc == LCN_ECANCELLED)
         return 1;
     if (rc)
@@ -1579,6 +1676,15 @@ static int grun_publish(struct grun *r, int64_t now, double el)
     return 0;
 }
 
+/* The fewest steps any replica of the run has made. */
+static unsigned long long grun_min_step(const struct grun *r)
+{
+    unsigned long long ms = r->j[0].s->rec_host->min_step;
+    for (int i = 1; i < r->ni; i++)
+        ms = LCN_MIN(ms, (unsigned long long)r->j[i].s->rec_host->min_step);
+    return ms;
+}
+
 /* Why the loop should stop before the next batch (-1: it should not). */
 static int grun_should_stop(const struct grun *r, int64_t now, int64_t batch_ns)
 {
@@ -1587,16 +1693,186 @@ static int grun_should_stop(const struct grun *r, int64_t now, int64_t batch_ns)
         return ENGINE_STOP_CANCELLED;
     if (p->stop_at_target && r->ttt >= 0)
         return ENGINE_STOP_TARGET;
-    if (r->gp.max_steps > 0 && (long long)r->j.s->rec_host->min_step >= r->gp.max_steps && r->j.batch > 0)
+    if (r->gp.max_steps > 0 && (long long)grun_min_step(r) >= r->gp.max_steps && r->j[0].batch > 0)
         return ENGINE_STOP_LIMIT;
     if (now + batch_ns + r->reserve >= p->deadline_ns)
         return ENGINE_STOP_DEADLINE;
     return -1;
 }
 
+/* One batch on every island: all launched, then each waited for (the
+ * islands already launched are waited for when a later one fails, so no
+ * slot is released with work in flight); r->bi then names the island with
+ * the best record (ties: the lowest). */
+static int grun_batch(struct grun *r, int S, double tscale)
+{
+    int rc = 0, launched = 0;
+    for (; launched < r->ni && !rc; launched++)
+        rc = sjob_launch(&r->j[launched], S, r->gp.max_steps, tscale);
+    for (int i = 0; i < launched; i++) {
+        int w = sjob_wait(&r->j[i]);
+        if (!rc)
+            rc = w;
+    }
+    if (rc)
+        return rc;
+    r->bi = 0;
+    for (int i = 1; i < r->ni; i++)
+        if (obj_cmp(&r->j[i].s->rec_host->best, &r->j[r->bi].s->rec_host->best) < 0)
+            r->bi = i;
+    return 0;
+}
+
+/* A replica's current tuple and index, for ordering by worst first. */
+struct by_cur {
+    struct lcn_obj cur;
+    int r;
+};
+
+static int worse_first(const void *a, const void *b)
+{
+    const struct by_cur *x = (const struct by_cur *)a, *y = (const struct by_cur *)b;
+    int c = obj_cmp(&y->cur, &x->cur);
+    return c ? c : (y->r > x->r) - (y->r < x->r); /* ties: the highest index first */
+}
+
+/* Picks the k replicas of rp[0..R) with the worst current tuples into
+ * pick[] (worst first; ties: the highest index). Returns how many. */
+static int worst_replicas(const struct sol_replica *rp, int R, int k, int *pick)
+{
+    struct by_cur *v = (struct by_cur *)xmalloc(sizeof(*v) * (size_t)(R > 0 ? R : 1));
+    for (int r = 0; r < R; r++) {
+        v[r].cur = rp[r].cur;
+        v[r].r = r;
+    }
+    qsort(v, (size_t)R, sizeof(*v), worse_first);
+    int got = k < R ? k : R;
+    for (int q = 0; q < got; q++)
+        pick[q] = v[q].r;
+    free(v);
+    return got;
+}
+
+/* Island j's `take` worst replicas take the elite (layout e, counts ec,
+ * histogram eh, tuple eo): their current state, and their best when the
+ * elite beats it; the energy under the replica's table. Returns the number
+ * replaced or an error code. */
+static int island_import(struct sjob *j, const struct lcn_pt *e, const int32_t *ec,
+                         const int32_t *eh, const struct lcn_obj *eo, int take)
+{
+    struct gpu_ctx *ctx = j->ctx;
+    struct gpu_slot *s = j->s;
+    const size_t n = (size_t)j->g->n, m = (size_t)j->g->m;
+    GPU_CHECK(ctx, cudaSetDevice(ctx->cfg.device));
+    struct sol_replica *rp = (struct sol_replica *)xmalloc(sizeof(*rp) * (size_t)j->R);
+    int64_t *w = (int64_t *)xmalloc(sizeof(int64_t) * 2 * (m + 1));
+    int *pick = (int *)xmalloc(sizeof(int) * (size_t)(take > 0 ? take : 1));
+    int rc = gpu_d2h(ctx, s, rp, s->rep, sizeof(*rp) * (size_t)j->R);
+    if (!rc)
+        rc = gpu_d2h(ctx, s, w, s->wtab, sizeof(int64_t) * 2 * (m + 1));
+    if (!rc)
+        rc = sjob_wait(j);
+    int k = rc ? 0 : worst_replicas(rp, j->R, take, pick);
+    for (int q = 0; q < k && !rc; q++) {
+        const int r = pick[q];
+        struct sol_replica *x = &rp[r];
+        const int64_t *wt = w + (size_t)sol_table(&j->sp, r, j->L) * (m + 1);
+        int64_t E = 0;
+        for (size_t i = 0; i < m; i++)
+            E += wt[ec[i]];
+        x->cur = *eo;
+        x->E = E;
+        rc = gpu_h2d(ctx, s, s->cur + (size_t)r * n, e, sizeof(int2) * n);
+        if (!rc)
+            rc = gpu_h2d(ctx, s, s->cnt + (size_t)r * m, ec, sizeof(int) * m);
+        if (!rc)
+            rc = gpu_h2d(ctx, s, s->hist + (size_t)r * (m + 1), eh, sizeof(int) * (m + 1));
+        if (!rc && obj_cmp(eo, &x->best) < 0) {
+            x->best = *eo;
+            rc = gpu_h2d(ctx, s, s->best + (size_t)r * n, e, sizeof(int2) * n);
+            if (!rc)
+                rc = gpu_h2d(ctx, s, s->bcnt + (size_t)r * m, ec, sizeof(int) * m);
+        }
+        if (!rc)
+            rc = gpu_h2d(ctx, s, s->rep + r, x, sizeof(*x));
+    }
+    if (!rc)
+        rc = sjob_wait(j); /* the host buffers are freed next */
+    free(rp);
+    free(w);
+    free(pick);
+    return rc ? rc : k;
+}
+
+/* The elite exchange between islands (a run across GPUs): when the run's
+ * best is new since the last exchange, its layout and counts are fetched
+ * from its island and the island_take worst replicas of every island
+ * whose best is worse take it. */
+static int grun_exchange(struct grun *r)
+{
+    const struct gpu_record *rec = grun_rec(r);
+    if (r->ni < 2 || r->gp.island_take <= 0 || (r->ex_done && obj_cmp(&rec->best, &r->ex_obj) >= 0))
+        return 0;
+    struct sjob *src = &r->j[r->bi];
+    const size_t n = (size_t)r->g->n, m = (size_t)r->g->m;
+    if (!r->elite) {
+        r->elite = (struct lcn_pt *)xmalloc(sizeof(struct lcn_pt) * (n ? n : 1));
+        r->elite_c = (int32_t *)xmalloc(sizeof(int32_t) * (m ? m : 1));
+        r->elite_h = (int32_t *)xmalloc(sizeof(int32_t) * (m + 1));
+    }
+    GPU_CHECK(src->ctx, cudaSetDevice(src->ctx->cfg.device));
+    int rc = gpu_d2h(src->ctx, src->s, r->elite, src->s->best + (size_t)rec->best_rep * n,
+                     sizeof(int2) * n);
+    if (!rc)
+        rc = gpu_d2h(src->ctx, src->s, r->elite_c, src->s->bcnt + (size_t)rec->best_rep * m,
+                     sizeof(int) * m);
+    if (!rc)
+        rc = sjob_wait(src);
+    if (rc)
+        return rc;
+    memset(r->elite_h, 0, sizeof(int32_t) * (m + 1));
+    for (size_t i = 0; i < m; i++)
+        r->elite_h[r->elite_c[i]]++;
+    const struct lcn_obj eo = rec->best;
+    for (int i = 0; i < r->ni; i++) {
+        if (i == r->bi || obj_cmp(&r->j[i].s->rec_host->best, &eo) <= 0)
+            continue;
+        int k = island_import(&r->j[i], r->elite, r->elite_c, r->elite_h, &eo, r->gp.island_take);
+        if (k < 0)
+            return k;
+        r->imports[i] += (uint64_t)k;
+    }
+    r->ex_obj = eo;
+    r->ex_done = 1;
+    return 0;
+}
+
+/* The telemetry of the run: island 0's record for one device; the sums
+ * over the islands, and each island in tel->devices, for several. */
+static void grun_tel(const struct grun *r, struct engine_telemetry *t, double el)
+{
+    fill_tel(r->j[0].s->rec_host, t, el);
+    if (r->ni < 2)
+        return;
+    const int32_t *dev = r->p->devices;
+    t->n_devices = r->ni;
+    for (int i = 0; i < r->ni; i++) {
+        struct engine_telemetry x;
+        memset(&x, 0, sizeof(x));
+        fill_tel(r->j[i].s->rec_host, &x, el);
+        if (i > 0)
+            tel_add(t, &x);
+        t->devices[i].device = dev ? dev[i] : i;
+        t->devices[i].evaluated = x.evaluated;
+        t->devices[i].accepted = x.accepted;
+        t->devices[i].imports = r->imports[i];
+    }
+}
+
 /* Batches until a stop: progress on each better best, a checkpoint (the
  * layout, revalidated) at most every checkpoint interval and at once when
- * the target is first reached, telemetry every interval. */
+ * the target is first reached, telemetry every interval, and the islands'
+ * elite exchange every island_every batches. */
 static int grun_loop(struct grun *r)
 {
     const struct engine_params *p = r->p;
@@ -1628,7 +1904,7 @@ static int grun_loop(struct grun *r)
         double prog = (now - p->start_ns) / span;
         double tscale = pow(r->gp.cool, prog < 0 ? 0 : (prog > 1 ? 1 : prog));
         int64_t b0 = lcn_now_ns();
-        if ((rc = sjob_batch(&r->j, S, r->gp.max_steps, tscale)))
+        if ((rc = grun_batch(r, S, tscale)))
             return rc;
         batch_ns = lcn_now_ns() - b0;
         if (r->gp.batch_steps <= 0) {
@@ -1638,7 +1914,7 @@ static int grun_loop(struct grun *r)
             S = (int)(S * f);
             S = S < 1 ? 1 : (S > 1 << 16 ? 1 << 16 : S);
         }
-        struct gpu_record *rec = r->j.s->rec_host;
+        const struct gpu_record *rec = grun_rec(r);
         now = lcn_now_ns();
         double el = (now - r->t0) / 1e9;
         if (obj_cmp(&rec->best, &r->best) < 0) {
@@ -1663,10 +1939,13 @@ static int grun_loop(struct grun *r)
             pending = 0;
         }
         if (now - last_tel >= tel_iv && p->on_telemetry) {
-            fill_tel(rec, &tel, el);
+            grun_tel(r, &tel, el);
             p->on_telemetry(p->ctx, &tel);
             last_tel = now;
         }
+        if (r->ni > 1 && r->j[0].batch % (unsigned long long)r->gp.island_every == 0 &&
+            (rc = grun_exchange(r)))
+            return rc;
     }
 }
 
@@ -1681,9 +1960,9 @@ static int grun_finish(struct grun *r, struct engine_result *out)
     int cancelled = r->stop == ENGINE_STOP_CANCELLED;
     struct lcn_stop dl = lcn_final_stop(p, r->t_val);
     int fr = LCN_EDEADLINE;
-    if (r->j.batch > 0 && obj_cmp(&r->j.s->rec_host->best, &r->last_obj) != 0 &&
+    if (r->j[0].batch > 0 && obj_cmp(&grun_rec(r)->best, &r->last_obj) != 0 &&
         (!cancelled || lcn_final_cheap(p, r->t_val)))
-        fr = publish(&r->j, r->buf, &r->pub_obj, &dl);
+        fr = publish(&r->j[r->bi], r->buf, &r->pub_obj, &dl);
     if (fr != LCN_EDEADLINE && fr)
         return fr;
     if (fr == LCN_EDEADLINE) {
@@ -1701,21 +1980,24 @@ static int grun_finish(struct grun *r, struct engine_result *out)
     out->backend = "gpu";
     out->evaluator = "device-scan";
     out->threads = 1;
-    out->replicas = r->j.R;
+    out->replicas = 0;
+    for (int i = 0; i < r->ni; i++)
+        out->replicas += r->j[i].R;
     out->proposal_workers = r->gp.W;
-    if (r->j.batch > 0)
-        fill_tel(r->j.s->rec_host, &out->tel, out->elapsed_s);
+    if (r->j[0].batch > 0)
+        grun_tel(r, &out->tel, out->elapsed_s);
     out->tel.elapsed_s = out->elapsed_s;
     return 0;
 }
 
-/* The run's traffic and allocations while it searched (test_gpu's residency check). */
+/* The run's traffic and allocations while it searched (test_gpu's residency
+ * check), on the first island's context. */
 static void grun_stats(struct grun *r, const struct gpu_counters *k0)
 {
     struct gpu_counters k1;
-    gpu_ctx_counters(r->ctx, &k1);
-    struct gpu_run_stats *st = &r->ctx->last_run;
-    st->batches = r->j.batch;
+    gpu_ctx_counters(r->ctx[0], &k1);
+    struct gpu_run_stats *st = &r->ctx[0]->last_run;
+    st->batches = r->j[0].batch;
     st->mallocs = k1.mallocs - k0->mallocs;
     st->frees = k1.frees - k0->frees;
     st->h2d_bytes = k1.h2d_bytes - k0->h2d_bytes;
@@ -1725,23 +2007,38 @@ static void grun_stats(struct grun *r, const struct gpu_counters *k0)
     st->layout_bytes = sizeof(int2) * (size_t)r->g->n;
 }
 
+extern "C" int gpu_engine_run_islands(struct gpu_ctx *const *ctx, int n, const struct lcn_graph *g,
+                                      const struct engine_params *p,
+                                      const struct gpu_solver_params *gsp, struct engine_result *out)
+{
+    memset(out, 0, sizeof(*out));
+    if (n < 1 || n > ENGINE_MAX_DEVICES)
+        return LCN_EINVAL;
+    for (int i = 0; i < n; i++)
+        if (!ctx[i] || !ctx[i]->healthy)
+            return ctx[i] ? LCN_EGPU_STICKY : LCN_ENOGPU;
+    struct grun *r = (struct grun *)xmalloc(sizeof(*r));
+    int rc = grun_new(r, ctx, n, g, p, gsp);
+    if (!rc) {
+        struct gpu_counters k0;
+        gpu_ctx_counters(ctx[0], &k0);
+        rc = grun_loop(r);
+        grun_stats(r, &k0);
+    }
+    if (!rc)
+        rc = grun_finish(r, out);
+    grun_free(r);
+    free(r);
+    return rc;
+}
+
 extern "C" int gpu_engine_run(struct gpu_ctx *ctx, const struct lcn_graph *g,
                               const struct engine_params *p, const struct gpu_solver_params *gsp,
                               struct engine_result *out)
 {
-    memset(out, 0, sizeof(*out));
-    if (!ctx || !ctx->healthy)
-        return ctx ? LCN_EGPU_STICKY : LCN_ENOGPU;
-    struct grun r;
-    int rc = grun_new(&r, ctx, g, p, gsp);
-    if (!rc) {
-        struct gpu_counters k0;
-        gpu_ctx_counters(ctx, &k0);
-        rc = grun_loop(&r);
-        grun_stats(&r, &k0);
+    if (!ctx) {
+        memset(out, 0, sizeof(*out));
+        return LCN_ENOGPU;
     }
-    if (!rc)
-        rc = grun_finish(&r, out);
-    grun_free(&r);
-    return rc;
+    return gpu_engine_run_islands(&ctx, 1, g, p, gsp, out);
 }

@@ -520,6 +520,8 @@ void gpu_solver_params_default(struct gpu_solver_params *sp)
     sp->restart_share = 0.5;
     sp->lin = 0;
     sp->reuse = 1;
+    sp->island_every = 25;
+    sp->island_take = 2;
 }
 
 /* The GPU engine's knobs: one table drives parsing and ranges (opts.h). */
@@ -551,6 +553,8 @@ static const struct opt gknobs[] = {
     OPT_I32("restart_node", GK(restart_node), 0, 1000000),
     OPT_DBL("restart_share", GK(restart_share), 0, 1),
     OPT_I32("reuse", GK(reuse), 0, 1),
+    OPT_I32("island_every", GK(island_every), 1, 1000000),
+    OPT_I32("island_take", GK(island_take), 0, 65536),
 };
 #undef GK
 

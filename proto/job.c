@@ -201,6 +201,10 @@ static int parse_solver(struct job_request *req, const json_t *s, struct job_err
             rc = get_count(e, v, field, LCN_MAX_REPLICAS, &req->replicas);
         else if (!strcmp(key, "proposal_workers"))
             rc = get_count(e, v, field, LCN_MAX_PROPOSAL_WORKERS, &req->proposal_workers);
+        else if (!strcmp(key, "gpus"))
+            rc = json_is_string(v) && !strcmp(json_string_value(v), "all")
+                     ? (req->gpus = JOB_GPUS_ALL, 0)
+                     : get_count(e, v, field, ENGINE_MAX_DEVICES, &req->gpus);
         else if (!strcmp(key, "tuning"))
             rc = get_text(e, v, field, JOB_TUNING_MAX, &req->tuning);
         else
@@ -617,12 +621,47 @@ void job_telemetry_counters_json(json_t *o, const struct engine_telemetry *t)
         json_object_set_new(o, tel_counters[i].name, json_integer((json_int_t)tel_get(t, i)));
 }
 
+json_t *job_devices_json(const struct engine_telemetry *t)
+{
+    json_t *a = json_array();
+    for (int32_t i = 0; i < t->n_devices && i < ENGINE_MAX_DEVICES; i++) {
+        const struct engine_device_stats *d = &t->devices[i];
+        json_array_append_new(a, json_pack("{s:i, s:I, s:I, s:I}", "device", (int)d->device,
+                                           "evaluated", (json_int_t)d->evaluated, "accepted",
+                                           (json_int_t)d->accepted, "imports",
+                                           (json_int_t)d->imports));
+    }
+    return a;
+}
+
+static int devices_parse(struct engine_telemetry *t, const json_t *a)
+{
+    if (!json_is_array(a) || json_array_size(a) > ENGINE_MAX_DEVICES)
+        return LCN_EPARSE;
+    for (size_t i = 0; i < json_array_size(a); i++) {
+        const json_t *d = json_array_get(a, i);
+        const json_t *dev = json_object_get(d, "device"), *ev = json_object_get(d, "evaluated"),
+                     *ac = json_object_get(d, "accepted"), *im = json_object_get(d, "imports");
+        if (!json_is_integer(dev) || !json_is_integer(ev) || !json_is_integer(ac) ||
+            !json_is_integer(im))
+            return LCN_EPARSE;
+        t->devices[i].device = (int32_t)json_integer_value(dev);
+        t->devices[i].evaluated = (uint64_t)json_integer_value(ev);
+        t->devices[i].accepted = (uint64_t)json_integer_value(ac);
+        t->devices[i].imports = (uint64_t)json_integer_value(im);
+    }
+    t->n_devices = (int32_t)json_array_size(a);
+    return 0;
+}
+
 static json_t *telemetry_json(const struct engine_telemetry *t)
 {
     json_t *o = json_object();
     job_telemetry_counters_json(o, t);
     json_object_set_new(o, "elapsed_s", secs(t->elapsed_s));
     json_object_set_new(o, "ops", job_ops_json(t));
+    if (t->n_devices > 0)
+        json_object_set_new(o, "devices", job_devices_json(t));
     return o;
 }
 
@@ -768,6 +807,9 @@ static int parse_telemetry(struct engine_telemetry *out, const json_t *t)
     tl.elapsed_s = json_number_value(el);
     const json_t *ops = json_object_get(t, "ops");
     if (ops && job_ops_parse(&tl, ops) != 0)
+        return LCN_EPARSE;
+    const json_t *devs = json_object_get(t, "devices");
+    if (devs && devices_parse(&tl, devs) != 0)
         return LCN_EPARSE;
     *out = tl;
     return 0;

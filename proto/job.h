@@ -49,6 +49,9 @@ struct job_error {
     char msg[256];   /* lower case, no full stop */
 };
 
+/* solver.gpus = "all" (job_request.gpus). */
+#define JOB_GPUS_ALL (-1)
+
 struct job_request {
     struct graphio_doc doc; /* the graph, with the submitted layout and document */
     double budget_s;
@@ -57,6 +60,8 @@ struct job_request {
     int stop_at_target;
     enum lcn_backend backend;
     int32_t threads, replicas, proposal_workers; /* 0: engine default */
+    int32_t gpus; /* devices for one run (islands): 0 or 1 = one; JOB_GPUS_ALL = every
+                     healthy device at admission */
     char *tuning;                                /* NULL: none */
     char *name;                                  /* NULL: none */
     int64_t init_from; /* the job whose best layout to start from (a warm start); -1: none */
@@ -172,6 +177,11 @@ void job_telemetry_counters_json(json_t *o, const struct engine_telemetry *t);
  * wrong shape or an unknown operator name.
  */
 json_t *job_ops_json(const struct engine_telemetry *t);
+
+/* A run across GPUs: each device's island as the API writes it in
+ * telemetry.devices ([{device, evaluated, accepted, imports}]; empty for
+ * other runs). */
+json_t *job_devices_json(const struct engine_telemetry *t);
 int job_ops_parse(struct engine_telemetry *t, const json_t *ops);
 
 /* "j" followed by 16 decimal digits. */

@@ -60,13 +60,37 @@ static void h_healthz(struct http_req *r, void *ctx)
     http_respond_json(r, 200, json_pack("{s:s}", "status", "ok"));
 }
 
+/* "absent" (no GPU worker), "ok", "degraded" (a device was lost, another
+ * is healthy) or "unhealthy" (every device was lost). */
 static const char *gpu_state(struct api *a)
 {
-    if (worker_pool_gpu_failed(a->pool))
-        return "unhealthy";
     struct worker_counts gpu;
     worker_pool_counts(a->pool, WORKER_GPU, &gpu);
-    return gpu.all ? "ok" : "absent";
+    if (!gpu.all)
+        return "absent";
+    if (!worker_pool_gpu_failed(a->pool))
+        return "ok";
+    return worker_pool_healthy_devices(a->pool) > 0 ? "degraded" : "unhealthy";
+}
+
+/* Every device: index, ordinal, name, UUID, state (ok, lost), workers. */
+static json_t *devices_json(struct api *a, int with_workers)
+{
+    json_t *arr = json_array();
+    for (int i = 0; i < metrics_devices(a); i++) {
+        struct api_device d;
+        metrics_device(a, i, &d);
+        json_t *o = json_pack("{s:i, s:s}", "index", i, "state", d.up ? "ok" : "lost");
+        json_object_set_new(o, "ordinal", d.described ? json_integer(d.desc.ordinal) : json_null());
+        json_object_set_new(o, "name", d.described ? json_string(d.desc.name) : json_null());
+        json_object_set_new(o, "uuid", d.described ? json_string(d.desc.uuid) : json_null());
+        if (with_workers) {
+            json_object_set_new(o, "workers", json_integer(d.workers));
+            json_object_set_new(o, "busy", json_integer(d.busy));
+        }
+        json_array_append_new(arr, o);
+    }
+    return arr;
 }
 
 static void h_readyz(struct http_req *r, void *ctx)
@@ -79,11 +103,23 @@ static void h_readyz(struct http_req *r, void *ctx)
     else
         store_ok = jobs_shared_ready(a->jobs, why, sizeof why);
     const char *gpu = gpu_state(a);
-    int ready = a->ready && !a->stopping && store_ok && strcmp(gpu, "unhealthy");
+    /* ready while a device is healthy, or (gpu_required false) the CPU pool */
+    struct worker_counts cpu;
+    worker_pool_counts(a->pool, WORKER_CPU, &cpu);
+    int gpu_ok = strcmp(gpu, "unhealthy") || (!a->cfg->gpu_required && cpu.healthy > 0);
+    int ready = a->ready && !a->stopping && store_ok && gpu_ok;
     json_t *j = json_pack("{s:b, s:s, s:s}", "ready", ready, "store", store_ok ? "ok" : "unhealthy",
                           "gpu", gpu);
     if (!store_ok && a->jobs->cl) /* the shared queue says why (issue 20) */
         json_object_set_new(j, "reason", json_string(why));
+    if (metrics_devices(a) > 0) {
+        json_t *devs = devices_json(a, 1), *lost = json_array();
+        for (size_t i = 0; i < json_array_size(devs); i++)
+            if (!strcmp(json_string_value(json_object_get(json_array_get(devs, i), "state")), "lost"))
+                json_array_append_new(lost, json_integer((json_int_t)i));
+        json_object_set_new(j, "devices", devs);
+        json_object_set_new(j, "lost_devices", lost);
+    }
     if (a->stopping)
         json_object_set_new(j, "stopping", json_true());
     http_respond_json(r, ready ? 200 : 503, j);
@@ -106,8 +142,9 @@ static void h_version(struct http_req *r, void *ctx)
     int cuda = 0;
 #endif
     http_respond_json(r, 200,
-                      json_pack("{s:s, s:s, s:b, s:o}", "version", LCN_VERSION, "commit",
-                                lcn_build_commit, "cuda", cuda, "backends", b));
+                      json_pack("{s:s, s:s, s:b, s:o, s:o}", "version", LCN_VERSION, "commit",
+                                lcn_build_commit, "cuda", cuda, "backends", b, "devices",
+                                devices_json(a, 0)));
 }
 
 /* ------------------------------------------------------------ the table */

@@ -35,6 +35,7 @@
 #include <uv.h>
 
 #include "server/config.h"
+#include "server/engines.h"
 #include "server/histogram.h"
 #include "server/http.h"
 #include "server/jobs.h"
@@ -128,6 +129,21 @@ void api_jobs_delete(struct http_req *r, void *ctx);
 void api_jobs_progress(struct http_req *r, void *ctx);
 void api_jobs_solution(struct http_req *r, void *ctx);
 void api_jobs_solution_svg(struct http_req *r, void *ctx);
+
+/* What the service endpoints show of one GPU device (metrics.c). */
+struct api_device {
+    int index;        /* in the daemon's device set (worker.device) */
+    int described;    /* desc is filled (a real context; not the fake GPU) */
+    struct engines_gpu_desc desc;
+    int up;           /* it has a healthy worker: not lost */
+    int workers, busy;
+};
+
+/* metrics.c: the daemon's GPU devices (1 + the largest worker device). */
+int metrics_devices(struct api *a);
+
+/* metrics.c: device i's state into *out. */
+void metrics_device(struct api *a, int i, struct api_device *out);
 
 /* metrics.c: GET /metrics (Prometheus text format). */
 void metrics_get(struct http_req *r, void *ctx);

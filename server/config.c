@@ -84,9 +84,17 @@ const struct opt config_options[] = {
      "CPU jobs run at the same time (0: no CPU backend)"),
     ROW("cpu_threads", OPT_INT, 0, LCN_MAX_THREADS, "0", OFF(cpu_threads), NULL,
      "threads per CPU job unless the request sets solver.threads (0: online cores / cpu_workers)"),
+    ROW("gpus", OPT_STRDUP, 0, 0, "all", OFF(gpus), NULL,
+     "GPU devices to open: all (every visible CUDA device) or a comma-separated list of device "
+     "ordinals, one context each; an ordinal given twice opens two contexts on that device "
+     "(0,0: two stand-in devices on one GPU, for tests); CUDA_VISIBLE_DEVICES applies first"),
     ROW("gpu_slots", OPT_INT, -1, 64, "-1", OFF(gpu_slots), NULL,
-     "GPU jobs run at the same time, one workspace slot and stream each (-1: every slot of the "
-     "GPU context, 0: no GPU)"),
+     "GPU jobs run at the same time per device, one workspace slot and stream each (-1: every "
+     "slot of the device's context, 0: no GPU)"),
+    ROW("gpu_required", OPT_BOOL, 0, 1, "true", OFF(gpu_required), NULL,
+     "when a sticky error has taken the last GPU: true stops the daemon with exit status 3 for "
+     "its supervisor to restart it; false keeps serving with the CPU pool (backend=gpu jobs "
+     "then fail with gpu_unavailable); while another GPU is healthy the daemon serves on"),
     ROW("checkpoint_interval_s", OPT_DOUBLE, 0.1, 86400, "5", OFF(checkpoint_interval_s), NULL,
      "seconds between durable checkpoints of a running job's best layout"),
     ROW("telemetry_interval_s", OPT_DOUBLE, 0.05, 3600, "1", OFF(telemetry_interval_s), NULL,
@@ -125,14 +133,73 @@ const struct opt config_options[] = {
      "log line format: text (time level message) or json (one object per line: time, level, "
      "job when the line is about one, message)"),
     /* fault injection (docs/DAEMON.md, "Test hooks") */
-    ROW("test_fake_gpu", OPT_ENUM, 0, 0, "off", OFF(test_fake_gpu), "off|sticky",
+    ROW("test_fake_gpu", OPT_ENUM, 0, 0, "off", OFF(test_fake_gpu), "off|sticky|cpu",
      "test only: sticky starts one fake GPU worker that runs the CPU engine for "
-     "test_fake_gpu_ms and then fails its job with a sticky GPU error (never in production)"),
+     "test_fake_gpu_ms and then fails its job with a sticky GPU error; cpu starts one fake GPU "
+     "device per entry of gpus (all: one) with gpu_slots workers each (-1: one) that run the "
+     "CPU engine on one thread, and test_gpu_fault applies to them (never in production)"),
     ROW("test_fake_gpu_ms", OPT_INT, 1, 600000, "300", OFF(test_fake_gpu_ms), NULL,
      "test only: milliseconds the fake GPU worker runs before its sticky error"),
+    ROW("test_gpu_fault", OPT_INT, -1, 15, "-1", OFF(test_gpu_fault), NULL,
+     "test only: the index (in the gpus list) of a GPU device whose first solver launch "
+     "test_gpu_fault_ms after its first job starts fails as a sticky error would; only that "
+     "context is marked lost (-1: off; never in production)"),
+    ROW("test_gpu_fault_ms", OPT_INT, 0, 600000, "1000", OFF(test_gpu_fault_ms), NULL,
+     "test only: milliseconds from the start of the first job on the test_gpu_fault device to "
+     "its injected error"),
 };
 /* clang-format on */
 const size_t config_option_count = LCN_ARRAY_LEN(config_options);
+
+int config_gpus_parse(const char *spec, int visible, int *out, int max, char *err, size_t errlen)
+{
+    int n = 0;
+    while (*spec == ' ' || *spec == '\t')
+        spec++;
+    if (!*spec || !strncmp(spec, "all", 3)) {
+        const char *rest = *spec ? spec + 3 : spec;
+        while (*rest == ' ' || *rest == '\t')
+            rest++;
+        if (*rest) {
+            snprintf(err, errlen, "gpus: expected all or a list of device ordinals, got '%s'", spec);
+            return LCN_EINVAL;
+        }
+        for (; n < visible && n < max; n++)
+            out[n] = n;
+        return n;
+    }
+    for (const char *p = spec;;) {
+        while (*p == ' ' || *p == '\t')
+            p++;
+        char *end;
+        errno = 0;
+        long v = *p >= '0' && *p <= '9' ? strtol(p, &end, 10) : -1;
+        if (v < 0 || errno || v > 1023) {
+            snprintf(err, errlen, "gpus: expected all or a list of device ordinals, got '%s'", spec);
+            return LCN_EINVAL;
+        }
+        if (visible >= 0 && v >= visible) {
+            snprintf(err, errlen, "gpus: device %ld is not visible (%d CUDA device%s)", v, visible,
+                     visible == 1 ? "" : "s");
+            return LCN_ENOGPU;
+        }
+        if (n == max) {
+            snprintf(err, errlen, "gpus: more than %d devices", max);
+            return LCN_ERANGE;
+        }
+        out[n++] = (int)v;
+        p = end;
+        while (*p == ' ' || *p == '\t')
+            p++;
+        if (!*p)
+            return n;
+        if (*p != ',') {
+            snprintf(err, errlen, "gpus: expected all or a list of device ordinals, got '%s'", spec);
+            return LCN_EINVAL;
+        }
+        p++;
+    }
+}
 
 const struct opt *config_find(const char *name)
 {

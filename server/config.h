@@ -29,7 +29,7 @@
 enum config_log_level { LOG_LEVEL_ERROR = 0, LOG_LEVEL_WARN, LOG_LEVEL_INFO, LOG_LEVEL_DEBUG };
 enum config_log_format { LOG_FORMAT_TEXT = 0, LOG_FORMAT_JSON };
 enum config_sync { CONFIG_SYNC_NORMAL = 0, CONFIG_SYNC_FULL };
-enum config_fake_gpu { CONFIG_FAKE_GPU_OFF = 0, CONFIG_FAKE_GPU_STICKY };
+enum config_fake_gpu { CONFIG_FAKE_GPU_OFF = 0, CONFIG_FAKE_GPU_STICKY, CONFIG_FAKE_GPU_CPU };
 
 struct lcnd_config {
     /* network and access */
@@ -58,7 +58,9 @@ struct lcnd_config {
     enum lcn_backend backend; /* OPT_ENUM: the index in LCN_BACKEND_CHOICES */
     int64_t cpu_workers;
     int64_t cpu_threads;
+    char *gpus; /* "all" or device ordinals, comma-separated (config_gpus_parse) */
     int64_t gpu_slots;
+    int gpu_required; /* losing the last GPU stops the daemon (status 3) */
     double checkpoint_interval_s;
     double telemetry_interval_s;
     /* store */
@@ -79,11 +81,25 @@ struct lcnd_config {
     /* fault injection, for the integration tests only */
     enum config_fake_gpu test_fake_gpu;
     int64_t test_fake_gpu_ms;
+    int64_t test_gpu_fault;    /* device index whose launch fails, -1 = off */
+    int64_t test_gpu_fault_ms; /* after the first job on it started */
 };
 
 /* The options table and its length. */
 extern const struct opt config_options[];
 extern const size_t config_option_count;
+
+/*
+ * The `gpus` option: "all" (or empty) names the visible devices 0 ..
+ * visible - 1, else a comma-separated list of device ordinals (repeats
+ * allowed: each entry is one context). With visible >= 0 every ordinal
+ * must be below it; visible < 0 checks the syntax only ("all" then gives
+ * 0 entries). Writes at most max entries to out. Returns their number, or
+ * LCN_EINVAL (syntax), LCN_ENOGPU (an ordinal not visible) or LCN_ERANGE
+ * (more than max) with a message in err ("gpus: device 3 is not visible
+ * (2 CUDA devices)").
+ */
+int config_gpus_parse(const char *spec, int visible, int *out, int max, char *err, size_t errlen);
 
 /* Finds an option by its file name or flag name ("max_nodes" or "max-nodes");
  * NULL when there is none. */

@@ -97,6 +97,25 @@ void jobs_init(struct jobs *t, const struct lcnd_config *cfg, struct store *stor
     histogram_init(&t->timings.time_to_target, job_seconds, LCN_ARRAY_LEN(job_seconds));
 }
 
+void jobs_set_device_ok(struct jobs *t, jobs_device_ok_fn ok)
+{
+    t->device_ok = ok;
+}
+
+void jobs_device_stats(const struct jobs *t, int dev, struct jobs_device_stats *out)
+{
+    memset(out, 0, sizeof *out);
+    if (dev >= 0 && dev < ENGINE_MAX_DEVICES)
+        *out = t->dev[dev];
+}
+
+int jobs_gpus_needed(const struct jobs *t, const struct job_request *req)
+{
+    if (req->gpus == JOB_GPUS_ALL)
+        return worker_pool_healthy_devices(t->pool);
+    return req->gpus > 1 ? req->gpus : 1;
+}
+
 const struct jobs_timings *jobs_timings(const struct jobs *t)
 {
     return &t->timings;
@@ -419,6 +438,7 @@ struct job *jobs_submit(struct jobs *t, struct job_request *req, char *body, siz
     int64_t now = lcn_wall_ms();
     job_status_from_request(&j->cur, j->id, now, req);
     j->gpu_fits = gpu_fits(t, req);
+    j->gpus = jobs_gpus_needed(t, req);
     table_add(t, j);
     t->waiting++;
     t->submitted++;
@@ -526,6 +546,30 @@ int jobs_admit_solver(struct jobs *t, const struct job_request *req, char *why, 
     return 0;
 }
 
+/* solver.gpus: a run across GPUs needs the GPU backend and no more devices
+ * than are healthy here (then it waits until they are free). Returns 0 or
+ * -1 with *e filled (422). */
+static int admit_gpus(struct jobs *t, const struct job_request *req, struct job_error *e)
+{
+    if (req->gpus == 0 || req->gpus == 1)
+        return 0;
+    int have = worker_pool_healthy_devices(t->pool);
+    snprintf(e->field, sizeof e->field, "solver.gpus");
+    if (req->backend == LCN_BACKEND_CPU || have == 0) {
+        snprintf(e->code, sizeof e->code, "backend_unavailable");
+        snprintf(e->msg, sizeof e->msg, "solver.gpus needs the gpu backend and a usable GPU");
+        return -1;
+    }
+    if (req->gpus > have) {
+        snprintf(e->code, sizeof e->code, "too_large");
+        snprintf(e->msg, sizeof e->msg, "%d GPUs asked, this daemon has %d usable", (int)req->gpus,
+                 have);
+        return -1;
+    }
+    e->field[0] = 0;
+    return 0;
+}
+
 int jobs_admit(struct jobs *t, const struct job_request *req, struct job_error *e)
 {
     char why[200];
@@ -537,7 +581,9 @@ int jobs_admit(struct jobs *t, const struct job_request *req, struct job_error *
         snprintf(e->msg, sizeof e->msg, "no usable %s worker", lcn_backend_name(req->backend));
         return LCN_ENOGPU;
     }
-    if (req->backend == LCN_BACKEND_GPU && t->gpu_fits &&
+    if (admit_gpus(t, req, e))
+        return LCN_ETOOBIG;
+    if ((req->backend == LCN_BACKEND_GPU || jobs_gpus_needed(t, req) > 1) && t->gpu_fits &&
         t->gpu_fits(t->gpu_ctx, &req->doc.g, why, sizeof why)) {
         snprintf(e->code, sizeof e->code, "backend_unavailable");
         snprintf(e->field, sizeof e->field, "backend");
@@ -582,8 +628,9 @@ static int32_t default_threads(struct jobs *t)
     return (int32_t)(per > 0 ? per : 1);
 }
 
-static void start_job(struct jobs *t, struct job *j, struct worker *w)
+static void start_job(struct jobs *t, struct job *j, struct worker *const *ws, int nw)
 {
+    struct worker *w = ws[0];
     struct job_request *req = j->req;
     int32_t n = req->doc.g.n;
     struct run *run = xcalloc(1, sizeof *run);
@@ -597,6 +644,7 @@ static void start_job(struct jobs *t, struct job *j, struct worker *w)
         w->kind == WORKER_CPU ? (req->threads ? req->threads : default_threads(t)) : req->threads;
     p->replicas = req->replicas;
     p->proposal_workers = req->proposal_workers;
+    p->gpus = nw > 1 ? nw : 0;
     p->target_k = req->target_k;
     p->stop_at_target = req->stop_at_target;
     p->telemetry_interval_ns = (int64_t)(t->cfg->telemetry_interval_s * 1e9);
@@ -631,29 +679,80 @@ static void start_job(struct jobs *t, struct job *j, struct worker *w)
     snprintf(j->cur.backend, sizeof j->cur.backend, "%s",
              lcn_backend_name(w->kind == WORKER_GPU ? LCN_BACKEND_GPU : LCN_BACKEND_CPU));
     finish_state_op(t, j);
-    worker_start(w, run);
-    log_job(LOG_LEVEL_INFO, j->id, "started on %s worker %d (%.3f s of budget left)",
-            j->cur.backend, w->index, remaining);
+    if (nw > 1)
+        worker_start_group(ws, nw, run);
+    else
+        worker_start(w, run);
+    for (int i = 0; i < run->n_devices; i++)
+        if (run->devices[i] >= 0 && run->devices[i] < ENGINE_MAX_DEVICES)
+            t->dev[run->devices[i]].runs++;
+    if (nw > 1)
+        log_job(LOG_LEVEL_INFO, j->id, "started on %d gpus, workers %d..: devices %d..%d (%.3f s of budget left)",
+                nw, w->index, run->devices[0], run->devices[nw - 1], remaining);
+    else if (w->kind == WORKER_GPU)
+        log_job(LOG_LEVEL_INFO, j->id, "started on %s worker %d, device %d (%.3f s of budget left)",
+                j->cur.backend, w->index, w->device, remaining);
+    else
+        log_job(LOG_LEVEL_INFO, j->id, "started on %s worker %d (%.3f s of budget left)",
+                j->cur.backend, w->index, remaining);
     hook_counts(t);
 }
 
 static void want_claims(struct jobs *t);
 
+/* A queued run across GPUs that needs more devices than are healthy now
+ * (some were lost since its admission) fails instead of waiting forever. */
+static int fail_too_few_devices(struct jobs *t, struct job *j)
+{
+    int have = worker_pool_healthy_devices(t->pool);
+    if (j->gpus <= have)
+        return 0;
+    char msg[200];
+    snprintf(msg, sizeof msg, "the job needs %d GPUs and %d are usable (the others were lost)",
+             j->gpus, have);
+    queue_del(t, j);
+    set_state(t, j, JOB_FAILED);
+    fail_job(j, lcn_errcode(LCN_ENOGPU), msg);
+    drop_request(j);
+    finish_state_op(t, j);
+    hook_counts(t);
+    log_job(LOG_LEVEL_WARN, j->id, "failed: %s", msg);
+    return 1;
+}
+
+/*
+ * In queue order, each job gets a free worker of its kind (a run across
+ * GPUs: one idle worker on each of as many devices). A job waiting for its
+ * kind does not block others, except that once a run across GPUs waits, no
+ * GPU job behind it starts in this pass: the devices it waits for are not
+ * taken from under it.
+ */
 void jobs_schedule(struct jobs *t)
 {
     if (t->stopping)
         return;
-    int gpu = has_healthy_gpu(t);
+    int gpu = has_healthy_gpu(t), gpu_blocked = 0;
     struct job *j = t->qhead;
     while (j) {
         struct job *next = j->qnext;
+        struct worker *ws[ENGINE_MAX_DEVICES];
+        if (j->gpus > 1) {
+            if (fail_too_few_devices(t, j)) {
+            } else if (!gpu_blocked && worker_pool_idle_group(t->pool, j->gpus, ws) == 0) {
+                start_job(t, j, ws, j->gpus);
+            } else {
+                gpu_blocked = 1;
+            }
+            j = next;
+            continue;
+        }
         enum worker_kind kind = j->cur.backend_requested == LCN_BACKEND_CPU   ? WORKER_CPU
                                 : j->cur.backend_requested == LCN_BACKEND_GPU ? WORKER_GPU
                                 : gpu && j->gpu_fits                          ? WORKER_GPU
                                                                               : WORKER_CPU;
-        struct worker *w = worker_pool_idle(t->pool, kind);
-        if (w)
-            start_job(t, j, w);
+        ws[0] = kind == WORKER_GPU && gpu_blocked ? NULL : worker_pool_idle(t->pool, kind);
+        if (ws[0])
+            start_job(t, j, ws, 1);
         j = next;
     }
     if (t->cl)
@@ -665,6 +764,7 @@ void jobs_fail_unrunnable(struct jobs *t)
     struct job *j = t->qhead;
     while (j) {
         struct job *next = j->qnext;
+        j->gpus = jobs_gpus_needed(t, j->req); /* "all": the devices this process has */
         if (!jobs_backend_available(t, j->cur.backend_requested)) {
             queue_del(t, j);
             set_state(t, j, JOB_FAILED);
@@ -734,11 +834,109 @@ static void keep_run_time(struct job *j, const struct run *run)
 
 static void lost_run_ended(struct jobs *t, struct job *j, struct run *run);
 
+/* Adds what a run's telemetry counts beyond what the job reported before
+ * to the daemon's evaluations, and to its devices': a one-device run's
+ * to its device, a run across GPUs' island by island. */
+static void count_evaluations(struct jobs *t, struct job *j, const struct run *run,
+                              const struct engine_telemetry *tel)
+{
+    if (tel->evaluated > j->tel_evaluated) {
+        uint64_t d = tel->evaluated - j->tel_evaluated;
+        t->evaluations += d;
+        j->tel_evaluated = tel->evaluated;
+        int dev = run->n_devices == 1 ? run->devices[0] : -1;
+        if (dev >= 0 && dev < ENGINE_MAX_DEVICES)
+            t->dev[dev].evaluations += d;
+    }
+    for (int32_t i = 0; i < tel->n_devices && i < ENGINE_MAX_DEVICES; i++) {
+        const struct engine_device_stats *x = &tel->devices[i];
+        if (x->device < 0 || x->device >= ENGINE_MAX_DEVICES || x->evaluated <= j->tel_dev_evaluated[i])
+            continue;
+        t->dev[x->device].evaluations += x->evaluated - j->tel_dev_evaluated[i];
+        j->tel_dev_evaluated[i] = x->evaluated;
+    }
+}
+
+/* Retires the devices a sticky error broke under run (those device_ok
+ * says are lost; the run's first device when it names none, as for the
+ * test_fake_gpu hook). Returns how many devices were retired now. */
+static int retire_devices(struct jobs *t, struct worker *w, const struct run *run)
+{
+    int n = 0, blamed = 0;
+    for (int i = 0; i < run->n_devices; i++) {
+        int d = run->devices[i];
+        if (t->device_ok && t->device_ok(t->gpu_ctx, d))
+            continue;
+        blamed = 1;
+        if (worker_fail_device(t->pool, d)) {
+            n++;
+            log_job(LOG_LEVEL_ERROR, run->job_id, "gpu %d lost under this job (sticky error); "
+                    "its workers are retired", d);
+        }
+    }
+    if (!blamed && worker_fail_device(t->pool, w->device)) {
+        n++;
+        log_job(LOG_LEVEL_ERROR, run->job_id, "gpu %d lost under this job (sticky error); its "
+                "workers are retired", w->device);
+    }
+    return n;
+}
+
+/*
+ * A sticky GPU error ended j's run: its devices are retired. While another
+ * device is healthy (or, with gpu_required false, the CPU pool can take an
+ * auto job), j goes back to the head of the queue and resumes from its best
+ * validated layout (the worker's last, or the durable checkpoint) with the
+ * budget it has left: events interrupted, then queued, and resumes + 1, as
+ * after a restart. Returns 1 when j was queued again, 0 when it must fail.
+ */
+static int device_lost(struct jobs *t, struct worker *w, struct job *j, struct run *run,
+                       struct store_op *op)
+{
+    retire_devices(t, w, run);
+    int gpus = worker_pool_healthy_devices(t->pool);
+    struct worker_counts cpu;
+    worker_pool_counts(t->pool, WORKER_CPU, &cpu);
+    int on_cpu = !t->cfg->gpu_required && cpu.healthy > 0 && j->gpus <= 1 &&
+                 j->cur.backend_requested == LCN_BACKEND_AUTO;
+    if ((gpus == 0 || j->gpus > gpus) && !on_cpu)
+        return 0;
+    const struct lcn_pt *from = run->valid;
+    const struct lcn_obj *fo = &run->valid_obj;
+    if (j->has_ckpt && j->ckpt && (!from || obj_cmp(&j->ckpt_obj, fo) < 0)) {
+        from = j->ckpt;
+        fo = &j->ckpt_obj;
+    }
+    if (from) {
+        size_t bytes = sizeof(struct lcn_pt) * (size_t)j->cur.n;
+        free(j->resume_layout);
+        j->resume_layout = xmalloc(bytes + 1);
+        memcpy(j->resume_layout, from, bytes);
+    }
+    keep_run_time(j, run);
+    j->elapsed_base = j->cur.elapsed_s;
+    j->cur.state = JOB_INTERRUPTED; /* not terminal for good: no finish time, no run timing */
+    ev_state(j, op);
+    j->cur.resumes++;
+    j->cur.state = JOB_QUEUED;
+    t->waiting++;
+    ev_state(j, op);
+    /* shared queue: the commit gives the claim back (finished's
+     * op->release) and any daemon claims it; queued here too, this daemon
+     * could start it again before that commit lands */
+    if (!t->cl)
+        queue_push(t, j, 1);
+    for (int i = 0; i < run->n_devices; i++)
+        if (run->devices[i] >= 0 && run->devices[i] < ENGINE_MAX_DEVICES)
+            t->dev[run->devices[i]].requeued++;
+    return 1;
+}
+
 static void finished(struct jobs *t, struct worker *w, struct job *j, struct run *run)
 {
     if (j->lost)
         return lost_run_ended(t, j, run);
-    int fresh;
+    int fresh, requeued = 0, fatal = 0;
     result_from_checkpoint(j, run);
     struct store_op *op = op_get(j, &fresh);
     int terminal = 1;
@@ -764,10 +962,7 @@ static void finished(struct jobs *t, struct worker *w, struct job *j, struct run
                  res->evaluator ? res->evaluator : "");
         j->cur.has_telemetry = 1;
         j->cur.tel = res->tel;
-        if (res->tel.evaluated > j->tel_evaluated) {
-            t->evaluations += res->tel.evaluated - j->tel_evaluated;
-            j->tel_evaluated = res->tel.evaluated;
-        }
+        count_evaluations(t, j, run, &res->tel);
         int shutdown = res->stop == ENGINE_STOP_CANCELLED && run->cancel_reason == CANCEL_SHUTDOWN;
         struct lcn_pt *layout = res->layout;
         res->layout = NULL; /* the op owns it now */
@@ -784,13 +979,18 @@ static void finished(struct jobs *t, struct worker *w, struct job *j, struct run
                      run->cancel_reason == CANCEL_DEADLINE ? "deadline"
                                                            : engine_stop_name(res->stop));
         }
+    } else if (run->rc == LCN_EGPU_STICKY && (requeued = device_lost(t, w, j, run, op))) {
+        terminal = 0;
     } else if (run->rc == LCN_EGPU_STICKY) {
-        worker_fail(w);
         set_state(t, j, JOB_FAILED);
         char msg[400];
-        snprintf(msg, sizeof msg, "gpu %d: unrecoverable error, the daemon restarts: %s", w->device,
+        int left = worker_pool_healthy_devices(t->pool);
+        fatal = t->cfg->gpu_required && left == 0;
+        snprintf(msg, sizeof msg, "gpu %d: unrecoverable error, %s: %s", w->device,
+                 fatal ? "the daemon restarts" : left ? "too few usable GPUs are left"
+                                                      : "no usable GPU is left",
                  run->diag);
-        fail_job(j, lcn_errcode(run->rc), msg);
+        fail_job(j, lcn_errcode(fatal ? run->rc : LCN_ENOGPU), msg);
     } else {
         int rc = run->rc == LCN_ECANCELLED && run->cancel_reason == CANCEL_DEADLINE
                      ? LCN_EDEADLINE
@@ -800,14 +1000,17 @@ static void finished(struct jobs *t, struct worker *w, struct job *j, struct run
     }
     if (terminal)
         ev_state(j, op);
-    else
+    else if (!requeued)
         keep_run_time(j, run);
     op_status(j, op);
     /* shared queue: another daemon may resume it at once */
     op->release = !terminal && t->cl;
     op_put(t, j, op, fresh);
 
-    if (!terminal)
+    if (requeued)
+        log_job(LOG_LEVEL_WARN, j->id, "its gpu was lost after %.3f s: queued again%s",
+                j->cur.elapsed_s, j->resume_layout ? " from its last checkpoint" : "");
+    else if (!terminal)
         log_job(LOG_LEVEL_INFO, j->id, "stopped for shutdown after %.3f s", j->cur.elapsed_s);
     else if (j->cur.state == JOB_FAILED)
         log_job(LOG_LEVEL_WARN, j->id, "failed: %s: %s", j->cur.error_code, j->cur.error_msg);
@@ -817,7 +1020,6 @@ static void finished(struct jobs *t, struct worker *w, struct job *j, struct run
                 j->cur.has_best ? j->cur.best.K : -1,
                 run->from_checkpoint ? " (solution: the last checkpoint)" : "");
 
-    int sticky = run->rc == LCN_EGPU_STICKY;
     j->run = NULL;
     j->worker = NULL;
     t->running--;
@@ -825,7 +1027,7 @@ static void finished(struct jobs *t, struct worker *w, struct job *j, struct run
     if (terminal)
         drop_request(j);
     hook_counts(t);
-    if (sticky)
+    if (fatal)
         hook_fatal(t, 3, "sticky GPU error");
 }
 
@@ -865,10 +1067,7 @@ void jobs_on_report(void *ctx, struct worker *w, struct worker_report *rep)
         j->cur.tel = rep->tel;
         if (rep->tel.elapsed_s > j->cur.elapsed_s)
             j->cur.elapsed_s = rep->tel.elapsed_s;
-        if (rep->tel.evaluated > j->tel_evaluated) {
-            t->evaluations += rep->tel.evaluated - j->tel_evaluated;
-            j->tel_evaluated = rep->tel.evaluated;
-        }
+        count_evaluations(t, j, run, &rep->tel);
         touched = 1;
     }
     /* a checkpoint worse than the one the job holds would replace it in the
@@ -1250,6 +1449,23 @@ static int load_request(struct jobs *t, struct job *j, char *why, size_t len)
     return 0;
 }
 
+/* A stored checkpoint of j's graph becomes where its next run starts (and
+ * the checkpoint the job holds); ck keeps what is not taken. */
+static void take_checkpoint(struct job *j, struct store_checkpoint *ck)
+{
+    if (ck->n != j->req->doc.g.n)
+        return;
+    free(j->resume_layout);
+    j->resume_layout = ck->layout;
+    ck->layout = NULL;
+    free(j->ckpt);
+    j->ckpt = xmalloc(sizeof *j->ckpt * (size_t)(ck->n + 1));
+    memcpy(j->ckpt, j->resume_layout, sizeof *j->ckpt * (size_t)ck->n);
+    j->ckpt_obj = ck->obj;
+    j->ckpt_elapsed_s = ck->elapsed_s;
+    j->has_ckpt = 1;
+}
+
 enum recovered { REC_QUEUED, REC_RESUMED, REC_INTERRUPTED, REC_ENDED };
 
 /*
@@ -1280,8 +1496,16 @@ static enum recovered recover_active(struct jobs *t, struct job *j, struct store
         return REC_ENDED;
     }
     j->gpu_fits = gpu_fits(t, j->req);
+    j->gpus = jobs_gpus_needed(t, j->req);
     if (!was_running) {
         t->waiting++;
+        /* it ran before: queued again after a lost GPU, or resumed and
+         * stopped again before it restarted; it goes on from its
+         * checkpoint with what is left of its budget */
+        if (ck) {
+            take_checkpoint(j, ck);
+            j->elapsed_base = LCN_MAX(j->cur.elapsed_s, ck->elapsed_s);
+        }
         return REC_QUEUED;
     }
     /* found running: the daemon stopped (or died) under it */
@@ -1303,15 +1527,8 @@ static enum recovered recover_active(struct jobs *t, struct job *j, struct store
         j->cur.state = JOB_QUEUED;
         t->waiting++;
         ev_state(j, op);
-        if (ck && ck->n == j->req->doc.g.n) {
-            j->resume_layout = ck->layout;
-            ck->layout = NULL;
-            j->ckpt = xmalloc(sizeof *j->ckpt * (size_t)(ck->n + 1));
-            memcpy(j->ckpt, j->resume_layout, sizeof *j->ckpt * (size_t)ck->n);
-            j->ckpt_obj = ck->obj;
-            j->ckpt_elapsed_s = ck->elapsed_s;
-            j->has_ckpt = 1;
-        }
+        if (ck)
+            take_checkpoint(j, ck);
         j->elapsed_base = done;
         j->resumed_now = 1;
         out = REC_RESUMED;
@@ -1370,7 +1587,9 @@ int jobs_recover(struct jobs *t, char *err, size_t errlen)
         if (!cancelled)
             load_request(t, j, why, sizeof why);
         struct store_checkpoint ck;
-        int have = j->req && j->cur.state == JOB_RUNNING &&
+        /* running: the daemon stopped under it; queued after it ran: a lost
+         * GPU queued it again (both go on from the checkpoint) */
+        int have = j->req && (j->cur.state == JOB_RUNNING || j->cur.elapsed_s > 0) &&
                    store_load_checkpoint(t->store, j->id, &ck) == 0;
         n[recover_active(t, j, have ? &ck : NULL, why)]++;
         if (have)

@@ -85,10 +85,12 @@ struct job {
     struct store_op *op;    /* this job's unsealed op, or NULL */
     int64_t improve_ev;     /* index+1 in op->events of a coalescible improve event */
     uint64_t tel_evaluated; /* evaluations already added to the metric */
+    uint64_t tel_dev_evaluated[ENGINE_MAX_DEVICES]; /* the same per island (run across GPUs) */
     int64_t received_ns;    /* when POST /jobs arrived */
     int64_t admitted_ns;    /* jobs_submit in this process, until its engine starts; else 0 */
     int64_t run_started_ns; /* its engine started in this process, until terminal; else 0 */
     int gpu_fits;           /* a GPU slot can hold the graph */
+    int gpus;               /* devices its run needs (jobs_gpus_needed, fixed at admission) */
 
     /* The shared queue (store_url: several daemons, cluster.h). claim: the
      * claim under which this daemon runs or ran the job (its ops are
@@ -164,6 +166,17 @@ struct jobs_timings {
  * the reason in why. */
 typedef int (*jobs_gpu_fits_fn)(void *ctx, const struct lcn_graph *g, char *why, size_t len);
 
+/* 1 when device dev (worker.device) is still usable, 0 when a sticky error
+ * broke it (asked after a run failed with LCN_EGPU_STICKY). */
+typedef int (*jobs_device_ok_fn)(void *ctx, int dev);
+
+/* What the table counts per GPU device (GET /metrics), since the start. */
+struct jobs_device_stats {
+    uint64_t runs;        /* runs started on the device (a run across GPUs counts on each) */
+    uint64_t evaluations; /* engine evaluations reported by its runs */
+    uint64_t requeued;    /* jobs put back in the queue when the device was lost under them */
+};
+
 struct jobs {
     /* wiring (jobs_init): borrowed, outlive the table */
     const struct lcnd_config *cfg;
@@ -172,6 +185,7 @@ struct jobs {
     struct worker_pool *pool;
     jobs_gpu_fits_fn gpu_fits; /* NULL: no GPU can hold anything */
     void *gpu_ctx;
+    jobs_device_ok_fn device_ok; /* NULL: a sticky error blames the run's first device */
     struct jobs_hooks hooks;
 
     struct job **v; /* by ascending id */
@@ -185,6 +199,7 @@ struct jobs {
     uint64_t evaluations;              /* engine evaluations reported since start */
     int stopping;                      /* jobs_stop_all ran: start nothing more */
     struct jobs_timings timings;       /* GET /metrics (jobs_timings) */
+    struct jobs_device_stats dev[ENGINE_MAX_DEVICES]; /* GET /metrics, by worker.device */
     struct job_limits recover_limits;
 
     /* the shared queue (jobs_share): NULL with the SQLite store */
@@ -210,6 +225,17 @@ struct jobs_stats {
 void jobs_init(struct jobs *t, const struct lcnd_config *cfg, struct store *store,
                struct storeq *sq, struct worker_pool *pool, jobs_gpu_fits_fn gpu_fits,
                void *gpu_ctx, const struct jobs_hooks *hooks);
+
+/* Wires the device health check a sticky error consults (serve.c: the
+ * GPU contexts' health); ctx is jobs_init's gpu_ctx. */
+void jobs_set_device_ok(struct jobs *t, jobs_device_ok_fn ok);
+
+/* Device dev's counters (zeros for an index beyond the table). */
+void jobs_device_stats(const struct jobs *t, int dev, struct jobs_device_stats *out);
+
+/* The devices a request's run needs: 1 for one (or a CPU job), every
+ * healthy device for solver.gpus = "all", else solver.gpus. */
+int jobs_gpus_needed(const struct jobs *t, const struct job_request *req);
 
 /* Loads every job from the store and resumes or marks the interrupted
  * ones. Returns 0 or LCN_ESTORE with err filled. */

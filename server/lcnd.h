@@ -35,6 +35,7 @@
 #ifndef LCN_SERVER_LCND_H
 #define LCN_SERVER_LCND_H
 
+#include <stdatomic.h>
 #include <stdint.h>
 
 #include <uv.h>
@@ -53,11 +54,17 @@
 #define LCND_VERSION LCN_VERSION
 
 /* The engines the workers call and what the device probe found (serve.c). */
+#define LCND_MAX_GPU_WORKERS 256
+
 struct lcnd_engine {
     worker_engine_fn run;
     void *ctx;
-    int n_gpu;           /* GPU workers to start (workspace slots of the GPU context) */
-    int gpu_device;      /* CUDA device ordinal of those workers */
+    int n_gpu;      /* GPU workers to start (workspace slots of every device) */
+    int n_devices;  /* devices in the set (engines.h; the fake GPU counts one) */
+    int worker_device[LCND_MAX_GPU_WORKERS]; /* GPU worker i's device index */
+    atomic_int fault_armed; /* the test_gpu_fault hook has been armed (worker threads) */
+    int fake_cpu;           /* test_fake_gpu = cpu: the GPU workers run the CPU engine */
+    atomic_int fake_lost[ENGINE_MAX_DEVICES]; /* fake_cpu: devices the fault hook broke */
     char gpu_why[256];   /* why no GPU worker runs, "" when some do */
     int64_t fake_gpu_ns; /* > 0: the test_fake_gpu hook (docs/DAEMON.md) runs this long */
     /* device memory lcnd holds (workspaces), 0 without a GPU; ctx unused */

@@ -167,6 +167,84 @@ static void workers_part(struct sbuf *b, struct api *a)
         cpu.busy, cpu.all - cpu.busy, gpu.busy, gpu.all - gpu.busy);
 }
 
+int metrics_devices(struct api *a)
+{
+    return worker_pool_devices(a->pool);
+}
+
+void metrics_device(struct api *a, int i, struct api_device *out)
+{
+    memset(out, 0, sizeof *out);
+    out->index = i;
+    out->described = engines_gpu_describe(i, &out->desc) == 0;
+    struct worker_counts c;
+    worker_pool_device_counts(a->pool, i, &c);
+    out->up = c.healthy > 0;
+    out->workers = c.all;
+    out->busy = c.busy;
+}
+
+/* A label value with its quote and backslash escaped (GPU names). */
+static void label_value(struct sbuf *b, const char *s)
+{
+    for (; *s; s++) {
+        if (*s == '"' || *s == '\\')
+            sbuf_add(b, "\\", 1);
+        if (*s == '\n')
+            sbuf_puts(b, "\\n");
+        else
+            sbuf_add(b, s, 1);
+    }
+}
+
+/* Per GPU device (label device: its index in the daemon's device set). */
+static void devices_part(struct sbuf *b, struct api *a)
+{
+    int n = metrics_devices(a);
+    if (!n)
+        return;
+    static const struct {
+        const char *name, *type, *help;
+    } series[] = {
+        {"lcn_gpu_device_info", "gauge", "A GPU device of the daemon: its ordinal, name and UUID."},
+        {"lcn_gpu_device_up", "gauge", "1 while the device is usable, 0 once a sticky error lost it."},
+        {"lcn_gpu_device_busy", "gauge", "Workers of the device running a job."},
+        {"lcn_gpu_device_memory_bytes", "gauge", "Device memory lcnd holds on the device."},
+        {"lcn_gpu_device_jobs_total", "counter", "Runs started on the device (a run across GPUs counts on each)."},
+        {"lcn_gpu_device_evaluations_total", "counter", "Candidate evaluations of the runs on the device."},
+        {"lcn_gpu_device_requeued_total", "counter", "Jobs queued again because the device was lost under them."},
+    };
+    for (size_t k = 0; k < LCN_ARRAY_LEN(series); k++) {
+        sbuf_printf(b, "# HELP %s %s\n# TYPE %s %s\n", series[k].name, series[k].help,
+                    series[k].name, series[k].type);
+        for (int i = 0; i < n; i++) {
+            struct api_device d;
+            struct jobs_device_stats js;
+            metrics_device(a, i, &d);
+            jobs_device_stats(a->jobs, i, &js);
+            sbuf_printf(b, "%s{device=\"%d\"", series[k].name, i);
+            uint64_t v = 0;
+            switch (k) {
+            case 0:
+                sbuf_printf(b, ",ordinal=\"%d\",name=\"", d.described ? d.desc.ordinal : -1);
+                label_value(b, d.described ? d.desc.name : "");
+                sbuf_puts(b, "\",uuid=\"");
+                label_value(b, d.described ? d.desc.uuid : "");
+                sbuf_puts(b, "\"");
+                v = 1;
+                break;
+            case 1: v = (uint64_t)d.up; break;
+            case 2: v = (uint64_t)d.busy; break;
+            case 3: v = d.desc.memory_bytes; break;
+            case 4: v = js.runs; break;
+            case 5: v = js.evaluations; break;
+            default: v = js.requeued; break;
+            }
+            sbuf_printf(b, "} %llu\n", (unsigned long long)v);
+        }
+    }
+}
+
 static void store_part(struct sbuf *b, struct api *a)
 {
     sbuf_printf(b,
@@ -192,6 +270,7 @@ void metrics_get(struct http_req *r, void *ctx)
     http_part(&b, a);
     latency_part(&b, a);
     workers_part(&b, a);
+    devices_part(&b, a);
     store_part(&b, a);
     sbuf_printf(&b,
                 "# HELP lcn_build_info Build identity.\n# TYPE lcn_build_info gauge\n"

@@ -88,9 +88,20 @@ static void status_changed(struct lcnd *d)
     uv_timer_start(&d->t_status, on_status_timer, 100, 0);
 }
 
+/* No GPU was lost, or one is still healthy, or (gpu_required false) the
+ * CPU pool serves on. */
+static int gpus_ok(struct lcnd *d)
+{
+    if (!worker_pool_gpu_failed(&d->pool) || worker_pool_healthy_devices(&d->pool) > 0)
+        return 1;
+    struct worker_counts cpu;
+    worker_pool_counts(&d->pool, WORKER_CPU, &cpu);
+    return !d->cfg.gpu_required && cpu.healthy > 0;
+}
+
 static int health_ok(struct lcnd *d)
 {
-    return storeq_healthy(&d->sq) && store_ping(d->store) == 0 && !worker_pool_gpu_failed(&d->pool);
+    return storeq_healthy(&d->sq) && store_ping(d->store) == 0 && gpus_ok(d);
 }
 
 static void on_watchdog(uv_timer_t *t)
@@ -433,6 +444,39 @@ static int write_port_file(const char *path, const char *bound, char *err, size_
     return lcn_write_atomic(path, line, (size_t)n, err, errlen);
 }
 
+/* 1 when run parameters p use device dev (engine_params.devices). */
+static int run_uses(const struct engine_params *p, int dev)
+{
+    int n = p->gpus > 1 ? p->gpus : 1;
+    for (int i = 0; p->devices && i < n; i++)
+        if (p->devices[i] == dev)
+            return 1;
+    return 0;
+}
+
+/* test_fake_gpu = cpu: a "GPU" run is the CPU engine on one thread; with
+ * fault set (the test_gpu_fault device's first run) it runs for
+ * test_gpu_fault_ms, then its devices are lost and it reports a sticky
+ * error, as the real hook makes a device do. */
+static int fake_gpu_run(struct lcnd *d, const struct lcn_graph *g, const struct engine_params *p,
+                        struct engine_result *out, int fault)
+{
+    struct engine_params q = *p;
+    q.threads = 1;
+    q.gpus = 0;
+    if (!fault)
+        return engine_cpu_run(g, &q, out);
+    int64_t cut = lcn_now_ns() + d->cfg.test_gpu_fault_ms * 1000000LL;
+    if (q.deadline_ns > cut)
+        q.deadline_ns = cut;
+    log_warn("test_gpu_fault: fake gpu %lld fails in %lld ms", (long long)d->cfg.test_gpu_fault,
+             (long long)d->cfg.test_gpu_fault_ms);
+    if (engine_cpu_run(g, &q, out) == 0)
+        engine_result_release(out);
+    atomic_store(&d->engine.fake_lost[d->cfg.test_gpu_fault], 1);
+    return LCN_EGPU_STICKY;
+}
+
 /* Workers call the backend dispatcher (engines.h) with their own kind. */
 static int dispatch(void *ctx, const struct worker *w, const struct lcn_graph *g,
                     const struct engine_params *p, struct engine_result *out)
@@ -450,26 +494,92 @@ static int dispatch(void *ctx, const struct worker *w, const struct lcn_graph *g
             engine_result_release(out);
         return LCN_EGPU_STICKY;
     }
+    int fdev = (int)d->cfg.test_gpu_fault;
+    if (w->kind == WORKER_GPU && d->engine.fake_cpu)
+        return fake_gpu_run(d, g, p, out, fdev >= 0 && run_uses(p, fdev) &&
+                                              !atomic_exchange(&d->engine.fault_armed, 1));
+    if (w->kind == WORKER_GPU && fdev >= 0 && run_uses(p, fdev) &&
+        !atomic_exchange(&d->engine.fault_armed, 1)) {
+        /* test hook: that device's first launch test_gpu_fault_ms from now fails */
+        log_warn("test_gpu_fault: gpu %d fails its first launch in %lld ms", fdev,
+                 (long long)d->cfg.test_gpu_fault_ms);
+        engines_gpu_inject_fault(fdev, lcn_now_ns() + d->cfg.test_gpu_fault_ms * 1000000LL);
+    }
     return engines_run(w->kind == WORKER_GPU ? LCN_BACKEND_GPU : LCN_BACKEND_CPU, g, p, out);
 }
 
-#ifdef LCN_HAVE_CUDA
+/* After a sticky error: whether device dev still works (the fake GPU never does). */
+static int device_ok(void *ctx, int dev)
+{
+    struct lcnd *d = ctx;
+    if (d->engine.fake_cpu)
+        return dev >= 0 && dev < ENGINE_MAX_DEVICES && !atomic_load(&d->engine.fake_lost[dev]);
+    return !d->engine.fake_gpu_ns && engines_gpu_healthy(dev);
+}
+
 static uint64_t gpu_memory(void *ctx)
 {
     (void)ctx;
-    struct gpu_ctx *c = engines_gpu_ctx();
-    if (!c)
-        return 0;
-    struct gpu_counters k;
-    gpu_ctx_counters(c, &k);
-    return k.reserved_bytes;
+    uint64_t sum = 0;
+    for (int i = 0; i < engines_gpu_count(); i++) {
+        struct engines_gpu_desc g;
+        if (engines_gpu_describe(i, &g) == 0)
+            sum += g.memory_bytes;
+    }
+    return sum;
 }
 
+#ifdef LCN_HAVE_CUDA
+/* Every device can hold g (any of them may run the job). */
 static int gpu_fits_real(void *ctx, const struct lcn_graph *g, char *why, size_t len)
 {
     (void)ctx;
-    struct gpu_ctx *c = engines_gpu_ctx();
-    return c ? gpu_fits(c, g, why, len) : LCN_ENOGPU;
+    int n = engines_gpu_count();
+    for (int i = 0; i < n; i++) {
+        struct gpu_ctx *c = engines_gpu_ctx_at(i);
+        int rc = c ? gpu_fits(c, g, why, len) : LCN_ENOGPU;
+        if (rc)
+            return rc;
+    }
+    return n ? 0 : LCN_ENOGPU;
+}
+
+/* Opens the devices of the gpus option (all visible ones by default) and
+ * lays out their workers. Returns 0 (d->engine.gpu_why says why no GPU
+ * runs, when none does) or a start-up error with err filled. */
+static int open_devices(struct lcnd *d, char *err, size_t errlen)
+{
+    char why[256] = "";
+    int ord[ENGINES_MAX_GPUS];
+    int visible = gpu_device_count();
+    if (visible <= 0) {
+        snprintf(d->engine.gpu_why, sizeof d->engine.gpu_why, "no usable CUDA device");
+        return 0;
+    }
+    int n = config_gpus_parse(d->cfg.gpus, visible, ord, ENGINES_MAX_GPUS, err, errlen);
+    if (n < 0)
+        return n;
+    struct gpu_config gc;
+    gpu_config_default(&gc);
+    if (n == 0 || engines_gpu_open_set(&gc, ord, n, why, sizeof why) != 0) {
+        snprintf(d->engine.gpu_why, sizeof d->engine.gpu_why, "%s",
+                 why[0] ? why : "no usable CUDA device");
+        return 0;
+    }
+    for (int i = 0; i < n; i++) {
+        struct gpu_ctx *c = engines_gpu_ctx_at(i);
+        const struct gpu_device_info *info = gpu_ctx_device(c);
+        int slots = (int)gpu_ctx_slots(c);
+        int use = d->cfg.gpu_slots < 0 ? slots : (int)LCN_MIN(d->cfg.gpu_slots, slots);
+        for (int k = 0; k < use && d->engine.n_gpu < LCND_MAX_GPU_WORKERS; k++)
+            d->engine.worker_device[d->engine.n_gpu++] = i;
+        log_info("gpu %d: device %d, %s (%s), %d workspace slots, %d used", i, info->ordinal,
+                 info->name, info->uuid, slots, use);
+    }
+    d->engine.n_devices = n;
+    d->engine.gpu_why[0] = 0;
+    d->engine.gpu_fits = gpu_fits_real;
+    return 0;
 }
 #endif
 
@@ -482,47 +592,68 @@ static int gpu_fits_any(void *ctx, const struct lcn_graph *g, char *why, size_t 
     return 0;
 }
 
-/* Probes the devices: how many GPU workers to start, and why none. */
+/* test_fake_gpu = cpu: one fake device per entry of gpus (all: one), with
+ * gpu_slots workers each (-1: one). */
+static int fake_devices(struct lcnd *d, char *err, size_t errlen)
+{
+    int ord[ENGINES_MAX_GPUS];
+    int n = config_gpus_parse(d->cfg.gpus, 1, ord, ENGINES_MAX_GPUS, err, errlen);
+    if (n == LCN_ENOGPU) /* any ordinal: the devices are fake */
+        n = config_gpus_parse(d->cfg.gpus, -1, ord, ENGINES_MAX_GPUS, err, errlen);
+    if (n < 0)
+        return n;
+    int per = d->cfg.gpu_slots < 0 ? 1 : (int)d->cfg.gpu_slots;
+    for (int i = 0; i < (n ? n : 1); i++)
+        for (int k = 0; k < per && d->engine.n_gpu < LCND_MAX_GPU_WORKERS; k++)
+            d->engine.worker_device[d->engine.n_gpu++] = i;
+    d->engine.n_devices = n ? n : 1;
+    d->engine.fake_cpu = 1;
+    d->engine.gpu_why[0] = 0;
+    d->engine.gpu_fits = gpu_fits_any;
+    log_warn("test hook test_fake_gpu = cpu: %d fake GPU devices running the CPU engine",
+             d->engine.n_devices);
+    return 0;
+}
+
+/* Probes the devices: how many GPU workers to start on which, and why none. */
 static int engine_setup(struct lcnd *d, char *err, size_t errlen)
 {
     d->engine.run = dispatch;
     d->engine.ctx = d;
     d->engine.n_gpu = 0;
+    d->engine.gpu_memory_bytes = gpu_memory;
     snprintf(d->engine.gpu_why, sizeof d->engine.gpu_why, "this build has no GPU engine");
     if (d->cfg.test_fake_gpu == CONFIG_FAKE_GPU_STICKY) {
         d->engine.fake_gpu_ns = d->cfg.test_fake_gpu_ms * 1000000LL;
         d->engine.n_gpu = 1;
-        d->engine.gpu_device = 0;
+        d->engine.n_devices = 1;
+        d->engine.worker_device[0] = 0;
         d->engine.gpu_why[0] = 0;
         d->engine.gpu_fits = gpu_fits_any;
         log_warn("test hook test_fake_gpu = sticky: one fake GPU worker that fails every job");
         return 0;
     }
-    if (d->cfg.backend == LCN_BACKEND_CPU || d->cfg.gpu_slots == 0) {
+    int rc = 0;
+    if (d->cfg.test_fake_gpu == CONFIG_FAKE_GPU_CPU) {
+        rc = fake_devices(d, err, errlen);
+    } else if (d->cfg.backend == LCN_BACKEND_CPU || d->cfg.gpu_slots == 0) {
         snprintf(d->engine.gpu_why, sizeof d->engine.gpu_why, "disabled by configuration");
         return 0;
-    }
-#ifdef LCN_HAVE_CUDA
-    char why[256] = "";
-    struct gpu_config gc;
-    gpu_config_default(&gc);
-    int rc = engines_gpu_open(&gc, why, sizeof why);
-    if (rc == 0 && engines_gpu_available()) {
-        struct gpu_ctx *c = engines_gpu_ctx();
-        int slots = (int)gpu_ctx_slots(c);
-        d->engine.n_gpu = d->cfg.gpu_slots < 0 ? slots : (int)LCN_MIN(d->cfg.gpu_slots, slots);
-        d->engine.gpu_device = gc.device;
-        d->engine.gpu_why[0] = 0;
-        d->engine.gpu_memory_bytes = gpu_memory;
-        d->engine.gpu_fits = gpu_fits_real;
-        const struct gpu_device_info *info = gpu_ctx_device(c);
-        log_info("gpu %d: %s, %d workspace slots, %d used", gc.device, info ? info->name : "?",
-                 slots, d->engine.n_gpu);
     } else {
-        snprintf(d->engine.gpu_why, sizeof d->engine.gpu_why, "%s",
-                 why[0] ? why : "no usable CUDA device");
-    }
+#ifdef LCN_HAVE_CUDA
+        rc = open_devices(d, err, errlen);
 #endif
+    }
+    if (rc)
+        return rc;
+    if (d->cfg.test_gpu_fault >= d->engine.n_devices && d->engine.n_devices > 0) {
+        snprintf(err, errlen, "test_gpu_fault: no device %lld (%d opened)",
+                 (long long)d->cfg.test_gpu_fault, d->engine.n_devices);
+        return LCN_EINVAL;
+    }
+    if (d->cfg.test_gpu_fault >= 0 && d->engine.n_devices > 0)
+        log_warn("test hook test_gpu_fault = %lld: that device fails a launch of its first job",
+                 (long long)d->cfg.test_gpu_fault);
     if (d->cfg.backend == LCN_BACKEND_GPU && d->engine.n_gpu == 0) {
         snprintf(err, errlen, "backend gpu: no usable GPU (%s)", d->engine.gpu_why);
         return LCN_ENOGPU;
@@ -629,6 +760,7 @@ static int start(struct lcnd *d, char *err, size_t errlen)
     jobs_init(&d->jobs, &d->cfg, d->store, &d->sq, &d->pool, d->engine.gpu_fits, d, &h);
     if (store_is_shared(d->store))
         jobs_share(&d->jobs, &d->cluster, (int64_t)(d->cfg.lease_s * 1000), CLUSTER_ID_BLOCK);
+    jobs_set_device_ok(&d->jobs, device_ok);
     api_init(&d->api, d->loop, &d->cfg, &d->jobs, d->store, &d->sq, &d->pool,
              d->engine.gpu_memory_bytes, d);
     if ((rc = storeq_init(&d->sq, d->loop, d->store, jobs_on_store_done, jobs_on_store_failed,
@@ -648,11 +780,7 @@ static int start(struct lcnd *d, char *err, size_t errlen)
     }
     int n_gpu = d->engine.n_gpu;
     int n_cpu = d->cfg.backend == LCN_BACKEND_GPU ? 0 : (int)d->cfg.cpu_workers;
-    int devices[64];
-    for (int i = 0; i < 64; i++)
-        devices[i] = d->engine.gpu_device;
-    if (n_gpu > 64)
-        n_gpu = 64;
+    const int *devices = d->engine.worker_device;
     if (n_gpu + n_cpu == 0) {
         snprintf(err, errlen, "no worker to run jobs (cpu_workers 0 and no usable GPU)");
         return LCN_EINVAL;
@@ -763,6 +891,11 @@ static int configure(struct lcnd *d, int argc, char **argv)
     if (print) {
         config_write(stdout, &d->cfg);
         return 0;
+    }
+    int ord[ENGINES_MAX_GPUS];
+    if (config_gpus_parse(d->cfg.gpus, -1, ord, ENGINES_MAX_GPUS, err, sizeof err) < 0) {
+        fprintf(stderr, "lcnd serve: %s\n", err);
+        return 2;
     }
     if (log_open(d->cfg.log_file, d->cfg.log_level, d->cfg.log_format)) {
         fprintf(stderr, "lcnd serve: log_file %s: %s\n", d->cfg.log_file, strerror(errno));

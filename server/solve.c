@@ -20,6 +20,7 @@
 #include <jansson.h>
 
 #include "engine.h"
+#include "server/config.h"
 #include "server/engines.h"
 #include "err.h"
 #include "graphio.h"
@@ -37,6 +38,8 @@ struct solve_opts {
     int32_t target_k;
     int stop_at_target;
     int32_t threads, replicas, workers;
+    const char *gpus;    /* --gpus N|all, NULL: one device */
+    const char *devices; /* --devices LIST of ordinals, NULL: 0, 1, ... */
     int64_t move_limit;
     enum lcn_backend backend; /* OPT_ENUM: the index in LCN_BACKEND_CHOICES */
     int quiet, budget_given;
@@ -58,6 +61,12 @@ static const struct opt solve_options[] = {
               "parallel-tempering replicas (default: the engine's)"),
     OPT_RANGE("proposal-workers", OPT_INT32, OFF(workers), 1, LCN_MAX_PROPOSAL_WORKERS, NULL, "W",
               "candidate points per move, best-of-W"),
+    OPT_ROW("gpus", OPT_STRING, OFF(gpus), "N|all",
+            "GPUs for the run: islands of replicas on devices 0..N-1 (all: every visible one) "
+            "exchanging the elite; --replicas is the total"),
+    OPT_ROW("devices", OPT_STRING, OFF(devices), "LIST",
+            "the device ordinals --gpus takes from, in order; repeats open several contexts on "
+            "one device (0,0: two stand-ins on one GPU; default 0,1,...)"),
     {OPT_ROW_FIELDS("backend", OPT_ENUM, OFF(backend), NULL,
                     "engine to run (auto: gpu when available)"),
      .choices = LCN_BACKEND_CHOICES, .def = "auto"},
@@ -203,6 +212,8 @@ static json_t *telemetry_json(const struct engine_telemetry *t)
     json_object_set_new(o, "pair_tests_per_s",
                         json_real(t->elapsed_s > 0 ? (double)t->pair_tests / t->elapsed_s : 0));
     json_object_set_new(o, "ops", job_ops_json(t));
+    if (t->n_devices > 0)
+        json_object_set_new(o, "devices", job_devices_json(t));
     return o;
 }
 
@@ -310,11 +321,61 @@ static int write_layout(const struct solve_opts *o, const struct graphio_doc *do
     return 0;
 }
 
+/*
+ * --gpus N|all and --devices LIST: opens the device set (devices 0..N-1,
+ * or the listed ordinals, repeats allowed: two contexts on one device) and
+ * sets *gpus to the run's device count (N, or every device opened; 0 with
+ * neither option: one device, opened on first use). Returns 0 or
+ * EXIT_USAGE after a message.
+ */
+static int open_gpus(const struct solve_opts *o, int32_t *gpus)
+{
+    *gpus = 0;
+    if (!o->gpus && !o->devices)
+        return 0;
+    if (o->backend == LCN_BACKEND_CPU) {
+        fprintf(stderr, "lcnd solve: --gpus and --devices need the gpu backend\n");
+        return EXIT_USAGE;
+    }
+    long want = 0; /* 0: all */
+    if (o->gpus && strcmp(o->gpus, "all")) {
+        char *end;
+        want = strtol(o->gpus, &end, 10);
+        if (*end || end == o->gpus || want < 1 || want > ENGINE_MAX_DEVICES) {
+            fprintf(stderr, "lcnd solve: --gpus: expected all or 1 to %d, got '%s'\n",
+                    ENGINE_MAX_DEVICES, o->gpus);
+            return EXIT_USAGE;
+        }
+    }
+    char err[300] = "";
+    int ord[ENGINES_MAX_GPUS];
+    int n = o->devices ? config_gpus_parse(o->devices, -1, ord, ENGINES_MAX_GPUS, err, sizeof err)
+                       : 0;
+    if (n > 0 && want > n) {
+        fprintf(stderr, "lcnd solve: --gpus %ld: --devices lists %d\n", want, n);
+        return EXIT_USAGE;
+    }
+    if (n >= 0)
+        n = n > 0 ? engines_gpu_open_list(ord, n, err, sizeof err)
+                  : engines_gpu_open_first((int)want, err, sizeof err);
+    if (n < 0) {
+        fprintf(stderr, "lcnd solve: %s%s: %s\n", o->devices ? "--devices " : "--gpus ",
+                o->devices ? o->devices : o->gpus, err);
+        return EXIT_USAGE;
+    }
+    *gpus = want > 0 ? (int32_t)want : n;
+    return 0;
+}
+
 /* Runs the engine on the graph read, writes the checked layout and prints
  * the summary. Returns the exit status. */
 static int solve_graph(struct solve_opts *o, const struct graphio_doc *doc, int64_t t_start)
 {
     enum lcn_backend resolved;
+    int32_t gpus = 0;
+    int rc = open_gpus(o, &gpus);
+    if (rc)
+        return rc;
     if (engines_resolve(o->backend, &resolved) != 0) {
         fprintf(stderr, "lcnd solve: --backend %s: this build has no usable GPU engine\n",
                 lcn_backend_name(o->backend));
@@ -323,10 +384,11 @@ static int solve_graph(struct solve_opts *o, const struct graphio_doc *doc, int6
     struct progress pr = {.quiet = o->quiet, .budget_s = o->budget_s, .stage = ""};
     struct engine_params p;
     params_from_opts(&p, o, doc, t_start, &pr);
+    p.gpus = gpus > 1 ? gpus : 0;
     catch_signals();
 
     struct engine_result res;
-    int rc = engines_run(o->backend, &doc->g, &p, &res);
+    rc = engines_run(o->backend, &doc->g, &p, &res);
     if (rc) {
         fprintf(stderr, "lcnd solve: %s: engine failed: %s%s\n", o->graph, lcn_strerror(rc),
                 rc == LCN_EINVAL ? " (a bad --tuning value, or no valid layout of the graph fits "

@@ -152,6 +152,7 @@ static void execute(struct worker_thread *t, struct run *run)
     run->params.init = run->init;
     run->params.has_xy = run->has_xy;
     run->params.tuning = run->tuning;
+    run->params.devices = run->n_devices ? run->devices : NULL;
     run->params.caller_validations = 1; /* finish_result */
 
     pthread_mutex_lock(&t->mu);
@@ -244,6 +245,15 @@ static int thread_start(struct worker_thread *t)
     return 0;
 }
 
+/* The workers run holds are free again (w ran it). */
+static void release_group(struct worker *w, struct run *run)
+{
+    w->busy = 0;
+    for (int i = 1; i < run->n_devices; i++)
+        if (run->group[i])
+            run->group[i]->busy = 0;
+}
+
 /* Joins the zombies whose engine has returned and hands their runs back. */
 static void reap(struct worker_pool *p)
 {
@@ -261,6 +271,10 @@ static void reap(struct worker_pool *p)
         *link = t->next_zombie;
         p->n_zombies--;
         pthread_join(t->th, NULL);
+        /* the other devices of its run were kept busy until now */
+        for (int i = 1; run && i < run->n_devices; i++)
+            if (run->group[i])
+                run->group[i]->busy = 0;
         if (p->on_reaped)
             p->on_reaped(p->ctx, run);
         thread_free(t);
@@ -287,7 +301,7 @@ static void on_async(uv_async_t *a)
             continue;
         }
         if (rep.finished)
-            w->busy = 0;
+            release_group(w, rep.run);
         p->on_report(p->ctx, w, &rep);
         worker_report_release(&rep);
     }
@@ -324,7 +338,9 @@ int worker_pool_init(struct worker_pool *p, uv_loop_t *loop, const int *gpu_devi
     return 0;
 }
 
-void worker_start(struct worker *w, struct run *run)
+/* Marks w busy and hands run to its thread: run's inputs, its devices
+ * included, are final from here on (the thread reads them at once). */
+static void hand_over(struct worker *w, struct run *run)
 {
     LCN_ASSERT(!w->busy);
     w->busy = 1;
@@ -335,6 +351,28 @@ void worker_start(struct worker *w, struct run *run)
     t->todo = 1;
     pthread_cond_broadcast(&t->cv);
     pthread_mutex_unlock(&t->mu);
+}
+
+void worker_start(struct worker *w, struct run *run)
+{
+    run->n_devices = w->kind == WORKER_GPU ? 1 : 0;
+    run->devices[0] = w->device;
+    run->group[0] = w;
+    hand_over(w, run);
+}
+
+void worker_start_group(struct worker *const *ws, int n, struct run *run)
+{
+    LCN_ASSERT(n >= 1 && n <= ENGINE_MAX_DEVICES);
+    run->n_devices = n;
+    for (int i = 0; i < n; i++) {
+        LCN_ASSERT(!ws[i]->busy && ws[i]->kind == WORKER_GPU);
+        run->devices[i] = ws[i]->device;
+        run->group[i] = ws[i];
+    }
+    for (int i = 1; i < n; i++)
+        ws[i]->busy = 1;
+    hand_over(ws[0], run);
 }
 
 int worker_abandon(struct worker *w)
@@ -365,7 +403,94 @@ void worker_fail(struct worker *w)
 {
     w->healthy = 0;
     if (w->kind == WORKER_GPU)
-        w->pool->gpu_failed = 1;
+        worker_fail_device(w->pool, w->device);
+}
+
+int worker_fail_device(struct worker_pool *p, int dev)
+{
+    int n = 0;
+    for (int i = 0; i < p->n; i++) {
+        struct worker *w = &p->w[i];
+        if (w->kind != WORKER_GPU || w->device != dev)
+            continue;
+        n += w->healthy;
+        w->healthy = 0;
+        p->gpu_failed = 1;
+    }
+    return n;
+}
+
+int worker_pool_devices(const struct worker_pool *p)
+{
+    int n = 0;
+    for (int i = 0; i < p->n; i++)
+        if (p->w[i].kind == WORKER_GPU && p->w[i].device + 1 > n)
+            n = p->w[i].device + 1;
+    return n;
+}
+
+void worker_pool_device_counts(const struct worker_pool *p, int dev, struct worker_counts *out)
+{
+    memset(out, 0, sizeof *out);
+    for (int i = 0; i < p->n; i++) {
+        const struct worker *w = &p->w[i];
+        if (w->kind != WORKER_GPU || w->device != dev)
+            continue;
+        out->all++;
+        out->healthy += w->healthy;
+        out->busy += w->busy;
+    }
+}
+
+int worker_pool_healthy_devices(const struct worker_pool *p)
+{
+    int n = 0, devs = worker_pool_devices(p);
+    for (int d = 0; d < devs; d++) {
+        struct worker_counts c;
+        worker_pool_device_counts(p, d, &c);
+        n += c.healthy > 0;
+    }
+    return n;
+}
+
+/* The idle healthy GPU worker of device dev with the lowest index, or NULL. */
+static struct worker *idle_on(struct worker_pool *p, int dev)
+{
+    for (int i = 0; i < p->n; i++) {
+        struct worker *w = &p->w[i];
+        if (w->kind == WORKER_GPU && w->device == dev && w->healthy && !w->busy)
+            return w;
+    }
+    return NULL;
+}
+
+int worker_pool_idle_group(struct worker_pool *p, int n, struct worker **out)
+{
+    int devs = worker_pool_devices(p), got = 0;
+    struct worker *pick[ENGINE_MAX_DEVICES];
+    if (n < 1 || n > ENGINE_MAX_DEVICES)
+        return -1;
+    /* devices by their busy count, then index: a selection, devices are few */
+    unsigned char used[1024] = {0};
+    while (got < n) {
+        int best = -1, best_busy = 0;
+        for (int d = 0; d < devs && d < (int)sizeof used; d++) {
+            if (used[d] || !idle_on(p, d))
+                continue;
+            struct worker_counts c;
+            worker_pool_device_counts(p, d, &c);
+            if (best < 0 || c.busy < best_busy) {
+                best = d;
+                best_busy = c.busy;
+            }
+        }
+        if (best < 0)
+            return -1;
+        used[best] = 1;
+        pick[got++] = idle_on(p, best);
+    }
+    memcpy(out, pick, sizeof *out * (size_t)n);
+    return 0;
 }
 
 int worker_pool_gpu_failed(const struct worker_pool *p)
@@ -389,6 +514,9 @@ void worker_pool_counts(const struct worker_pool *p, enum worker_kind kind,
 
 struct worker *worker_pool_idle(struct worker_pool *p, enum worker_kind kind)
 {
+    struct worker *w1;
+    if (kind == WORKER_GPU)
+        return worker_pool_idle_group(p, 1, &w1) == 0 ? w1 : NULL;
     for (int i = 0; i < p->n; i++) {
         struct worker *w = &p->w[i];
         if (w->kind == kind && w->healthy && !w->busy)

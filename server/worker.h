@@ -1,6 +1,7 @@
 /*
- * worker.h - the threads that run engines: one worker per GPU plus a pool
- * of CPU workers, each running one job at a time.
+ * worker.h - the threads that run engines: one worker per workspace slot
+ * of each GPU device plus a pool of CPU workers, each running one job at a
+ * time.
  *
  * Concurrency design:
  *   - The loop thread owns assignment. worker_start hands a struct run to
@@ -27,6 +28,14 @@
  *   - worker_pool_release asks the threads to quit and joins them; a
  *     worker still inside an engine is detached after the timeout instead
  *     (see worker_pool_release).
+ *   - Devices: a GPU worker belongs to one device of the daemon's device
+ *     set (worker.device, the set's index: two entries of `gpus = 0,0`
+ *     are two devices here). A run across several GPUs holds one idle
+ *     worker of each of its devices (worker_start_group): the first runs
+ *     the engine, the others are only marked busy, and all are free again
+ *     when its finished report is handed over (or, when its engine was
+ *     abandoned, when the zombie is reaped, since it still uses their
+ *     devices). A device is retired as a whole (worker_fail_device).
  *   - Abandonment: a worker whose engine ignores its cancel flag is
  *     abandoned (worker_abandon): its thread state moves to the pool's
  *     zombie list with the run it still reads, and the slot gets a fresh
@@ -66,6 +75,12 @@ struct run {
     char *tuning;                /* owned or NULL */
     atomic_int cancel;
     enum cancel_reason cancel_reason; /* loop only: why cancel was set */
+    /* set by worker_start / worker_start_group: the devices the run uses
+     * (worker.device of each, the engine's engine_params.devices; none on
+     * a CPU worker) and the workers it holds (group[0] runs it) */
+    int32_t n_devices;
+    int32_t devices[ENGINE_MAX_DEVICES];
+    struct worker *group[ENGINE_MAX_DEVICES];
     int64_t assigned_ns; /* loop only */
     int64_t cancel_ns;   /* loop only: when cancel was set, 0 = not yet */
 
@@ -107,6 +122,11 @@ void worker_report_release(struct worker_report *rep);
 struct worker_pool;
 struct worker;
 
+/* How many workers of one kind (or one device) exist, are healthy, and are busy. */
+struct worker_counts {
+    int all, healthy, busy;
+};
+
 /* A worker's thread and what it shares with the loop (under mu). Moves to
  * the pool's zombie list when the worker is abandoned. */
 struct worker_thread {
@@ -130,7 +150,8 @@ struct worker {
     struct worker_pool *pool;
     int index;
     enum worker_kind kind;
-    int device; /* GPU ordinal, -1 for CPU workers */
+    int device; /* GPU workers: the index of their device in the daemon's device set
+                   (engines.h); -1 for CPU workers */
     struct worker_thread *t;
     /* loop only */
     int busy;
@@ -163,14 +184,19 @@ struct worker_pool {
     int gpu_failed;      /* a GPU worker failed for good (worker_fail) */
 };
 
-/* Starts n_gpu GPU workers (devices gpu_devices[0..n_gpu)) and n_cpu CPU
- * workers. Returns 0 or LCN_EIO. */
+/* Starts n_gpu GPU workers (worker i on device gpu_devices[i], an index
+ * of the device set) and n_cpu CPU workers. Returns 0 or LCN_EIO. */
 int worker_pool_init(struct worker_pool *p, uv_loop_t *loop, const int *gpu_devices, int n_gpu,
                      int n_cpu, worker_engine_fn engine, void *engine_ctx,
                      worker_report_fn on_report, worker_reaped_fn on_reaped, void *ctx);
 
 /* Hands run to idle worker w (loop thread). */
 void worker_start(struct worker *w, struct run *run);
+
+/* A run across n GPUs (loop thread): ws[0..n) are idle workers of n
+ * distinct devices (worker_pool_idle_group); all become busy, ws[0] runs
+ * the engine with run->devices = their devices. */
+void worker_start_group(struct worker *const *ws, int n, struct run *run);
 
 /*
  * Gives up on busy worker w, whose engine does not return (loop thread):
@@ -182,24 +208,44 @@ void worker_start(struct worker *w, struct run *run);
 int worker_abandon(struct worker *w);
 
 /* Marks w unusable for the life of the process after an unrecoverable
- * device error (loop thread): it gets no run again, and when it is a GPU
- * worker worker_pool_gpu_failed reports it. */
+ * device error (loop thread): it gets no run again; a GPU worker's whole
+ * device is retired with it (worker_fail_device). */
 void worker_fail(struct worker *w);
+
+/* Retires device dev (loop thread): every GPU worker on it is unusable for
+ * the life of the process and worker_pool_gpu_failed reports it. Returns
+ * the number of workers retired now (0 when it was retired already). */
+int worker_fail_device(struct worker_pool *p, int dev);
 
 /* 1 once a GPU worker has failed (worker_fail). */
 int worker_pool_gpu_failed(const struct worker_pool *p);
 
-/* How many workers of one kind exist, are healthy, and are busy. */
-struct worker_counts {
-    int all, healthy, busy;
-};
+/* Devices of the GPU workers: 1 + the largest device index (0: none). */
+int worker_pool_devices(const struct worker_pool *p);
+
+/* Devices that still have a healthy GPU worker. */
+int worker_pool_healthy_devices(const struct worker_pool *p);
+
+/* Counts device dev's GPU workers into *out (loop thread). */
+void worker_pool_device_counts(const struct worker_pool *p, int dev, struct worker_counts *out);
+
+/*
+ * n idle healthy GPU workers on n distinct devices, the devices with the
+ * fewest busy workers first (ties: the lowest device), into out[0..n)
+ * (loop thread). Returns 0, or -1 (out untouched) when fewer than n
+ * devices have an idle worker.
+ */
+int worker_pool_idle_group(struct worker_pool *p, int n, struct worker **out);
+
+
 
 /* Counts the workers of kind into *out (loop thread). */
 void worker_pool_counts(const struct worker_pool *p, enum worker_kind kind,
                         struct worker_counts *out);
 
-/* An idle healthy worker of kind, the lowest index
- * first, or NULL (loop thread). */
+/* An idle healthy worker of kind, or NULL (loop thread): for the CPU the
+ * lowest index; for the GPU one on the device with the fewest busy
+ * workers (ties: the lowest index), so jobs spread over the devices. */
 struct worker *worker_pool_idle(struct worker_pool *p, enum worker_kind kind);
 
 /* Number of workers currently inside an engine call (any thread). */

@@ -362,7 +362,8 @@ class Cli(unittest.TestCase):
                  ("--server",), ("--server", "ftp://x", "list"),
                  ("submit", g, "--threads", "-1"), ("submit", g, "--threads", "1025"),
                  ("submit", g, "--replicas", "4097"), ("submit", g, "--proposal-workers", "257"),
-                 ("submit", g, "--gpus", "2"), ("get", "j1", "--retry", "-1"),
+                 ("submit", g, "--gpus", "0"), ("submit", g, "--gpus", "17"),
+                 ("submit", g, "--gpus", "two"), ("get", "j1", "--retry", "-1"),
                  ("get", "j1", "--retry", "101")]
         for c in cases:
             with self.subTest(args=c):
@@ -484,6 +485,13 @@ class Cli(unittest.TestCase):
         r = self.lcnctl("submit", self.graph, "--threads", "0")
         req = json.loads(self.requests("POST")[-1][3])
         self.assertEqual(req["solver"], {"threads": 0})  # 0 is sent: the engine's default
+        # --gpus (issue 18): a count or "all", as solver.gpus
+        r = self.lcnctl("submit", self.graph, "--gpus", "2")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(json.loads(self.requests("POST")[-1][3])["solver"], {"gpus": 2})
+        r = self.lcnctl("submit", self.graph, "--gpus", "all")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(json.loads(self.requests("POST")[-1][3])["solver"], {"gpus": "all"})
 
     # ---- retries ----
     def test_retry_honours_retry_after(self):

@@ -1,7 +1,8 @@
 #!/bin/bash
 # The whole GPU round, run on the GPU machine over a copy of the working tree:
 #   env      device, driver, library check of the carried binaries
-#   tests    the GPU tests (test_gpu: evaluators vs oracle, solver vs twin, engine)
+#   tests    the GPU tests (test_gpu: evaluators vs oracle, solver vs twin, engine,
+#            islands) and lcnd with two stand-in devices (test_daemon_multigpu.py)
 #   kernels  the kernel benchmark (bench_gpu) and its audit
 #   sanitize compute-sanitizer racecheck and synccheck on the solver's twin
 #            tests, one test per run (SANITIZE_TESTS, SANITIZE_TIMEOUT s each) -> sanitize.log
@@ -96,10 +97,15 @@ env)
     tail -n 3 "$OUTDIR/env.txt"
     ;;
 tests)
-    manifest tests "$BIN/test_gpu"
+    manifest tests "$BIN/test_gpu; LCND=$BIN/lcnd LCNCTL=$BIN/lcnctl python3 tests/integration/test_daemon_multigpu.py"
     "$BIN/test_gpu" > "$OUTDIR/tests.log" 2>&1
     echo "test_gpu exit $?" | tee -a "$OUTDIR/tests.log"
-    grep -E "PASSED|FAILED|ERROR|engine:|LINE" "$OUTDIR/tests.log" | head -30
+    grep -E "PASSED|FAILED|ERROR|engine:|island|LINE" "$OUTDIR/tests.log" | head -30
+    # several devices in one daemon (issue 18): two stand-ins on device 0
+    LCND="$PWD/$BIN/lcnd" LCNCTL="$PWD/$BIN/lcnctl" python3 tests/integration/test_daemon_multigpu.py \
+        > "$OUTDIR/multigpu.log" 2>&1
+    echo "test_daemon_multigpu exit $?" | tee -a "$OUTDIR/multigpu.log"
+    grep -E "^(OK|FAILED|Ran)|SKIP|devices:|island job|re-queued|Error|Traceback|lcnd log" "$OUTDIR/multigpu.log" | head -30
     ;;
 sanitize)
     CS=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)

@@ -511,6 +511,102 @@ static void test_engine_budget_residency(void **st)
     free(pts);
 }
 
+/*
+ * A run across two contexts on one device (the stand-in for two GPUs of
+ * issue 18): a valid layout, the oracle's tuple, the telemetry of each
+ * island in tel.devices summing to the run's, and the elite exchanged
+ * (replicas of one island took the other's best at least once).
+ */
+static void test_engine_islands(void **st)
+{
+    struct gpu_ctx *two[2] = {NULL, NULL};
+    assert_int_equal(ctx_open(1, 2000, 4000, 64, &two[0]), 0);
+    assert_int_equal(ctx_open(1, 2000, 4000, 64, &two[1]), 0);
+    struct lcn_graph g;
+    struct lcn_pt *pts;
+    make(GEN_RANDOM, 150, 500, 21, &g, &pts);
+    struct engine_params p;
+    engine_params_default(&p);
+    p.seed = 5;
+    p.init = pts;
+    p.replicas = 16;
+    p.gpus = 2;
+    p.tuning = "island_every=2,island_take=2";
+    p.start_ns = lcn_now_ns();
+    p.deadline_ns = p.start_ns + 2000000000ll;
+    p.checkpoint_interval_ns = 200000000;
+    struct runlog rl = {&g, 0, 0, {0, 0, 0, 0}};
+    p.on_layout = on_layout;
+    p.ctx = &rl;
+    struct engine_result res;
+    assert_int_equal(gpu_engine_run_islands(two, 2, &g, &p, NULL, &res), 0);
+    uint64_t sum = 0, imports = 0;
+    for (int i = 0; i < res.tel.n_devices; i++) {
+        fprintf(stderr, "island %d: device %d, evaluated %llu, accepted %llu, imports %llu\n", i,
+                res.tel.devices[i].device, (unsigned long long)res.tel.devices[i].evaluated,
+                (unsigned long long)res.tel.devices[i].accepted,
+                (unsigned long long)res.tel.devices[i].imports);
+        assert_int_equal(res.tel.devices[i].device, i);
+        assert_true(res.tel.devices[i].evaluated > 0);
+        sum += res.tel.devices[i].evaluated;
+        imports += res.tel.devices[i].imports;
+    }
+    fprintf(stderr, "islands: best K %d nK %d, replicas %d, evaluated %llu\n", res.best.K,
+            res.best.nK, res.replicas, (unsigned long long)res.tel.evaluated);
+    assert_int_equal(res.tel.n_devices, 2);
+    assert_true(sum == res.tel.evaluated);
+    assert_int_equal(res.replicas, 16);
+    assert_true(imports > 0);
+    assert_int_equal(rl.bad, 0);
+    struct lcn_report r;
+    validate_layout(&g, res.layout, 4, &r);
+    assert_true(r.valid);
+    assert_int_equal(obj_cmp(&r.obj, &res.best), 0);
+    report_release(&r);
+    assert_true(gpu_ctx_healthy(two[0]) && gpu_ctx_healthy(two[1]));
+    engine_result_release(&res);
+    graph_release(&g);
+    free(pts);
+    gpu_ctx_free(two[0]);
+    gpu_ctx_free(two[1]);
+}
+
+/*
+ * The fault-injection hook (the daemon's test_gpu_fault) on one of two
+ * contexts of one device: that context's run fails as a sticky error and
+ * the context stays unhealthy; the other context runs on unharmed.
+ */
+static void test_fault_one_context(void **st)
+{
+    struct gpu_ctx *a = NULL, *b = NULL;
+    assert_int_equal(ctx_open(1, 2000, 4000, 64, &a), 0);
+    assert_int_equal(ctx_open(1, 2000, 4000, 64, &b), 0);
+    struct lcn_graph g;
+    struct lcn_pt *pts;
+    make(GEN_RANDOM, 80, 200, 3, &g, &pts);
+    struct engine_params p;
+    engine_params_default(&p);
+    p.init = pts;
+    p.replicas = 4;
+    p.start_ns = lcn_now_ns();
+    p.deadline_ns = p.start_ns + 800000000ll;
+    struct engine_result res;
+    gpu_ctx_inject_fault(b, lcn_now_ns());
+    assert_int_equal(gpu_engine_run(b, &g, &p, NULL, &res), LCN_EGPU_STICKY);
+    assert_false(gpu_ctx_healthy(b));
+    assert_true(gpu_ctx_healthy(a));
+    p.start_ns = lcn_now_ns();
+    p.deadline_ns = p.start_ns + 800000000ll;
+    assert_int_equal(gpu_engine_run(a, &g, &p, NULL, &res), 0);
+    assert_true(res.tel.evaluated > 0);
+    engine_result_release(&res);
+    assert_int_equal(gpu_engine_run(b, &g, &p, NULL, &res), LCN_EGPU_STICKY); /* stays lost */
+    graph_release(&g);
+    free(pts);
+    gpu_ctx_free(a);
+    gpu_ctx_free(b);
+}
+
 static void test_force_layout(void **st)
 {
     struct lcn_graph g;
@@ -731,6 +827,8 @@ int main(void)
         cmocka_unit_test(test_solver_restarts),
         cmocka_unit_test(test_engine_budget_residency),
         cmocka_unit_test(test_engine_concurrent_plans),
+        cmocka_unit_test(test_engine_islands),
+        cmocka_unit_test(test_fault_one_context),
         cmocka_unit_test(test_force_layout),
         cmocka_unit_test(test_descent_twin),
         cmocka_unit_test(test_descent_run),

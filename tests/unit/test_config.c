@@ -279,6 +279,42 @@ static void test_help_lists_every_flag(void **state)
     free(text);
 }
 
+/* The gpus option: "all" names the visible devices, a list its ordinals
+ * (repeats allowed: gpus = 0,0 is two stand-in devices); syntax errors,
+ * invisible ordinals and too many entries are refused with a message. */
+static void test_gpus_list(void **state)
+{
+    (void)state;
+    int d[16];
+    char err[200] = "";
+    assert_int_equal(config_gpus_parse("all", 3, d, 16, err, sizeof err), 3);
+    assert_int_equal(d[0], 0);
+    assert_int_equal(d[2], 2);
+    assert_int_equal(config_gpus_parse("all", 0, d, 16, err, sizeof err), 0);
+    assert_int_equal(config_gpus_parse("all", -1, d, 16, err, sizeof err), 0); /* syntax only */
+    assert_int_equal(config_gpus_parse("all", 40, d, 16, err, sizeof err), 16);
+    assert_int_equal(config_gpus_parse("0,0", 1, d, 16, err, sizeof err), 2);
+    assert_int_equal(d[0], 0);
+    assert_int_equal(d[1], 0);
+    assert_int_equal(config_gpus_parse(" 2, 0 ,1", 3, d, 16, err, sizeof err), 3);
+    assert_int_equal(d[0], 2);
+    assert_int_equal(d[1], 0);
+    assert_int_equal(d[2], 1);
+    assert_int_equal(config_gpus_parse("0,3", -1, d, 16, err, sizeof err), 2);
+    assert_int_equal(config_gpus_parse("0,3", 2, d, 16, err, sizeof err), LCN_ENOGPU);
+    assert_string_equal(err, "gpus: device 3 is not visible (2 CUDA devices)");
+    static const char *bad[] = {"", "x", "0,", ",0", "0,,1", "-1", "1.5", "all,0", "0 1", "al"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        if (!bad[i][0])
+            continue; /* empty means all */
+        err[0] = 0;
+        assert_int_equal(config_gpus_parse(bad[i], 4, d, 16, err, sizeof err), LCN_EINVAL);
+        assert_non_null(strstr(err, "gpus: expected all or a list of device ordinals"));
+    }
+    assert_int_equal(config_gpus_parse("0,0,0", 1, d, 2, err, sizeof err), LCN_ERANGE);
+    assert_string_equal(err, "gpus: more than 2 devices");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -289,6 +325,7 @@ int main(void)
         cmocka_unit_test(test_write_roundtrip),
         cmocka_unit_test(test_sample_file),
         cmocka_unit_test(test_help_lists_every_flag),
+        cmocka_unit_test(test_gpus_list),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -614,12 +614,58 @@ static void test_bare_graph_depth(void **state)
     }
 }
 
+/* solver.gpus (a run across GPUs): a count up to ENGINE_MAX_DEVICES or
+ * "all"; and the telemetry of such a run per device, read back as written. */
+static void test_gpus_and_device_telemetry(void **state)
+{
+    (void)state;
+    struct job_request r;
+    ok("{\"graph\":" G ",\"solver\":{\"gpus\":2}}", &r);
+    assert_int_equal(r.gpus, 2);
+    job_request_release(&r);
+    ok("{\"graph\":" G ",\"solver\":{\"gpus\":\"all\"}}", &r);
+    assert_int_equal(r.gpus, JOB_GPUS_ALL);
+    job_request_release(&r);
+    ok("{\"graph\":" G "}", &r);
+    assert_int_equal(r.gpus, 0);
+    job_request_release(&r);
+    bad("{\"graph\":" G ",\"solver\":{\"gpus\":17}}", 422, "limit_exceeded", "solver.gpus",
+        "17 exceeds the engine limit of 16");
+    bad("{\"graph\":" G ",\"solver\":{\"gpus\":\"some\"}}", 400, "invalid_field",
+        "solver.gpus", NULL);
+
+    ok("{\"graph\":" G "}", &r);
+    struct job_status s;
+    job_status_from_request(&s, 7, 1796000000123LL, &r);
+    job_request_release(&r);
+    s.has_telemetry = 1;
+    s.tel.evaluated = 300;
+    s.tel.n_devices = 2;
+    s.tel.devices[0] = (struct engine_device_stats){0, 100, 10, 0};
+    s.tel.devices[1] = (struct engine_device_stats){1, 200, 20, 4};
+    json_t *j = job_status_json(&s, 1);
+    json_t *devs = json_object_get(json_object_get(j, "telemetry"), "devices");
+    assert_int_equal(json_array_size(devs), 2);
+    assert_int_equal(json_integer_value(json_object_get(json_array_get(devs, 1), "imports")), 4);
+    struct job_status t;
+    assert_int_equal(job_status_parse(&t, j), 0);
+    assert_int_equal(t.tel.n_devices, 2);
+    assert_memory_equal(t.tel.devices, s.tel.devices, 2 * sizeof s.tel.devices[0]);
+    json_decref(j);
+    /* a one-device run has no "devices" */
+    s.tel.n_devices = 0;
+    j = job_status_json(&s, 1);
+    assert_null(json_object_get(json_object_get(j, "telemetry"), "devices"));
+    json_decref(j);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_defaults_and_fields), cmocka_unit_test(test_rejections),
         cmocka_unit_test(test_bare_graph),          cmocka_unit_test(test_nul_byte),
         cmocka_unit_test(test_warm_start),          cmocka_unit_test(test_status_roundtrip),
+        cmocka_unit_test(test_gpus_and_device_telemetry),
         cmocka_unit_test(test_ids_and_events),      cmocka_unit_test(test_backend_names),
         cmocka_unit_test(test_bare_graph_depth),
     };

@@ -42,6 +42,8 @@ static int released[MAX_SEED];
 static int sticky[MAX_SEED];                 /* the run fails with a sticky GPU error */
 static int started[MAX_SEED * 2], n_started; /* seeds in the order their runs began */
 static int kind_of[MAX_SEED];                /* the kind of worker that ran each seed */
+static int sticky_once[MAX_SEED];            /* the next run fails with a sticky GPU error */
+static int dev_of[MAX_SEED], gpus_of[MAX_SEED], dev2_of[MAX_SEED]; /* its devices (-1: none) */
 
 static int fake_engine(void *ctx, const struct worker *w, const struct lcn_graph *g,
                        const struct engine_params *p, struct engine_result *out)
@@ -55,7 +57,14 @@ static int fake_engine(void *ctx, const struct worker *w, const struct lcn_graph
     pthread_mutex_lock(&mu);
     started[n_started++] = seed;
     kind_of[seed] = w->kind;
+    dev_of[seed] = p->devices ? p->devices[0] : -1;
+    dev2_of[seed] = p->devices && p->gpus > 1 ? p->devices[1] : -1;
+    gpus_of[seed] = p->gpus;
+    int once = sticky_once[seed];
+    sticky_once[seed] = 0;
     pthread_mutex_unlock(&mu);
+    if (once)
+        return LCN_EGPU_STICKY;
     for (;;) {
         pthread_mutex_lock(&mu);
         int go = released[seed], bad = sticky[seed];
@@ -183,6 +192,15 @@ static void start_pool(struct fx *f, int n_gpu, int n_cpu)
     f->pool_up = 1;
 }
 
+/* n_gpu GPU workers, worker i on device devices[i], and n_cpu CPU workers. */
+static void start_pool_on(struct fx *f, const int *devices, int n_gpu, int n_cpu)
+{
+    assert_int_equal(worker_pool_init(&f->pool, &f->loop, devices, n_gpu, n_cpu, fake_engine, NULL,
+                                      jobs_on_report, jobs_on_reaped, &f->t),
+                     0);
+    f->pool_up = 1;
+}
+
 static struct fx *fx_new(void)
 {
     struct fx *f = xcalloc(1, sizeof *f);
@@ -197,6 +215,7 @@ static struct fx *fx_new(void)
     pthread_mutex_lock(&mu);
     memset(released, 0, sizeof released);
     memset(sticky, 0, sizeof sticky);
+    memset(sticky_once, 0, sizeof sticky_once);
     n_started = 0;
     pthread_mutex_unlock(&mu);
     open_table(f);
@@ -528,6 +547,175 @@ static void test_sticky_gpu_is_fatal(void **state)
     fx_free(f);
 }
 
+/* Two devices, one worker each: two GPU jobs run at once, one per device,
+ * and the engine is told which device (engine_params.devices); /metrics'
+ * per-device counters count a run on each. */
+static void test_devices_spread(void **state)
+{
+    (void)state;
+    struct fx *f = fx_new();
+    int devs[2] = {0, 1};
+    start_pool_on(f, devs, 2, 0);
+    assert_int_equal(worker_pool_devices(&f->pool), 2);
+    assert_int_equal(worker_pool_healthy_devices(&f->pool), 2);
+    submit(f, 1, "gpu");
+    submit(f, 2, "gpu");
+    wait_started(f, 2);
+    assert_int_equal(dev_of[1] + dev_of[2], 0 + 1); /* one on each device */
+    assert_int_equal(gpus_of[1], 0);                /* one-device runs */
+    struct worker_counts c0, c1;
+    worker_pool_device_counts(&f->pool, 0, &c0);
+    worker_pool_device_counts(&f->pool, 1, &c1);
+    assert_int_equal(c0.busy, 1);
+    assert_int_equal(c1.busy, 1);
+    struct jobs_device_stats s0, s1;
+    jobs_device_stats(&f->t, 0, &s0);
+    jobs_device_stats(&f->t, 1, &s1);
+    assert_int_equal(s0.runs, 1);
+    assert_int_equal(s1.runs, 1);
+    release(1);
+    release(2);
+    run_until(f, none_running);
+    fx_free(f);
+}
+
+/* The first job's run started twice (it was queued again after a loss). */
+static int resumed_once(struct fx *f)
+{
+    return n_started_now() >= 2 && storeq_idle(&f->sq);
+}
+
+/* A sticky error on one of two devices retires that device only: its job
+ * goes back to the queue (events interrupted, queued; resumes 1) and runs
+ * on the other device; nothing is fatal, GPU jobs are still admitted. */
+static void test_device_lost_requeues(void **state)
+{
+    (void)state;
+    struct fx *f = fx_new();
+    int devs[2] = {0, 1};
+    start_pool_on(f, devs, 2, 0);
+    pthread_mutex_lock(&mu);
+    sticky_once[1] = 1;
+    pthread_mutex_unlock(&mu);
+    struct job *j = submit(f, 1, "gpu");
+    run_until(f, resumed_once);
+    assert_int_equal(started[0], 1);
+    assert_int_equal(started[1], 1); /* the same job, again */
+    int lost = dev_of[1] == 0 ? 1 : 0; /* the device it runs on now is the other one */
+    assert_int_equal(f->seen.fatal, 0);
+    assert_true(worker_pool_gpu_failed(&f->pool));
+    assert_int_equal(worker_pool_healthy_devices(&f->pool), 1);
+    struct worker_counts c;
+    worker_pool_device_counts(&f->pool, lost, &c);
+    assert_int_equal(c.healthy, 0);
+    assert_int_equal(j->pub.state, JOB_RUNNING);
+    assert_int_equal(j->pub.resumes, 1);
+    struct jobs_device_stats ds;
+    jobs_device_stats(&f->t, lost, &ds);
+    assert_int_equal(ds.requeued, 1);
+    assert_true(jobs_backend_available(&f->t, LCN_BACKEND_GPU));
+    release(1);
+    run_until(f, none_running);
+    assert_int_equal(j->pub.state, JOB_FAILED); /* the fake ends without a result */
+    assert_string_equal(j->pub.error_code, "deadline");
+
+    /* the second device lost too: that is the last one, and fatal */
+    pthread_mutex_lock(&mu);
+    sticky_once[2] = 1;
+    pthread_mutex_unlock(&mu);
+    struct job *k = submit(f, 2, "gpu");
+    run_until(f, none_running);
+    wait_started(f, 3);
+    run_until(f, none_running);
+    assert_int_equal(f->seen.fatal, 1);
+    assert_int_equal(f->seen.fatal_code, 3);
+    assert_int_equal(k->pub.state, JOB_FAILED);
+    assert_string_equal(k->pub.error_code, "gpu_fatal");
+    assert_int_equal(worker_pool_healthy_devices(&f->pool), 0);
+    fx_free(f);
+}
+
+/* gpu_required = false: losing the last GPU is not fatal and an auto job
+ * goes on on the CPU pool. */
+static void test_device_lost_cpu_fallback(void **state)
+{
+    (void)state;
+    struct fx *f = fx_new();
+    f->cfg.gpu_required = 0;
+    int devs[1] = {0};
+    start_pool_on(f, devs, 1, 1);
+    pthread_mutex_lock(&mu);
+    sticky_once[1] = 1;
+    pthread_mutex_unlock(&mu);
+    struct job *j = submit(f, 1, "auto");
+    run_until(f, resumed_once);
+    assert_int_equal(kind_of[1], WORKER_CPU);
+    assert_int_equal(f->seen.fatal, 0);
+    assert_int_equal(j->pub.resumes, 1);
+    release(1);
+    run_until(f, none_running);
+    fx_free(f);
+}
+
+/* solver.gpus: more devices than exist is refused (422, solver.gpus), as is
+ * the CPU backend; a run across two devices takes a worker of each (the
+ * engine gets both devices), and a GPU job behind it waits for them. */
+static void test_gpus_admission(void **state)
+{
+    (void)state;
+    struct fx *f = fx_new();
+    int devs[2] = {0, 1};
+    start_pool_on(f, devs, 2, 1);
+    struct job_error e;
+    struct job_request *three = request(9, "gpu", 30, ",\"solver\":{\"gpus\":3}", NULL);
+    struct job_request *cpu2 = request(9, "cpu", 30, ",\"solver\":{\"gpus\":2}", NULL);
+    struct job_request *all = request(9, "auto", 30, ",\"solver\":{\"gpus\":\"all\"}", NULL);
+    assert_int_equal(jobs_admit(&f->t, three, &e), LCN_ETOOBIG);
+    assert_int_equal(e.status, 422);
+    assert_string_equal(e.code, "too_large");
+    assert_string_equal(e.field, "solver.gpus");
+    assert_int_equal(jobs_admit(&f->t, cpu2, &e), LCN_ETOOBIG);
+    assert_int_equal(e.status, 422);
+    assert_string_equal(e.code, "backend_unavailable");
+    assert_string_equal(e.field, "solver.gpus");
+    assert_int_equal(jobs_admit(&f->t, all, &e), 0);
+    assert_int_equal(jobs_gpus_needed(&f->t, all), 2);
+    jobs_req_put(three);
+    jobs_req_put(cpu2);
+    jobs_req_put(all);
+
+    submit(f, 1, "gpu"); /* on one device */
+    char *body;
+    struct job_request *r2 = request(2, "gpu", 30, ",\"solver\":{\"gpus\":2}", &body);
+    assert_int_equal(jobs_admit(&f->t, r2, &e), 0);
+    jobs_submit(&f->t, r2, body, strlen(body), lcn_now_ns());
+    submit(f, 3, "gpu"); /* behind the two-device job: it waits too */
+    submit(f, 4, "cpu"); /* the CPU pool is not held up */
+    wait_started(f, 2);
+    assert_int_equal(started[0] + started[1], 1 + 4);
+    int q[8];
+    assert_int_equal(queue_seeds(f, q, 8), 2);
+    assert_int_equal(q[0], 2);
+    assert_int_equal(q[1], 3);
+    release(1);
+    wait_started(f, 3);
+    assert_int_equal(started[2], 2);
+    assert_int_equal(gpus_of[2], 2);
+    assert_int_equal(dev_of[2] + dev2_of[2], 0 + 1);
+    struct worker_counts c0, c1;
+    worker_pool_device_counts(&f->pool, 0, &c0);
+    worker_pool_device_counts(&f->pool, 1, &c1);
+    assert_int_equal(c0.busy + c1.busy, 2); /* both held by the one run */
+    assert_int_equal(queue_seeds(f, q, 8), 1);
+    release(2);
+    wait_started(f, 4);
+    assert_int_equal(started[3], 3);
+    release(3);
+    release(4);
+    run_until(f, none_running);
+    fx_free(f);
+}
+
 /*
  * Stopped with jobs running on the CPU and the GPU and one queued, the
  * next start resumes the running ones first (in id order), then the one
@@ -625,6 +813,8 @@ int main(void)
         cmocka_unit_test(test_fifo_order),          cmocka_unit_test(test_kinds),
         cmocka_unit_test(test_admission),           cmocka_unit_test(test_cancel_queued),
         cmocka_unit_test(test_sticky_gpu_is_fatal), cmocka_unit_test(test_resume_after_restart),
+        cmocka_unit_test(test_devices_spread),      cmocka_unit_test(test_device_lost_requeues),
+        cmocka_unit_test(test_device_lost_cpu_fallback), cmocka_unit_test(test_gpus_admission),
         cmocka_unit_test(test_no_resume),           cmocka_unit_test(test_idle_after_last_commit),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);

@@ -63,6 +63,16 @@ static void test_gpu_knobs(void **st)
     assert_int_equal(gpu_solver_params_parse(&p, "restart_share=1.5", err, sizeof(err)),
                      LCN_EINVAL);
     assert_string_equal(err, "tuning: restart_share: expected a number in [0, 1], got '1.5'");
+    /* a run across GPUs: how often and how many replicas take the elite */
+    gpu_solver_params_default(&p);
+    assert_int_equal(p.island_every, 25);
+    assert_int_equal(p.island_take, 2);
+    assert_int_equal(gpu_solver_params_parse(&p, "island_every=5,island_take=0", err, sizeof(err)),
+                     0);
+    assert_true(p.island_every == 5 && p.island_take == 0);
+    assert_int_equal(gpu_solver_params_parse(&p, "island_every=0", err, sizeof(err)), LCN_EINVAL);
+    assert_string_equal(err, "tuning: island_every: expected an integer in [1, 1000000], got '0'");
+    assert_int_equal(gpu_solver_params_parse(&p, "island_take=-1", err, sizeof(err)), LCN_EINVAL);
     /* an integer knob takes an integer */
     assert_int_equal(gpu_solver_params_parse(&p, "ladder=2.5", err, sizeof(err)), LCN_EINVAL);
     assert_string_equal(err, "tuning: ladder: expected an integer in [1, 64], got '2.5'");

@@ -25,7 +25,7 @@ __all__ = ["Client", "LcnError", "TERMINAL"]
 TERMINAL = ("succeeded", "failed", "cancelled", "interrupted")
 
 # solver fields of POST /jobs taken as keyword arguments of submit()
-_SOLVER = ("threads", "replicas", "proposal_workers", "tuning")
+_SOLVER = ("threads", "replicas", "proposal_workers", "gpus", "tuning")
 
 
 class LcnError(Exception):
@@ -73,7 +73,8 @@ class Client:
     def submit(self, graph, budget_s=None, seed=None, target_k=None, backend=None,
                stop_at_target=None, name=None, **solver):
         """POST /jobs. graph is a dict in the format of docs/FORMAT.md;
-        threads, replicas, proposal_workers and tuning go to `solver`.
+        threads, replicas, proposal_workers, gpus (a count or "all": one run
+        across that many GPUs) and tuning go to `solver`.
         Arguments left None take the daemon's defaults. Returns the job id
         once the job is durable."""
         unknown = set(solver) - set(_SOLVER)
