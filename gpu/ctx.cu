@@ -102,24 +102,29 @@ static void dfree(struct gpu_ctx *ctx, void *p)
     count(&ctx->frees, 1);
 }
 
-int gpu_h2d(struct gpu_ctx *ctx, struct gpu_slot *s, void *dst, const void *src, size_t n)
+/* One counted asynchronous copy on the slot's stream (bytes and copies
+ * counted per direction). */
+static int copy_async(struct gpu_ctx *ctx, struct gpu_slot *s, void *dst, const void *src, size_t n,
+                      enum cudaMemcpyKind kind, uint64_t *bytes, uint64_t *copies)
 {
     if (n == 0)
         return 0;
-    count(&ctx->h2d_bytes, n);
-    count(&ctx->h2d_copies, 1);
-    GPU_CHECK(ctx, cudaMemcpyAsync(dst, src, n, cudaMemcpyHostToDevice, s->stream));
+    count(bytes, n);
+    count(copies, 1);
+    GPU_CHECK(ctx, cudaMemcpyAsync(dst, src, n, kind, s->stream));
     return 0;
+}
+
+int gpu_h2d(struct gpu_ctx *ctx, struct gpu_slot *s, void *dst, const void *src, size_t n)
+{
+    return copy_async(ctx, s, dst, src, n, cudaMemcpyHostToDevice, &ctx->h2d_bytes,
+                      &ctx->h2d_copies);
 }
 
 int gpu_d2h(struct gpu_ctx *ctx, struct gpu_slot *s, void *dst, const void *src, size_t n)
 {
-    if (n == 0)
-        return 0;
-    count(&ctx->d2h_bytes, n);
-    count(&ctx->d2h_copies, 1);
-    GPU_CHECK(ctx, cudaMemcpyAsync(dst, src, n, cudaMemcpyDeviceToHost, s->stream));
-    return 0;
+    return copy_async(ctx, s, dst, src, n, cudaMemcpyDeviceToHost, &ctx->d2h_bytes,
+                      &ctx->d2h_copies);
 }
 
 int gpu_upload_graph(struct gpu_ctx *ctx, struct gpu_slot *s, const struct lcn_graph *g)

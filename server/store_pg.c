@@ -68,16 +68,6 @@ struct pg_store {
     char *url;
 };
 
-static void fmt(char *err, size_t errlen, const char *f, ...)
-{
-    if (!err || !errlen)
-        return;
-    va_list ap;
-    va_start(ap, f);
-    vsnprintf(err, errlen, f, ap);
-    va_end(ap);
-}
-
 /* libpq's message without its trailing newline. */
 void pg_conn_error(PGconn *c, char *err, size_t errlen)
 {
@@ -85,7 +75,7 @@ void pg_conn_error(PGconn *c, char *err, size_t errlen)
     size_t n = strlen(m);
     while (n > 0 && (m[n - 1] == '\n' || m[n - 1] == ' '))
         n--;
-    fmt(err, errlen, "%.*s", (int)n, m);
+    lcn_errmsg(err, errlen, "%.*s", (int)n, m);
 }
 
 int pg_store_is_url(const char *url)
@@ -133,7 +123,7 @@ PGresult *pg_run(PGconn *c, const char *sql, int n, const char *const *vals, con
         size_t k = strlen(m);
         while (k > 0 && m[k - 1] == '\n')
             k--;
-        fmt(err, errlen, "%.*s", (int)k, m);
+        lcn_errmsg(err, errlen, "%.*s", (int)k, m);
     } else {
         pg_conn_error(c, err, errlen);
     }
@@ -168,7 +158,7 @@ static int db_version(PGconn *c, int *v, char *err, size_t errlen)
         return LCN_ESTORE;
     int rc = 0;
     if (PQntuples(res) != 1) {
-        fmt(err, errlen, "table meta has no schema_version: not an lcn database");
+        lcn_errmsg(err, errlen, "table meta has no schema_version: not an lcn database");
         rc = LCN_ESTORE;
     } else {
         *v = atoi(PQgetvalue(res, 0, 0));
@@ -191,7 +181,7 @@ static int migrate(PGconn *c, char *err, size_t errlen)
     if (!rc)
         rc = db_version(c, &v, err, errlen);
     if (!rc && v > PG_SCHEMA_VERSION) {
-        fmt(err, errlen,
+        lcn_errmsg(err, errlen,
             "the database's schema version is %d, newer than this lcnd's %d: upgrade lcnd", v,
             PG_SCHEMA_VERSION);
         rc = LCN_ESTORE;
@@ -248,7 +238,7 @@ int pg_store_open(const char *url, struct pg_store **out, char *err, size_t errl
     if (!rc && !(st->r = pg_connect(url, why, sizeof why)))
         rc = LCN_ESTORE;
     if (rc) {
-        fmt(err, errlen, "postgresql store: %s", why);
+        lcn_errmsg(err, errlen, "postgresql store: %s", why);
         pg_store_close(st);
         return LCN_ESTORE;
     }
@@ -449,7 +439,7 @@ int pg_store_apply(struct pg_store *st, struct store_op *ops, char *err, size_t 
             pg_exec(st->w, "ROLLBACK", 0, NULL, NULL, NULL, 0);
         for (struct store_op *op = ops; op; op = op->next)
             op->rc = LCN_ESTORE;
-        fmt(err, errlen, "%s", why);
+        lcn_errmsg(err, errlen, "%s", why);
     }
     return rc;
 }
