@@ -52,12 +52,6 @@ int graph_init(struct lcn_graph *g, int32_t n, int32_t m, const int32_t *src, co
                  LCN_COORD_LIMIT);
         return fail(why, LCN_ERANGE, -1, -1, msg);
     }
-    if ((int64_t)(width + 1) * (height + 1) < n) {
-        /* no layout can put the nodes on distinct grid points (V2) */
-        snprintf(msg, sizeof(msg), "bounds %d x %d hold %lld grid points, fewer than the %d nodes",
-                 width, height, (long long)(width + 1) * (height + 1), n);
-        return fail(why, LCN_EINVAL, -1, -1, msg);
-    }
     for (int32_t e = 0; e < m; e++) {
         if (src[e] < 0 || src[e] >= n) {
             snprintf(msg, sizeof(msg), "unknown node 'source' %d", src[e]);

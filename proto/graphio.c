@@ -268,12 +268,6 @@ int graphio_read_json(struct graphio_doc *d, json_t *graph, const char *prefix,
     if ((rc = require(&r, graph, "height", &jh, "height")) ||
         (rc = get_int(&r, jh, 0, LCN_COORD_LIMIT, &height, "height")))
         return rc;
-    if ((width + 1) * (height + 1) < (int64_t)nn) {
-        /* the nodes need distinct grid points (V2): no layout exists */
-        snprintf(msg, sizeof(msg), "bounds %lld x %lld hold %lld grid points, fewer than the %zu nodes",
-                 (long long)width, (long long)height, (long long)((width + 1) * (height + 1)), nn);
-        return fail(&r, LCN_EINVAL, msg, "width");
-    }
 
     int32_t n = (int32_t)nn, m = (int32_t)mm;
     d->pts = xcalloc((size_t)n + 1, sizeof(*d->pts));

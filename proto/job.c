@@ -282,8 +282,14 @@ static int parse_root(struct job_request *req, json_t *root, const struct job_li
     struct graphio_error ge;
     rc = graphio_read_json(&req->doc, graph, "graph", &gl, &ge);
     if (rc)
-        fail(e, rc == LCN_ETOOBIG ? 422 : 400, graphio_api_code(rc), ge.path, "%s", ge.msg);
-    return rc;
+        return fail(e, rc == LCN_ETOOBIG ? 422 : 400, graphio_api_code(rc), ge.path, "%s", ge.msg);
+    const struct lcn_graph *g = &req->doc.g;
+    if ((int64_t)(g->width + 1) * (g->height + 1) < g->n)
+        /* the nodes need distinct grid points (V2): no job could succeed */
+        return fail(e, 400, "invalid_field", "graph.width",
+                    "bounds %d x %d hold %lld grid points, fewer than the %d nodes", g->width,
+                    g->height, (long long)(g->width + 1) * (g->height + 1), g->n);
+    return 0;
 }
 
 /* ------------------------------------------------------------ bare graphs */

@@ -290,11 +290,6 @@ static void test_out_of_range(void **state)
                    "-1 outside [0, 1073741823]");
     expect_invalid("{'nodes':[],'edges':[],'width':1,'height':1073741824}", "height",
                    "1073741824 outside [0, 1073741823]");
-    /* fewer grid points than nodes: no layout can exist (V2), refused at once */
-    expect_invalid("{'nodes':[{'id':0,'x':0,'y':0},{'id':1,'x':0,'y':0}],'edges':[],'width':0,"
-                   "'height':0}",
-                   "width",
-                   "bounds 0 x 0 hold 1 grid points, fewer than the 2 nodes");
     expect_invalid(G3("[{'id':0,'x':1,'y':1},{'id':2,'x':1,'y':2}]", "[]"), "nodes[1].id",
                    "2 outside [0, 1]");
     expect_invalid(G3("[{'id':-1,'x':1,'y':1}]", "[]"), "nodes[0].id", "-1 outside [0, 0]");

@@ -616,6 +616,22 @@ static void test_bare_graph_depth(void **state)
 
 /* solver.gpus (a run across GPUs): a count up to ENGINE_MAX_DEVICES or
  * "all"; and the telemetry of such a run per device, read back as written. */
+/* Bounds with fewer grid points than nodes: no job could succeed (V2), so
+ * the request is refused instead of failing later with 'invalid argument'
+ * (the probe's finding). The format parser itself still reads such a graph:
+ * lcnctl check reports its crowded layout as a verdict. */
+static void test_too_few_grid_points(void **state)
+{
+    (void)state;
+    bad("{\"graph\":{\"nodes\":[{\"id\":0},{\"id\":1}],\"edges\":[],\"width\":0,"
+        "\"height\":0}}",
+        400, "invalid_field", "graph.width", "bounds 0 x 0 hold 1 grid points, fewer than the 2 nodes");
+    struct job_request r;
+    ok("{\"graph\":{\"nodes\":[{\"id\":0},{\"id\":1}],\"edges\":[],\"width\":1,\"height\":0}}",
+       &r);
+    job_request_release(&r);
+}
+
 static void test_gpus_and_device_telemetry(void **state)
 {
     (void)state;
@@ -665,7 +681,7 @@ int main(void)
         cmocka_unit_test(test_defaults_and_fields), cmocka_unit_test(test_rejections),
         cmocka_unit_test(test_bare_graph),          cmocka_unit_test(test_nul_byte),
         cmocka_unit_test(test_warm_start),          cmocka_unit_test(test_status_roundtrip),
-        cmocka_unit_test(test_gpus_and_device_telemetry),
+        cmocka_unit_test(test_gpus_and_device_telemetry), cmocka_unit_test(test_too_few_grid_points),
         cmocka_unit_test(test_ids_and_events),      cmocka_unit_test(test_backend_names),
         cmocka_unit_test(test_bare_graph_depth),
     };
