@@ -209,11 +209,24 @@ static int migrate(PGconn *c, char *err, size_t errlen)
  * this long, not the system's TCP connect timeout of minutes. */
 #define PG_CONNECT_TIMEOUT "2"
 
+/*
+ * And a peer that stops answering on an open connection: TCP keepalives
+ * and tcp_user_timeout (ms) end the wait for a dead host or network within
+ * about 5 s, statement_timeout (ms) one for a database that is up but
+ * blocked, instead of the kernel's minutes. These bound the reads the loop
+ * makes itself (a job this daemon has not seen yet, a progress page).
+ */
+#define PG_TCP_USER_TIMEOUT "5000"
+#define PG_OPTIONS "-c statement_timeout=10000"
+
 PGconn *pg_connect(const char *url, char *err, size_t errlen)
 {
-    /* the URL expands over the default (expand_dbname): its own settings win */
-    const char *const keys[] = {"connect_timeout", "dbname", NULL};
-    const char *const vals[] = {PG_CONNECT_TIMEOUT, url, NULL};
+    /* the URL expands over the defaults (expand_dbname): its own settings win */
+    const char *const keys[] = {"connect_timeout", "keepalives", "keepalives_idle",
+                                "keepalives_interval", "keepalives_count", "tcp_user_timeout",
+                                "options", "dbname", NULL};
+    const char *const vals[] = {PG_CONNECT_TIMEOUT, "1", "5", "2", "2", PG_TCP_USER_TIMEOUT,
+                                PG_OPTIONS, url, NULL};
     PGconn *c = PQconnectdbParams(keys, vals, 1);
     if (PQstatus(c) != CONNECTION_OK) {
         pg_conn_error(c, err, errlen);
