@@ -525,9 +525,7 @@ int pg_store_load_job(struct pg_store *st, int64_t job, store_job_cb cb, void *c
     return found;
 }
 
-/* The bytea value at (row, col) of res, unescaped into a malloc'd buffer
- * with a NUL after it; NULL when it cannot be decoded. */
-static unsigned char *bytea_of(const PGresult *res, int row, int col, size_t *len)
+unsigned char *pg_bytea(const PGresult *res, int row, int col, size_t *len)
 {
     unsigned char *raw = PQunescapeBytea((const unsigned char *)PQgetvalue(res, row, col), len);
     if (!raw)
@@ -548,10 +546,33 @@ int pg_store_load_request(struct pg_store *st, int64_t job, char **body, size_t 
         return LCN_ESTORE;
     int rc = LCN_ENOTFOUND;
     if (PQntuples(res) == 1) {
-        *body = (char *)bytea_of(res, 0, 0, len);
+        *body = (char *)pg_bytea(res, 0, 0, len);
         rc = *body ? 0 : LCN_ESTORE;
     }
     PQclear(res);
+    return rc;
+}
+
+int pg_checkpoint_row(const PGresult *res, struct store_checkpoint *ck)
+{
+    ck->seq = strtoll(PQgetvalue(res, 0, 0), NULL, 10);
+    ck->elapsed_s = strtod(PQgetvalue(res, 0, 1), NULL);
+    ck->obj.K = (int32_t)strtol(PQgetvalue(res, 0, 2), NULL, 10);
+    ck->obj.nK = (int32_t)strtol(PQgetvalue(res, 0, 3), NULL, 10);
+    ck->obj.Phi = strtoll(PQgetvalue(res, 0, 4), NULL, 10);
+    ck->obj.C = strtoll(PQgetvalue(res, 0, 5), NULL, 10);
+    ck->final = (int)strtol(PQgetvalue(res, 0, 6), NULL, 10);
+    ck->n = (int32_t)strtol(PQgetvalue(res, 0, 7), NULL, 10);
+    size_t bytes = 0;
+    unsigned char *b = pg_bytea(res, 0, 8, &bytes);
+    int rc = 0;
+    if (!b || ck->n < 0 || (int64_t)bytes != (int64_t)ck->n * 8) {
+        rc = LCN_ESTORE;
+    } else {
+        ck->layout = xmalloc(sizeof *ck->layout * (size_t)(ck->n + 1));
+        store_blob_layout(b, ck->n, ck->layout);
+    }
+    free(b);
     return rc;
 }
 
@@ -560,33 +581,10 @@ int pg_store_load_checkpoint(struct pg_store *st, int64_t job, struct store_chec
     memset(ck, 0, sizeof *ck);
     struct num a;
     const char *v[1] = {num(&a, job)};
-    PGresult *res = read_q(st,
-                           "SELECT seq, elapsed_s, k, nk, phi, c, final, n, layout FROM checkpoints "
-                           "WHERE job = $1",
-                           1, v);
+    PGresult *res = read_q(st, PG_SQL_CHECKPOINT, 1, v);
     if (!res)
         return LCN_ESTORE;
-    int rc = LCN_ENOTFOUND;
-    if (PQntuples(res) == 1) {
-        ck->seq = strtoll(PQgetvalue(res, 0, 0), NULL, 10);
-        ck->elapsed_s = strtod(PQgetvalue(res, 0, 1), NULL);
-        ck->obj.K = (int32_t)strtol(PQgetvalue(res, 0, 2), NULL, 10);
-        ck->obj.nK = (int32_t)strtol(PQgetvalue(res, 0, 3), NULL, 10);
-        ck->obj.Phi = strtoll(PQgetvalue(res, 0, 4), NULL, 10);
-        ck->obj.C = strtoll(PQgetvalue(res, 0, 5), NULL, 10);
-        ck->final = (int)strtol(PQgetvalue(res, 0, 6), NULL, 10);
-        ck->n = (int32_t)strtol(PQgetvalue(res, 0, 7), NULL, 10);
-        size_t bytes = 0;
-        unsigned char *b = bytea_of(res, 0, 8, &bytes);
-        if (!b || ck->n < 0 || (int64_t)bytes != (int64_t)ck->n * 8) {
-            rc = LCN_ESTORE;
-        } else {
-            ck->layout = xmalloc(sizeof *ck->layout * (size_t)(ck->n + 1));
-            store_blob_layout(b, ck->n, ck->layout);
-            rc = 0;
-        }
-        free(b);
-    }
+    int rc = PQntuples(res) == 1 ? pg_checkpoint_row(res, ck) : LCN_ENOTFOUND;
     PQclear(res);
     return rc;
 }

@@ -218,50 +218,20 @@ int pg_queue_claim(struct pg_queue *q, int cancels, const char *const *backends,
     return n;
 }
 
-static unsigned char *bytea(const PGresult *res, int row, int col, size_t *len)
-{
-    unsigned char *raw = PQunescapeBytea((const unsigned char *)PQgetvalue(res, row, col), len);
-    if (!raw)
-        return NULL;
-    unsigned char *out = xmalloc(*len + 1);
-    memcpy(out, raw, *len);
-    out[*len] = 0;
-    PQfreemem(raw);
-    return out;
-}
-
 static int load_checkpoint(struct pg_queue *q, const char *const *v, struct store_checkpoint *ck,
                            int *have, char *err, size_t errlen)
 {
     memset(ck, 0, sizeof *ck);
     *have = 0;
-    PGresult *res = pg_run(q->c,
-                           "SELECT seq, elapsed_s, k, nk, phi, c, final, n, layout FROM checkpoints "
-                           "WHERE job = $1",
-                           1, v, NULL, err, errlen);
+    PGresult *res = pg_run(q->c, PG_SQL_CHECKPOINT, 1, v, NULL, err, errlen);
     if (!res)
         return LCN_ESTORE;
     int rc = 0;
     if (PQntuples(res) == 1) {
-        ck->seq = strtoll(PQgetvalue(res, 0, 0), NULL, 10);
-        ck->elapsed_s = strtod(PQgetvalue(res, 0, 1), NULL);
-        ck->obj.K = (int32_t)strtol(PQgetvalue(res, 0, 2), NULL, 10);
-        ck->obj.nK = (int32_t)strtol(PQgetvalue(res, 0, 3), NULL, 10);
-        ck->obj.Phi = strtoll(PQgetvalue(res, 0, 4), NULL, 10);
-        ck->obj.C = strtoll(PQgetvalue(res, 0, 5), NULL, 10);
-        ck->final = (int)strtol(PQgetvalue(res, 0, 6), NULL, 10);
-        ck->n = (int32_t)strtol(PQgetvalue(res, 0, 7), NULL, 10);
-        size_t bytes = 0;
-        unsigned char *b = bytea(res, 0, 8, &bytes);
-        if (!b || ck->n < 0 || (int64_t)bytes != (int64_t)ck->n * 8) {
+        if ((rc = pg_checkpoint_row(res, ck)))
             say(err, errlen, "a checkpoint that does not decode");
-            rc = LCN_ESTORE;
-        } else {
-            ck->layout = xmalloc(sizeof *ck->layout * (size_t)(ck->n + 1));
-            store_blob_layout(b, ck->n, ck->layout);
+        else
             *have = 1;
-        }
-        free(b);
     }
     PQclear(res);
     return rc;
@@ -280,7 +250,7 @@ int pg_queue_load(struct pg_queue *q, int64_t id, char **body, size_t *len,
     if (!res)
         return LCN_ESTORE;
     if (PQntuples(res) == 1)
-        *body = (char *)bytea(res, 0, 0, len);
+        *body = (char *)pg_bytea(res, 0, 0, len);
     PQclear(res);
     if (!*body) {
         say(err, errlen, "the job's request is missing");

@@ -27,4 +27,15 @@ PGresult *pg_run(PGconn *c, const char *sql, int n, const char *const *vals, con
 int pg_exec(PGconn *c, const char *sql, int n, const char *const *vals, const int *lens, char *err,
             size_t errlen);
 
+/* The bytea value at (row, col) of res, unescaped into a malloc'd buffer
+ * with a NUL after it; NULL when it cannot be decoded. */
+unsigned char *pg_bytea(const PGresult *res, int row, int col, size_t *len);
+
+/* A job's checkpoint: the query (parameter $1 the job id) and the decoding
+ * of its one row into ck (0, or LCN_ESTORE for a row that does not decode). */
+#define PG_SQL_CHECKPOINT \
+    "SELECT seq, elapsed_s, k, nk, phi, c, final, n, layout FROM checkpoints WHERE job = $1"
+struct store_checkpoint;
+int pg_checkpoint_row(const PGresult *res, struct store_checkpoint *ck);
+
 #endif
