@@ -30,7 +30,6 @@ server: LCN_TEST_PG_URL). Three phases, one manifest (--out/manifest.json):
 
 Python 3 standard library only.
 """
-import argparse
 import calendar
 import http.client
 import json
@@ -44,6 +43,8 @@ import sys
 import tempfile
 import threading
 import time
+
+from bench_args import daemon_bench_parser
 
 END_RUN = ("succeeded after", "cancelled after", "failed:", "stopped for shutdown",
            "its run stopped", "no longer held")
@@ -404,11 +405,7 @@ def cancel_phase(a, ds, graphs, rng):
 # ---------------------------------------------------------------- main
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--lcnd", required=True)
-    ap.add_argument("--lcnctl", required=True)
-    ap.add_argument("--poller", required=True)
-    ap.add_argument("--out", required=True)
+    ap = daemon_bench_parser(__doc__)
     ap.add_argument("--instances", required=True)
     ap.add_argument("--graphs", default="Automatic-1,Automatic-2,Automatic-3")
     ap.add_argument("--jobs", type=int, default=200)

@@ -24,7 +24,6 @@ Everything goes to --out: results.json (manifest + results), the latency
 samples of each phase (one microsecond value per line), and summary.txt.
 """
 
-import argparse
 import http.client
 import json
 import os
@@ -37,6 +36,7 @@ import sys
 import tempfile
 import time
 
+from bench_args import daemon_bench_parser
 from lcntools import sha256
 
 
@@ -127,11 +127,7 @@ def poll(poller, addr, path, clients, seconds, interval_ms, samples):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--lcnd", required=True)
-    ap.add_argument("--lcnctl", required=True)
-    ap.add_argument("--poller", required=True)
-    ap.add_argument("--out", required=True)
+    ap = daemon_bench_parser(__doc__)
     ap.add_argument("--clients", type=int, default=50)
     ap.add_argument("--seconds", type=float, default=10)
     ap.add_argument("--interval-ms", type=float, default=20)

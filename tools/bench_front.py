@@ -19,7 +19,6 @@ Run under tests/pg/with-postgres.sh (LCN_TEST_PG_URL). Two phases:
 
 Writes --out (JSON) and prints a summary. Python 3 standard library only.
 """
-import argparse
 import json
 import os
 import platform
@@ -32,6 +31,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench_args import daemon_bench_parser  # noqa: E402
 from bench_cluster import Daemon, percentile  # noqa: E402
 
 
@@ -109,12 +109,8 @@ def one_job(a, front, graph_file, i, tmp):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--lcnd", required=True)
-    ap.add_argument("--lcnctl", required=True)
-    ap.add_argument("--poller", required=True)
+    ap = daemon_bench_parser(__doc__)
     ap.add_argument("--graph", required=True)
-    ap.add_argument("--out", required=True)
     ap.add_argument("--jobs", type=int, default=30)
     ap.add_argument("--parallel", type=int, default=6)
     ap.add_argument("--budget-s", type=float, default=2)
