@@ -894,6 +894,10 @@ static int device_lost(struct jobs *t, struct worker *w, struct job *j, struct r
                        struct store_op *op)
 {
     retire_devices(t, w, run);
+    /* a DELETE's committed cancel reached the run (cancel_apply) before or
+     * after the error: the job ends cancelled, it does not run again */
+    if (run->cancel_reason == CANCEL_USER)
+        return 0;
     int gpus = worker_pool_healthy_devices(t->pool);
     struct worker_counts cpu;
     worker_pool_counts(t->pool, WORKER_CPU, &cpu);
@@ -934,8 +938,17 @@ static int device_lost(struct jobs *t, struct worker *w, struct job *j, struct r
 
 static void finished(struct jobs *t, struct worker *w, struct job *j, struct run *run)
 {
-    if (j->lost)
+    if (j->lost) {
+        /* its claim is gone, but a sticky error still broke its devices:
+         * retired, or the next job here runs on a broken GPU */
+        if (run->rc == LCN_EGPU_STICKY && retire_devices(t, w, run) &&
+            t->cfg->gpu_required && worker_pool_healthy_devices(t->pool) == 0) {
+            lost_run_ended(t, j, run);
+            hook_fatal(t, 3, "sticky GPU error");
+            return;
+        }
         return lost_run_ended(t, j, run);
+    }
     int fresh, requeued = 0, fatal = 0;
     result_from_checkpoint(j, run);
     struct store_op *op = op_get(j, &fresh);
@@ -982,15 +995,20 @@ static void finished(struct jobs *t, struct worker *w, struct job *j, struct run
     } else if (run->rc == LCN_EGPU_STICKY && (requeued = device_lost(t, w, j, run, op))) {
         terminal = 0;
     } else if (run->rc == LCN_EGPU_STICKY) {
-        set_state(t, j, JOB_FAILED);
         char msg[400];
         int left = worker_pool_healthy_devices(t->pool);
         fatal = t->cfg->gpu_required && left == 0;
-        snprintf(msg, sizeof msg, "gpu %d: unrecoverable error, %s: %s", w->device,
-                 fatal ? "the daemon restarts" : left ? "too few usable GPUs are left"
-                                                      : "no usable GPU is left",
-                 run->diag);
-        fail_job(j, lcn_errcode(fatal ? run->rc : LCN_ENOGPU), msg);
+        if (run->cancel_reason == CANCEL_USER) {
+            set_state(t, j, JOB_CANCELLED);
+            snprintf(j->cur.stop_reason, sizeof j->cur.stop_reason, "cancelled");
+        } else {
+            set_state(t, j, JOB_FAILED);
+            snprintf(msg, sizeof msg, "gpu %d: unrecoverable error, %s: %s", w->device,
+                     fatal ? "the daemon restarts" : left ? "too few usable GPUs are left"
+                                                          : "no usable GPU is left",
+                     run->diag);
+            fail_job(j, lcn_errcode(fatal ? run->rc : LCN_ENOGPU), msg);
+        }
     } else {
         int rc = run->rc == LCN_ECANCELLED && run->cancel_reason == CANCEL_DEADLINE
                      ? LCN_EDEADLINE
@@ -1490,7 +1508,11 @@ static enum recovered recover_active(struct jobs *t, struct job *j, struct store
         return REC_ENDED;
     }
     if (!j->req) {
-        set_state(t, j, JOB_FAILED);
+        /* not set_state: a queued job is not counted in t->waiting here
+         * (recovery counts what comes back queued; claimed_one took it
+         * off already), so set_state's decrement would count it twice */
+        j->cur.state = JOB_FAILED;
+        j->cur.finished_ms = lcn_wall_ms();
         fail_job(j, "corrupt_state", why);
         finish_state_op(t, j);
         return REC_ENDED;
@@ -1501,11 +1523,12 @@ static enum recovered recover_active(struct jobs *t, struct job *j, struct store
         t->waiting++;
         /* it ran before: queued again after a lost GPU, or resumed and
          * stopped again before it restarted; it goes on from its
-         * checkpoint with what is left of its budget */
-        if (ck) {
+         * checkpoint with what is left of its budget, which its engine
+         * time counts against with or without a checkpoint (a GPU lost
+         * before the first one: keep_run_time's elapsed_s alone) */
+        if (ck)
             take_checkpoint(j, ck);
-            j->elapsed_base = LCN_MAX(j->cur.elapsed_s, ck->elapsed_s);
-        }
+        j->elapsed_base = LCN_MAX(j->cur.elapsed_s, ck ? ck->elapsed_s : 0);
         return REC_QUEUED;
     }
     /* found running: the daemon stopped (or died) under it */
@@ -1896,23 +1919,26 @@ void jobs_on_cluster_rows(void *ctx, struct cluster_job *list)
 static void claimed_one(struct jobs *t, struct cluster_job *c)
 {
     struct job *j = find_any(t, c->id);
-    if (!j) {
-        j = xcalloc(1, sizeof *j);
-        j->id = c->id;
-        table_add(t, j);
-    }
-    if (t->stopping || !c->status_ok || (j->claim && !j->mirror)) {
+    if (t->stopping || !c->status_ok || (j && j->claim && !j->mirror)) {
         /* shutting down, unreadable, or a run of it is still being stopped
          * here (lost): another daemon may have it */
         if (!c->status_ok)
-            log_job(LOG_LEVEL_ERROR, j->id, "claimed, but its status does not parse");
+            log_job(LOG_LEVEL_ERROR, c->id, "claimed, but its status does not parse");
         give_back(t, c->id, c->claim);
         return;
+    }
+    if (!j) {
+        /* first seen here (its row came after this round's changes): not
+         * counted in t->waiting, though its zeroed state reads "queued" */
+        j = xcalloc(1, sizeof *j);
+        j->id = c->id;
+        table_add(t, j);
+    } else {
+        t->waiting -= j->cur.state == JOB_QUEUED; /* recover_active counts it again */
     }
     struct job_status st = c->st;
     if (c->cancel)
         st.cancel_requested = 1;
-    t->waiting -= j->cur.state == JOB_QUEUED; /* recover_active counts it again */
     j->cur = st;
     pub_set(t, j, &st);
     j->claim = c->claim;

@@ -44,6 +44,7 @@ static int started[MAX_SEED * 2], n_started; /* seeds in the order their runs be
 static int kind_of[MAX_SEED];                /* the kind of worker that ran each seed */
 static int sticky_once[MAX_SEED];            /* the next run fails with a sticky GPU error */
 static int dev_of[MAX_SEED], gpus_of[MAX_SEED], dev2_of[MAX_SEED]; /* its devices (-1: none) */
+static int sticky_on_cancel[MAX_SEED];       /* the run's cancel meets a sticky GPU error */
 
 static int fake_engine(void *ctx, const struct worker *w, const struct lcn_graph *g,
                        const struct engine_params *p, struct engine_result *out)
@@ -71,8 +72,12 @@ static int fake_engine(void *ctx, const struct worker *w, const struct lcn_graph
         pthread_mutex_unlock(&mu);
         if (bad)
             return LCN_EGPU_STICKY;
-        if (p->cancel && atomic_load(p->cancel))
-            return LCN_ECANCELLED;
+        if (p->cancel && atomic_load(p->cancel)) {
+            pthread_mutex_lock(&mu);
+            int soc = sticky_on_cancel[seed];
+            pthread_mutex_unlock(&mu);
+            return soc ? LCN_EGPU_STICKY : LCN_ECANCELLED;
+        }
         if (go)
             return LCN_EDEADLINE; /* ended without a result: the job fails, the worker frees */
         uv_sleep(2);
@@ -216,6 +221,7 @@ static struct fx *fx_new(void)
     memset(released, 0, sizeof released);
     memset(sticky, 0, sizeof sticky);
     memset(sticky_once, 0, sizeof sticky_once);
+    memset(sticky_on_cancel, 0, sizeof sticky_on_cancel);
     n_started = 0;
     pthread_mutex_unlock(&mu);
     open_table(f);
@@ -777,6 +783,83 @@ static void test_resume_after_restart(void **state)
     fx_free(f);
 }
 
+static struct job *watched;
+static int watched_requeued(struct fx *f)
+{
+    return watched->pub.state == JOB_QUEUED && watched->pub.resumes == 1 && storeq_idle(&f->sq);
+}
+
+/*
+ * A job queued again after a lost GPU, before any checkpoint, and stopped
+ * before it ran again: the next start keeps the engine time its first run
+ * used (elapsed_s) as spent budget, though there is no checkpoint to
+ * resume from, and counts it once among the jobs waiting.
+ */
+static void test_requeued_without_checkpoint_keeps_its_time(void **state)
+{
+    (void)state;
+    struct fx *f = fx_new();
+    int devs[2] = {0, 1};
+    start_pool_on(f, devs, 2, 0);
+    struct job *a = submit(f, 1, "gpu");
+    struct job *b = submit(f, 2, "gpu");
+    int64_t ida = a->id, idb = b->id;
+    wait_started(f, 2); /* one on each device */
+    uv_sleep(300);
+    pthread_mutex_lock(&mu);
+    sticky[2] = 1;
+    pthread_mutex_unlock(&mu);
+    watched = b;
+    run_until(f, watched_requeued); /* a holds the last device: b waits */
+    double ran = b->pub.elapsed_s;
+    assert_true(ran >= 0.25);
+    close_table(f);
+
+    open_table(f);
+    char err[256] = "";
+    assert_int_equal(jobs_recover(&f->t, err, sizeof err), 0);
+    run_until(f, store_idle);
+    a = jobs_find(&f->t, ida);
+    b = jobs_find(&f->t, idb);
+    assert_int_equal(a->cur.state, JOB_QUEUED);
+    assert_int_equal(b->cur.state, JOB_QUEUED);
+    assert_false(b->has_ckpt);
+    assert_true(b->elapsed_base >= ran - 1e-6); /* its next run gets budget_s - ran */
+    assert_int_equal(f->t.waiting, 2);
+    fx_free(f);
+}
+
+static int watched_ended(struct fx *f)
+{
+    return job_state_terminal(watched->pub.state) && storeq_idle(&f->sq);
+}
+
+/* A DELETE whose cancel reaches a run that then ends with a sticky GPU
+ * error: the device is retired and the job ends cancelled; it is not
+ * queued again to run its whole budget (a second DELETE would be a no-op). */
+static void test_cancel_meets_device_lost(void **state)
+{
+    (void)state;
+    struct fx *f = fx_new();
+    int devs[2] = {0, 1};
+    start_pool_on(f, devs, 2, 0);
+    pthread_mutex_lock(&mu);
+    sticky_on_cancel[1] = 1;
+    pthread_mutex_unlock(&mu);
+    struct job *j = submit(f, 1, "gpu");
+    wait_started(f, 1);
+    jobs_cancel(&f->t, j);
+    watched = j;
+    run_until(f, watched_ended);
+    assert_int_equal(j->pub.state, JOB_CANCELLED);
+    assert_string_equal(j->pub.stop_reason, "cancelled");
+    assert_int_equal(worker_pool_healthy_devices(&f->pool), 1);
+    assert_int_equal(f->seen.fatal, 0);
+    assert_int_equal(n_started_now(), 1);
+    assert_int_equal(f->t.waiting, 0);
+    fx_free(f);
+}
+
 /* With resume_interrupted off, a job found running is interrupted, not
  * queued again. */
 static void test_no_resume(void **state)
@@ -816,6 +899,8 @@ int main(void)
         cmocka_unit_test(test_devices_spread),      cmocka_unit_test(test_device_lost_requeues),
         cmocka_unit_test(test_device_lost_cpu_fallback), cmocka_unit_test(test_gpus_admission),
         cmocka_unit_test(test_no_resume),           cmocka_unit_test(test_idle_after_last_commit),
+        cmocka_unit_test(test_requeued_without_checkpoint_keeps_its_time),
+        cmocka_unit_test(test_cancel_meets_device_lost),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     log_close();
