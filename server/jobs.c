@@ -671,6 +671,11 @@ static void start_job(struct jobs *t, struct job *j, struct worker *const *ws, i
 
     j->run = run;
     j->worker = w;
+    /* the engine's telemetry counts from 0 in every run: a run after a
+     * lost GPU's re-queue (or a re-claim) would add nothing to the
+     * evaluations until it passed the previous run's count */
+    j->tel_evaluated = 0;
+    memset(j->tel_dev_evaluated, 0, sizeof j->tel_dev_evaluated);
     t->running++;
     queue_del(t, j);
     set_state(t, j, JOB_RUNNING);
@@ -1143,10 +1148,20 @@ static void op_landed(struct jobs *t, struct store_op *op)
     if (op->fenced) {
         /* the claim it was made under is not this job's any more: nothing
          * of it was written (shared queue) */
+        int cancel = jo->cancel;
         free(jo);
         op->owner = NULL;
         if (j->claim == op->claim && j->claim)
             lose(t, j, "its lease expired or another daemon claimed it");
+        /* a DELETE's request to cancel went with it (one made while the
+         * claim was being given back: a re-queue after a lost GPU, a
+         * shutdown): made again as a DELETE of a job this daemon does not
+         * hold, or it is dropped and its client waits for the job's end */
+        if (cancel && j->mirror && !job_state_terminal(j->pub.state) &&
+            !j->pub.cancel_requested) {
+            j->cur.cancel_requested = 0;
+            jobs_cancel(t, j);
+        }
         return;
     }
     int was_durable = j->durable;
@@ -1324,6 +1339,16 @@ static void abandon(struct jobs *t, struct job *j)
     j->run = NULL;
     j->worker = NULL;
     t->running--;
+    if (j->lost) {
+        /* its claim is gone (lose kept a user's or the deadline's cancel):
+         * nothing of it is this daemon's to store, as in lost_run_ended
+         * (the run itself stays with the abandoned thread); left lost, the
+         * job would never follow the store again here */
+        j->lost = 0;
+        release_claim(t, j);
+        hook_counts(t);
+        return;
+    }
     j->cur.engine_overran = 1;
     if (run->cancel_reason == CANCEL_USER) {
         set_state(t, j, JOB_CANCELLED);

@@ -45,6 +45,7 @@ static int kind_of[MAX_SEED];                /* the kind of worker that ran each
 static int sticky_once[MAX_SEED];            /* the next run fails with a sticky GPU error */
 static int dev_of[MAX_SEED], gpus_of[MAX_SEED], dev2_of[MAX_SEED]; /* its devices (-1: none) */
 static int sticky_on_cancel[MAX_SEED];       /* the run's cancel meets a sticky GPU error */
+static uint64_t tel_of[MAX_SEED];            /* evaluations each run reports at its start */
 
 static int fake_engine(void *ctx, const struct worker *w, const struct lcn_graph *g,
                        const struct engine_params *p, struct engine_result *out)
@@ -63,7 +64,14 @@ static int fake_engine(void *ctx, const struct worker *w, const struct lcn_graph
     gpus_of[seed] = p->gpus;
     int once = sticky_once[seed];
     sticky_once[seed] = 0;
+    uint64_t evals = tel_of[seed];
     pthread_mutex_unlock(&mu);
+    if (evals && p->on_telemetry) {
+        struct engine_telemetry tel;
+        memset(&tel, 0, sizeof tel);
+        tel.evaluated = evals;
+        p->on_telemetry(p->ctx, &tel);
+    }
     if (once)
         return LCN_EGPU_STICKY;
     for (;;) {
@@ -222,6 +230,7 @@ static struct fx *fx_new(void)
     memset(sticky, 0, sizeof sticky);
     memset(sticky_once, 0, sizeof sticky_once);
     memset(sticky_on_cancel, 0, sizeof sticky_on_cancel);
+    memset(tel_of, 0, sizeof tel_of);
     n_started = 0;
     pthread_mutex_unlock(&mu);
     open_table(f);
@@ -860,6 +869,30 @@ static void test_cancel_meets_device_lost(void **state)
     fx_free(f);
 }
 
+/* Each run's telemetry counts from 0: the run after a re-queue (a lost
+ * GPU) adds its own evaluations to the daemon's, not only what passes the
+ * first run's count. */
+static void test_requeued_run_counts_its_evaluations(void **state)
+{
+    (void)state;
+    struct fx *f = fx_new();
+    int devs[2] = {0, 1};
+    start_pool_on(f, devs, 2, 0);
+    pthread_mutex_lock(&mu);
+    sticky_once[1] = 1;
+    tel_of[1] = 100;
+    pthread_mutex_unlock(&mu);
+    struct job *j = submit(f, 1, "gpu");
+    run_until(f, resumed_once);
+    release(1);
+    run_until(f, none_running);
+    assert_int_equal(j->pub.resumes, 1);
+    struct jobs_stats st;
+    jobs_stats(&f->t, &st);
+    assert_int_equal(st.evaluations, 200);
+    fx_free(f);
+}
+
 /* With resume_interrupted off, a job found running is interrupted, not
  * queued again. */
 static void test_no_resume(void **state)
@@ -901,6 +934,7 @@ int main(void)
         cmocka_unit_test(test_no_resume),           cmocka_unit_test(test_idle_after_last_commit),
         cmocka_unit_test(test_requeued_without_checkpoint_keeps_its_time),
         cmocka_unit_test(test_cancel_meets_device_lost),
+        cmocka_unit_test(test_requeued_run_counts_its_evaluations),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     log_close();
