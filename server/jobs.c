@@ -946,8 +946,8 @@ static void finished(struct jobs *t, struct worker *w, struct job *j, struct run
     if (j->lost) {
         /* its claim is gone, but a sticky error still broke its devices:
          * retired, or the next job here runs on a broken GPU */
-        if (run->rc == LCN_EGPU_STICKY && retire_devices(t, w, run) &&
-            t->cfg->gpu_required && worker_pool_healthy_devices(t->pool) == 0) {
+        if (run->rc == LCN_EGPU_STICKY && retire_devices(t, w, run) && t->cfg->gpu_required &&
+            worker_pool_healthy_devices(t->pool) == 0) {
             lost_run_ended(t, j, run);
             hook_fatal(t, 3, "sticky GPU error");
             return;

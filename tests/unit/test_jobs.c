@@ -44,8 +44,8 @@ static int started[MAX_SEED * 2], n_started; /* seeds in the order their runs be
 static int kind_of[MAX_SEED];                /* the kind of worker that ran each seed */
 static int sticky_once[MAX_SEED];            /* the next run fails with a sticky GPU error */
 static int dev_of[MAX_SEED], gpus_of[MAX_SEED], dev2_of[MAX_SEED]; /* its devices (-1: none) */
-static int sticky_on_cancel[MAX_SEED];       /* the run's cancel meets a sticky GPU error */
-static uint64_t tel_of[MAX_SEED];            /* evaluations each run reports at its start */
+static int sticky_on_cancel[MAX_SEED]; /* the run's cancel meets a sticky GPU error */
+static uint64_t tel_of[MAX_SEED];      /* evaluations each run reports at its start */
 
 static int fake_engine(void *ctx, const struct worker *w, const struct lcn_graph *g,
                        const struct engine_params *p, struct engine_result *out)
