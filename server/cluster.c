@@ -77,8 +77,10 @@ static void load_claimed(struct cluster *c, struct cluster_job *j)
 {
     char *body = NULL, err[256] = "";
     size_t len = 0;
-    if (pg_queue_load(c->q, j->id, &body, &len, &j->ck, &j->have_ck, &j->last_seq, err,
-                      sizeof err)) {
+    int rc = pg_queue_load(c->q, j->id, &body, &len, &j->ck, &j->have_ck, &j->last_seq, err,
+                           sizeof err);
+    if (rc) {
+        j->retry = rc == LCN_ESTORE;
         snprintf(j->why, sizeof j->why, "cannot read the job from the store: %.200s", err);
         return;
     }

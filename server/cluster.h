@@ -50,6 +50,7 @@ struct cluster_job {
     /* claimed by this daemon (the claimed callback) */
     struct job_request *req; /* parsed request (the callee may take it: set NULL), or NULL */
     char why[256];           /* why req is NULL */
+    int retry; /* req is NULL because a statement failed: give the claim back, not the job up */
     struct store_checkpoint ck;
     int have_ck; /* the callee may take ck.layout (set NULL) */
     int64_t last_seq;

@@ -1944,11 +1944,14 @@ void jobs_on_cluster_rows(void *ctx, struct cluster_job *list)
 static void claimed_one(struct jobs *t, struct cluster_job *c)
 {
     struct job *j = find_any(t, c->id);
-    if (t->stopping || !c->status_ok || (j && j->claim && !j->mirror)) {
-        /* shutting down, unreadable, or a run of it is still being stopped
-         * here (lost): another daemon may have it */
+    if (t->stopping || !c->status_ok || c->retry || (j && j->claim && !j->mirror)) {
+        /* shutting down, unreadable, a read of it failed (the database
+         * went away: not the job's fault), or a run of it is still being
+         * stopped here (lost): another daemon, or a later round, may have it */
         if (!c->status_ok)
             log_job(LOG_LEVEL_ERROR, c->id, "claimed, but its status does not parse");
+        else if (c->retry)
+            log_job(LOG_LEVEL_WARN, c->id, "claimed, given back: %s", c->why);
         give_back(t, c->id, c->claim);
         return;
     }

@@ -228,10 +228,12 @@ static int load_checkpoint(struct pg_queue *q, const char *const *v, struct stor
         return LCN_ESTORE;
     int rc = 0;
     if (PQntuples(res) == 1) {
-        if ((rc = pg_checkpoint_row(res, ck)))
+        if (pg_checkpoint_row(res, ck)) {
             say(err, errlen, "a checkpoint that does not decode");
-        else
+            rc = LCN_ENOTFOUND;
+        } else {
             *have = 1;
+        }
     }
     PQclear(res);
     return rc;
@@ -254,16 +256,16 @@ int pg_queue_load(struct pg_queue *q, int64_t id, char **body, size_t *len,
     PQclear(res);
     if (!*body) {
         say(err, errlen, "the job's request is missing");
-        return LCN_ESTORE;
+        return LCN_ENOTFOUND;
     }
     *last_seq = one_int(q, "SELECT coalesce(max(seq), 0) FROM events WHERE job = $1", 1, v, err,
                         errlen);
-    if (*last_seq < 0 || load_checkpoint(q, v, ck, have_ck, err, errlen)) {
+    int rc = *last_seq < 0 ? LCN_ESTORE : load_checkpoint(q, v, ck, have_ck, err, errlen);
+    if (rc) {
         free(*body);
         *body = NULL;
-        return LCN_ESTORE;
     }
-    return 0;
+    return rc;
 }
 
 int64_t pg_queue_renew(struct pg_queue *q, const int64_t *claims, int n, char *err, size_t errlen)

@@ -72,8 +72,10 @@ int pg_queue_claim(struct pg_queue *q, int cancels, const char *const *backends,
 
 /* What a claimed job needs to run: its request (*body, malloc'd), its
  * checkpoint (*have_ck: 1 when there is one; release it with
- * store_checkpoint_release) and its largest event seq. Returns 0 or
- * LCN_ESTORE. */
+ * store_checkpoint_release) and its largest event seq. Returns 0,
+ * LCN_ENOTFOUND when what is stored is missing or does not decode (for
+ * good), or LCN_ESTORE when a statement failed (the connection, a
+ * timeout: worth another try). */
 int pg_queue_load(struct pg_queue *q, int64_t id, char **body, size_t *len,
                   struct store_checkpoint *ck, int *have_ck, int64_t *last_seq, char *err,
                   size_t errlen);
