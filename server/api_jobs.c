@@ -366,7 +366,7 @@ struct parse_work {
     int rc;
     int64_t received_ns;
     struct source *src; /* a warm start's: the named job's layout and graph */
-    struct parse_work *next; /* waiting for a parse slot (api.parse_head) */
+    struct parse_work *prev, *next; /* waiting for a parse slot (api.parse_head) */
 };
 
 static void parse_cancel(void *arg, struct http_req *r)
@@ -478,10 +478,7 @@ static void parse_start_waiting(struct api *a)
 {
     while (a->parsing < API_PARSES && a->parse_head) {
         struct parse_work *pw = a->parse_head;
-        a->parse_head = pw->next;
-        if (!a->parse_head)
-            a->parse_tail = NULL;
-        pw->next = NULL;
+        LCN_QUEUE_UNLINK(a->parse_head, a->parse_tail, pw, prev, next);
         if (!pw->r) {
             parse_free(pw);
             continue;
@@ -494,11 +491,7 @@ static void parse_start_waiting(struct api *a)
 /* A parse takes a slot now or waits its turn. */
 static void parse_enqueue(struct api *a, struct parse_work *pw)
 {
-    if (a->parse_tail)
-        a->parse_tail->next = pw;
-    else
-        a->parse_head = pw;
-    a->parse_tail = pw;
+    LCN_QUEUE_PUSH_BACK(a->parse_head, a->parse_tail, pw, prev, next);
     parse_start_waiting(a);
 }
 

@@ -91,7 +91,7 @@ struct http_req {
     char *body;
     size_t len, cap;
     size_t held; /* body bytes counted in s->body_bytes until req_free */
-    int too_large, too_busy;
+    int body_refused; /* 413 (past max_body) or 503 (past max_body_total): the body was dropped */
     /* early answer decided on the first call */
     int early_status;
     const char *early_why; /* 400: what is wrong with the framing */
@@ -989,11 +989,10 @@ static enum MHD_Result on_access(void *cls, struct MHD_Connection *c, const char
     if (*upload_data_size) {
         size_t n = *upload_data_size;
         *upload_data_size = 0;
-        if (r->too_large || r->too_busy)
+        if (r->body_refused)
             return MHD_YES;
         if (r->len + n > s->cfg.max_body || body_budget_spent(s, n)) {
-            r->too_large = r->len + n > s->cfg.max_body;
-            r->too_busy = !r->too_large;
+            r->body_refused = r->len + n > s->cfg.max_body ? 413 : 503;
             free(r->body);
             r->body = NULL;
             r->len = r->cap = 0;
@@ -1009,8 +1008,8 @@ static enum MHD_Result on_access(void *cls, struct MHD_Connection *c, const char
         r->body[r->len] = 0;
         return MHD_YES;
     }
-    if (r->too_large || r->too_busy) {
-        r->early_status = r->too_large ? 413 : 503;
+    if (r->body_refused) {
+        r->early_status = r->body_refused;
         early_answer(r);
         return queue_resp(r);
     }

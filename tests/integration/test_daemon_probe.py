@@ -4,6 +4,7 @@ probe's minimal reproducer. Generated graphs only; bounds on time are
 liveness bounds for a loaded machine.
 """
 
+import json
 import os
 import re
 import socket
@@ -265,7 +266,7 @@ class BodiesHeldTogether(unittest.TestCase):
         a = self._open_upload(d, 1400000, 1300000)
         self.addCleanup(a.close)
         time.sleep(0.3)  # the daemon holds A's 1.3 MB
-        body = b'{"graph": ' + (b" " * 900000) + ('%s, "budget_s": 0.1}' % tiny_json()).encode()
+        body = b'{"graph": ' + (b" " * 900000) + ('%s, "budget_s": 0.1}' % json.dumps(tiny_graph())).encode()
         r = d.request("POST", "/jobs", body=body)
         self.assertEqual(r.status, 503, r.body[:300])
         self.assertEqual(r.json()["error"]["code"], "busy")
@@ -290,11 +291,6 @@ class BodiesHeldTogether(unittest.TestCase):
         job = d.submit(tiny_graph(), budget_s=0.1)
         self.assertEqual(d.wait(job)["state"], "succeeded")
         self.assertEqual(d.stop(), 0)
-
-
-def tiny_json():
-    import json
-    return json.dumps(tiny_graph())
 
 
 if __name__ == "__main__":
