@@ -201,6 +201,8 @@ struct gpu_solver_params {
     int32_t restart_node;  /* when > 0, that wait is at least restart_node x n steps */
     double restart_share;  /* the share of each ladder's slots, coldest first, that restart
                             * from the elite (0.5: the cold half; 0: none, 1: all) */
+    int32_t restart_pool;  /* a wave's elites: up to this many replicas' bests with distinct
+                            * tuples, one per ladder in turn (sol_elite_pool; 1: the best alone) */
     int32_t reuse;         /* 1: the commit reuses the scan's kept edges and the winner's
                             * crossings when they fit (one chunk, one group); 0: it scans again */
     int32_t island_every;  /* a run across GPUs: batches between elite exchanges (>= 1) */
@@ -214,7 +216,7 @@ void gpu_solver_params_default(struct gpu_solver_params *sp);
  * Applies "key=value,..." knobs (replicas, ladder, W, block, batch_steps,
  * tournament, t_lo, t_hi, cool, beta, beta_alt, beta_k, alt_every, pnorm_rho, pnorm_up, p_hot,
  * p_local, p_bary, p_median, ops (fixed or bandit), bandit_floor, lin, restart_steps, restart_node,
- * restart_share, reuse) to sp.
+ * restart_share, restart_pool, reuse) to sp.
  * Returns 0, or LCN_EINVAL with a message for an unknown key or a value out
  * of range.
  */

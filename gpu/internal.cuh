@@ -29,6 +29,8 @@ struct gpu_record {
     uint64_t restarts;      /* replica restarts from the elite, summed */
     uint64_t last_improved; /* min_step when the best last improved (or a restart wave ran) */
     int32_t restart_now;    /* set by k_best: this boundary restarts the cold halves */
+    int32_t npool;          /* with restart_now: the wave's elites (sol_elite_pool) */
+    int32_t pool[SOL_POOL_MAX];
     uint64_t op[SOL_OPS][4]; /* per operator: tried, valid, accepted, improved (engine_op_stats) */
 };
 

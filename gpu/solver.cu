@@ -896,8 +896,10 @@ static __global__ void k_best(const struct sol_params sp, const struct sol_dev d
                 rec->op[k][3] += dv.rep[r].op_imp[k];
             }
         rec->restart_now = sol_restart_due(&sp, minstep, rec->last_improved);
-        if (rec->restart_now)
+        if (rec->restart_now) {
             rec->last_improved = minstep;
+            rec->npool = sol_elite_pool(dv.rep, dv.R, sp.restart_pool, rec->pool);
+        }
         if (rec->best.K != rec->kref) {
             rec->kref = rec->best.K;
             sol_energy_tables(wtab, &sp, rec->kref, r16, lin, rk);
@@ -907,7 +909,8 @@ static __global__ void k_best(const struct sol_params sp, const struct sol_dev d
 
 /*
  * Elite restarts when k_best decided one (the cold half of every ladder
- * takes the best replica's best layout and counts; sol_restart_due), then
+ * takes the best layout and counts of one of the wave's elites, the pool
+ * k_best chose: sol_elite_pool, sol_restart_source; sol_restart_due), then
  * the energy of every replica under the current table (one block per
  * replica).
  */
@@ -917,7 +920,7 @@ static __global__ void k_energy(const struct sol_params sp, const struct sol_dev
     const int r = blockIdx.x, n = sp.n, m = sp.m;
     struct sol_replica *rp = &dv.rep[r];
     if (dv.rec->restart_now && sol_restarts_slot(&sp, rp->slot)) {
-        const int b = dv.rec->best_rep;
+        const int b = sol_restart_source(dv.rec->pool, dv.rec->npool, r, dv.L);
         const struct sol_replica *eb = &dv.rep[b];
         const int take_best = r != b && obj_cmp(&eb->best, &rp->best) < 0;
         int *hist = dv.hist + (size_t)r * (m + 1);

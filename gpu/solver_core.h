@@ -53,6 +53,7 @@ struct sol_params {
     double alt_ratio;  /* with beta_k: the second table's steepness over the first's */
     int32_t restart_steps; /* elite restarts after this many steps without a better best (0: none) */
     int32_t restart_slots; /* the slots of each ladder that restart: slot < restart_slots */
+    int32_t restart_pool;  /* elites a restart wave draws from (sol_elite_pool), 1..SOL_POOL_MAX */
     uint32_t pn16;     /* the second table's balance-aware lower branch (issue 15): below kref,
                           w[c] = w[c+1] / (1 + pnorm_rho * kref / (c+1)), pnorm_rho in 1/65536;
                           0: the exponential branch */
@@ -442,6 +443,45 @@ LCN_HD static inline int sol_restart_due(const struct sol_params *sp, uint64_t m
 LCN_HD static inline int sol_restarts_slot(const struct sol_params *sp, int32_t slot)
 {
     return slot < sp->restart_slots;
+}
+
+/*
+ * The elite pool of a restart wave (knob restart_pool, issue 15): up to P
+ * replicas whose best tuples differ, best first (ties to the lowest index),
+ * so that a wave spreads the cold slots over several basins instead of
+ * collapsing every ladder onto one layout. Returns how many it found (>= 1
+ * when R >= 1). O(P^2 R): run once per wave, by one thread.
+ */
+#define SOL_POOL_MAX 8
+LCN_HD static inline int32_t sol_elite_pool(const struct sol_replica *rep, int32_t R, int32_t P,
+                                            int32_t *pool)
+{
+    int32_t np = 0;
+    while (np < P) {
+        int32_t b = -1;
+        for (int32_t r = 0; r < R; r++) {
+            int dup = 0;
+            for (int32_t i = 0; i < np && !dup; i++)
+                dup = obj_cmp(&rep[r].best, &rep[pool[i]].best) == 0;
+            if (!dup && (b < 0 || obj_cmp(&rep[r].best, &rep[b].best) < 0))
+                b = r;
+        }
+        if (b < 0)
+            break;
+        pool[np++] = b;
+    }
+    return np;
+}
+
+/* The replica whose best layout replica r restarts from: itself when it is
+ * in the pool (a member's best is never written during a wave, so the
+ * others may read it), else the pool member of its ladder's turn. */
+LCN_HD static inline int32_t sol_restart_source(const int32_t *pool, int32_t np, int32_t r, int32_t L)
+{
+    for (int32_t i = 0; i < np; i++)
+        if (pool[i] == r)
+            return r;
+    return pool[(r / L) % np];
 }
 
 /* Adapts sigma towards an acceptance ratio of 20-40% over a window. */

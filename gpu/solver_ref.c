@@ -59,6 +59,7 @@ void solref_derive(const struct gpu_solver_params *gp, const struct lcn_graph *g
         sp->restart_steps = (int32_t)LCN_MIN((int64_t)INT32_MAX,
                                              LCN_MAX((int64_t)gp->restart_steps, (int64_t)gp->restart_node * g->n));
     sp->restart_slots = engine_restart_slots(gp->restart_share, gp->ladder);
+    sp->restart_pool = gp->restart_pool;
     *lin = gp->lin > 0 ? LCN_MAX(1, llround(gp->lin * SOL_W_BASE)) : 1;
     *sigma0 = LCN_MAX(1, span / 10);
 }
@@ -441,9 +442,11 @@ void solref_boundary(struct solref *s, double tscale)
         sol_energy_tables(s->wtab, &s->sp, s->kref, s->r16, s->lin, s->rk);
     }
     if (sol_restart_due(&s->sp, min_step, s->last_improved)) {
+        int32_t pool[SOL_POOL_MAX];
+        int32_t np = sol_elite_pool(s->rep, R, s->sp.restart_pool, pool);
         for (int32_t r = 0; r < R; r++)
             if (sol_restarts_slot(&s->sp, s->rep[r].slot))
-                restart_from(s, r, gb);
+                restart_from(s, r, sol_restart_source(pool, np, r, L));
         s->last_improved = min_step;
     }
     for (int32_t r = 0; r < R; r++)
@@ -518,6 +521,7 @@ void gpu_solver_params_default(struct gpu_solver_params *sp)
     sp->restart_steps = 5000;
     sp->restart_node = 50;
     sp->restart_share = 0.5;
+    sp->restart_pool = 1;
     sp->lin = 0;
     sp->reuse = 1;
     sp->island_every = 25;
@@ -552,6 +556,7 @@ static const struct opt gknobs[] = {
     OPT_I32("restart_steps", GK(restart_steps), 0, 1000000000),
     OPT_I32("restart_node", GK(restart_node), 0, 1000000),
     OPT_DBL("restart_share", GK(restart_share), 0, 1),
+    OPT_I32("restart_pool", GK(restart_pool), 1, SOL_POOL_MAX),
     OPT_I32("reuse", GK(reuse), 0, 1),
     OPT_I32("island_every", GK(island_every), 1, 1000000),
     OPT_I32("island_take", GK(island_take), 0, 65536),

@@ -17,6 +17,10 @@
 #            k=v,k=v; SOLVER_GRAPHS, SOLVER_SEEDS, SOLVER_AT_ONCE apply to all)
 #   accept   acceptance runs, each alone on the whole device: ACCEPT="GRAPH:SEEDS:BUDGET ..."
 #            -> OUTDIR/accept-summary.txt, runs/, layouts/<graph>.s<seed>.json
+#   islands  issue 18's island quality: lcnd solve --replicas R (one device) against
+#            --devices D --replicas R (islands on the stand-ins D, e.g. 0,0), the same
+#            total, alternating, each alone on the device: ISLANDS="GRAPH:SEEDS:BUDGET ..."
+#            (ISLAND_DEVICES 0,0, ISLAND_REPLICAS 132) -> islands.jsonl, layouts/
 #   steprate k_steps step rate of two binaries side by side (LCN_BIN_OLD vs LCN_BIN),
 #            same deterministic runs of Automatic-3 and -7 -> steprate.jsonl
 #   profile  Nsight Compute on k_steps (one launch after PROFILE_SKIP=30) of a
@@ -238,6 +242,35 @@ accept)
                 ${SOLVER_TUNING:+--tuning "$SOLVER_TUNING"} "$g" | tee -a "$OUTDIR/accept-summary.txt"
             b=$(basename "$g" .json)
             cp "$OUTDIR/runs/$b-s$sd.layout.json" "$OUTDIR/layouts/$b.s$sd.json"
+        done
+    done
+    ;;
+islands)
+    DEVS=${ISLAND_DEVICES:-0,0}
+    IR=${ISLAND_REPLICAS:-132}
+    mkdir -p "$OUTDIR/islands" "$OUTDIR/layouts"
+    manifest islands "per run, alone on the device, one then islands: lcnd solve GRAPH --backend gpu --replicas $IR --budget-s BUDGET --seed SEED [--devices $DEVS] ${SOLVER_TUNING:+--tuning $SOLVER_TUNING}; runs: ${ISLANDS:-}"
+    for spec in ${ISLANDS:-}; do
+        IFS=: read -r g seeds budget <<< "$spec"
+        b=$(basename "$g" .json)
+        for sd in ${seeds//,/ }; do
+            for side in one islands; do
+                extra=""; [ $side = islands ] && extra="--devices $DEVS"
+                f="$OUTDIR/islands/$b.$side.s$sd"
+                "$BIN/lcnd" solve "$g" --backend gpu --replicas "$IR" --budget-s "$budget" --seed "$sd" $extra \
+                    ${SOLVER_TUNING:+--tuning "$SOLVER_TUNING"} --quiet --out "$f.layout.json" > "$f.json" 2> "$f.err"
+                cp "$f.layout.json" "$OUTDIR/layouts/$b.$side.s$sd.json"
+                python3 - "$f.json" "$b" "$side" "$sd" >> "$OUTDIR/islands.jsonl" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+t = d.get("telemetry", {})
+print(json.dumps({"graph": sys.argv[2], "side": sys.argv[3], "seed": int(sys.argv[4]),
+                  "best": d.get("best"), "elapsed_s": d.get("elapsed_s"), "replicas": d.get("replicas"),
+                  "selected": t.get("selected"), "restarts": t.get("restarts"),
+                  "balance_ratio": d.get("balance_ratio"), "devices": t.get("devices", [])}))
+PY
+                tail -n 1 "$OUTDIR/islands.jsonl"
+            done
         done
     done
     ;;

@@ -373,7 +373,7 @@ static void test_solver_ops(void **st)
     solver_vs_twin_tuned(GEN_DENSE, 40, 4, 2, 256, 2, 5, "restart_steps=0,ops=bandit,p_local=0.5,p_median=0.3");
 }
 /* elite restarts: the cold halves take the best replica's best layout and
- * counts; a tournament of 200 edges (more than the block's 128 threads) and
+ * counts (or one of the pool's); a tournament of 200 edges (more than the block's 128 threads) and
  * a crossing weight lin in the energy table */
 static void test_solver_restarts(void **st)
 {
@@ -381,6 +381,8 @@ static void test_solver_restarts(void **st)
     /* restart_share: the coldest slot of each ladder of 4, then all four */
     solver_vs_twin_tuned(GEN_PLANTED, 30, 8, 4, 4, 24, 20, "restart_steps=20,restart_node=0,restart_share=0.25");
     solver_vs_twin_tuned(GEN_PLANTED, 30, 8, 4, 4, 24, 20, "restart_steps=20,restart_node=0,restart_share=1");
+    /* restart_pool: six ladders of 2 spread over up to three elites */
+    solver_vs_twin_tuned(GEN_PLANTED, 30, 12, 2, 4, 24, 20, "restart_steps=20,restart_node=0,restart_pool=3");
 }
 
 struct runlog {

@@ -269,6 +269,109 @@ static void test_twin_restarts(void **st)
     (void)st;
 }
 
+/* sol_elite_pool against a slow twin: sort the replicas by (best tuple,
+ * index) and keep the first of each distinct tuple; random tuples with many
+ * ties, pools of 1..SOL_POOL_MAX. Then sol_restart_source: members restart
+ * from themselves, the others from the pool member of their ladder's turn. */
+static void test_elite_pool(void **st)
+{
+    struct lcn_rng rg;
+    rng_init(&rg, 7, 0, 0);
+    for (int trial = 0; trial < 200; trial++) {
+        int32_t R = 1 + (int32_t)rng_below(&rg, 40), P = 1 + (int32_t)rng_below(&rg, SOL_POOL_MAX);
+        struct sol_replica rep[40];
+        memset(rep, 0, sizeof(rep));
+        for (int32_t r = 0; r < R; r++) {
+            rep[r].best.K = 3 + (int32_t)rng_below(&rg, 3);
+            rep[r].best.nK = 1 + (int32_t)rng_below(&rg, 2);
+            rep[r].best.C = 10 + (int64_t)rng_below(&rg, 2);
+        }
+        int32_t pool[SOL_POOL_MAX], slow[SOL_POOL_MAX], ns = 0;
+        int32_t np = sol_elite_pool(rep, R, P, pool);
+        int32_t ord[40];
+        for (int32_t i = 0; i < R; i++)
+            ord[i] = i;
+        for (int32_t i = 1; i < R; i++) /* insertion sort: stable, so ties keep index order */
+            for (int32_t j = i; j > 0 && obj_cmp(&rep[ord[j]].best, &rep[ord[j - 1]].best) < 0; j--) {
+                int32_t t = ord[j];
+                ord[j] = ord[j - 1];
+                ord[j - 1] = t;
+            }
+        for (int32_t i = 0; i < R && ns < P; i++)
+            if (i == 0 || obj_cmp(&rep[ord[i]].best, &rep[ord[i - 1]].best) != 0)
+                slow[ns++] = ord[i];
+        assert_int_equal(np, ns);
+        assert_memory_equal(pool, slow, sizeof(int32_t) * (size_t)np);
+        const int32_t L = 1 + (int32_t)rng_below(&rg, 4);
+        for (int32_t r = 0; r < R; r++) {
+            int32_t src = sol_restart_source(pool, np, r, L), member = 0;
+            for (int32_t i = 0; i < np; i++)
+                member |= pool[i] == r;
+            assert_int_equal(src, member ? r : pool[(r / L) % np]);
+        }
+    }
+    (void)st;
+}
+
+/* Restart waves with restart_pool = 3 on six ladders of 2: every restarted
+ * replica holds the best layout of some replica (its pool source: a wave
+ * writes no source's best, and exchanges move no layout), the restarted
+ * replicas of a wave hold at most three distinct tuples, and some wave
+ * spread them over more than one. The exact choice is sol_elite_pool's
+ * (test_elite_pool), and the device follows the twin bit for bit (test_gpu). */
+static void test_twin_restart_pool(void **st)
+{
+    struct lcn_graph g;
+    struct lcn_pt *pts;
+    make(GEN_PLANTED, 30, 3, &g, &pts);
+    struct gpu_solver_params gp;
+    gpu_solver_params_default(&gp);
+    char err[128];
+    assert_int_equal(gpu_solver_params_parse(&gp, "ladder=2,restart_steps=20,restart_node=0,restart_pool=3",
+                                             err, sizeof err), 0);
+    struct derived d;
+    derive(&gp, &g, &d);
+    assert_int_equal(d.sp.restart_pool, 3);
+    const int32_t R = 12, L = 2, n = g.n;
+    struct solref a;
+    assert_int_equal(solref_init(&a, &g, &d.sp, R, L, pts, d.temps, d.r16, d.lin, d.sigma0), 0);
+    int waves = 0, spread = 0;
+    for (int batch = 0; batch < 40; batch++) {
+        uint64_t before[12];
+        for (int32_t r = 0; r < R; r++)
+            before[r] = a.rep[r].restarts;
+        solref_batch(&a, 20, 1.0);
+        check_replicas(&a);
+        struct lcn_obj seen[12];
+        int ns = 0, restarted = 0;
+        for (int32_t r = 0; r < R; r++) {
+            if (a.rep[r].restarts == before[r])
+                continue;
+            restarted++;
+            int found = 0;
+            for (int32_t s = 0; s < R && !found; s++)
+                found = obj_cmp(&a.rep[r].cur, &a.rep[s].best) == 0 &&
+                        memcmp(a.cur + (size_t)r * n, a.best + (size_t)s * n, sizeof(struct lcn_pt) * (size_t)n) == 0;
+            assert_true(found);
+            int dup = 0;
+            for (int i = 0; i < ns; i++)
+                dup |= obj_cmp(&seen[i], &a.rep[r].cur) == 0;
+            if (!dup)
+                seen[ns++] = a.rep[r].cur;
+        }
+        assert_true(ns <= 3);
+        assert_true(restarted == 0 || restarted == R / L);
+        waves += restarted > 0;
+        spread += ns > 1;
+    }
+    assert_true(waves >= 2);
+    assert_true(spread >= 1);
+    solref_release(&a);
+    graph_release(&g);
+    free(pts);
+    (void)st;
+}
+
 /*
  * The device step's star test (sol_star_masks + sol_star_meets, orientations
  * shared) against geom_segments_meet per segment, its slow twin: random
@@ -495,7 +598,8 @@ int main(void)
         cmocka_unit_test(test_twin_grid),       cmocka_unit_test(test_twin_random_w4),
         cmocka_unit_test(test_twin_dense_w32),  cmocka_unit_test(test_twin_planted),
         cmocka_unit_test(test_twin_energy_portfolio), cmocka_unit_test(test_twin_restarts),
-        cmocka_unit_test(test_twin_issue15),
+        cmocka_unit_test(test_twin_issue15),    cmocka_unit_test(test_elite_pool),
+        cmocka_unit_test(test_twin_restart_pool),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
