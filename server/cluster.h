@@ -94,6 +94,7 @@ struct cluster {
     pthread_mutex_t mu;
     int quit;
     int want_cpu, want_gpu; /* idle workers the loop has for claims */
+    int devices;            /* healthy devices: claims need at most this many */
     int want_ids;
     int64_t *held; /* claims this daemon holds (renewed) */
     size_t n_held, cap_held;
@@ -118,9 +119,10 @@ int cluster_start(struct cluster *c, uv_loop_t *loop, struct store *st,
                   const struct cluster_config *cfg, const struct cluster_callbacks *cb, char *err,
                   size_t errlen);
 
-/* The loop has this many idle workers of each kind (claims follow); -1,
- * -1: claim nothing any more (shutdown). */
-void cluster_want(struct cluster *c, int cpu_idle, int gpu_idle);
+/* The loop has this many idle workers of each kind (claims follow) and
+ * this many healthy devices (a job whose run needs more is left to another
+ * daemon); -1, -1: claim nothing any more (shutdown). */
+void cluster_want(struct cluster *c, int cpu_idle, int gpu_idle, int devices);
 /* The loop's block of ids runs low. */
 void cluster_want_ids(struct cluster *c);
 /* A round that begins after this call: its number (the synced callback

@@ -450,6 +450,7 @@ struct job *jobs_submit(struct jobs *t, struct job_request *req, char *body, siz
     op->request = body;
     op->request_len = len;
     op->backend = lcn_backend_name(req->backend);
+    op->gpus = req->gpus == JOB_GPUS_ALL ? 1 : req->gpus;
     ev_state(j, op);
     op_status(j, op);
     op_put(t, j, op, fresh);
@@ -1301,7 +1302,7 @@ void jobs_stop_all(struct jobs *t)
 {
     t->stopping = 1;
     if (t->cl) {
-        cluster_want(t->cl, -1, -1); /* no more claims */
+        cluster_want(t->cl, -1, -1, 0); /* no more claims */
         /* claimed, not started: another daemon may run them at once */
         while (t->qhead) {
             struct job *j = t->qhead;
@@ -1737,7 +1738,7 @@ static void want_claims(struct jobs *t)
         else if (g > 0)
             g--;
     }
-    cluster_want(t->cl, c, g);
+    cluster_want(t->cl, c, g, worker_pool_healthy_devices(t->pool));
 }
 
 /* Any job with this id, durable or not. */

@@ -83,13 +83,15 @@ struct store_op {
      * release: the claim is given up after the op's writes (the job may be
      * claimed by any daemon at once). cancel_flag: a DELETE through a
      * daemon that does not run the job: only the job's cancel column is set
-     * (and the daemons are notified). backend: the requested backend of an
-     * inserted job (lcn_backend_name), which claims filter on. */
+     * (and the daemons are notified). backend and gpus: the requested
+     * backend of an inserted job (lcn_backend_name) and the devices its run
+     * needs (solver.gpus, 1 for "all"), which claims filter on. */
     int64_t claim;
     int64_t lease_ms;
     int release;
     int cancel_flag;
     const char *backend; /* static string, not owned */
+    int32_t gpus;
     int fenced;          /* filled by store_apply */
 
     /* filled by store_apply */

@@ -52,6 +52,9 @@ static const char *const migrations[] = {
     "UPDATE jobs SET txid = pg_current_xact_id();"
     "CREATE INDEX jobs_by_txid ON jobs(txid);"
     "CREATE INDEX jobs_active ON jobs(created_ms, id) WHERE state IN ('queued', 'running');",
+    /* 3: the devices a job's one run needs (solver.gpus; 1 for "all"):
+     * a daemon claims only what its devices can run (issue 18) */
+    "ALTER TABLE jobs ADD COLUMN gpus integer NOT NULL DEFAULT 1;",
 };
 #define PG_SCHEMA_VERSION ((int)LCN_ARRAY_LEN(migrations))
 #define PG_MIGRATION_LOCK 0x6c636e31 /* "lcn1": the advisory lock of migrations */
@@ -301,11 +304,12 @@ static int apply_job_row(PGconn *c, const struct store_op *op, char *err, size_t
                             num(&b, op->created_ms), op->status ? op->status : "{}"};
         const char *rq[2] = {a.s, op->request ? op->request : ""};
         const int rl[2] = {-1, (int)op->request_len};
-        const char *vb[5] = {v[0], v[1], v[2], v[3], op->backend ? op->backend : "auto"};
+        const char *vb[6] = {v[0], v[1], v[2], v[3], op->backend ? op->backend : "auto",
+                             num(&d, op->gpus > 1 ? op->gpus : 1)};
         if (pg_exec(c,
-                 "INSERT INTO jobs(id, state, created_ms, updated_ms, status, backend) "
-                 "VALUES ($1, $2, $3, $3, $4, $5)",
-                 5, vb, NULL, err, errlen) ||
+                 "INSERT INTO jobs(id, state, created_ms, updated_ms, status, backend, gpus) "
+                 "VALUES ($1, $2, $3, $3, $4, $5, $6)",
+                 6, vb, NULL, err, errlen) ||
             pg_exec(c, "SELECT pg_notify('lcn_queue', $1)", 1, v, NULL, err, errlen) ||
             pg_exec(c, "INSERT INTO requests(job, body) VALUES ($1, $2)", 2, rq, rl, err, errlen))
             return LCN_ESTORE;

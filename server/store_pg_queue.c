@@ -189,13 +189,14 @@ static void text_array(char *buf, size_t len, const char *const *items, int n)
         snprintf(buf + at, len - at, "}");
 }
 
-int pg_queue_claim(struct pg_queue *q, int cancels, const char *const *backends, int nb, int limit,
-                   pg_queue_row_cb cb, void *ctx, char *err, size_t errlen)
+int pg_queue_claim(struct pg_queue *q, int cancels, const char *const *backends, int nb, int max_gpus,
+                   int limit, pg_queue_row_cb cb, void *ctx, char *err, size_t errlen)
 {
-    char arr[128], lim[16];
+    char arr[128], lim[16], mg[16];
     text_array(arr, sizeof arr, backends, nb);
     snprintf(lim, sizeof lim, "%d", limit);
-    const char *v[5] = {q->owner, q->lease, lim, cancels ? "t" : "f", arr};
+    snprintf(mg, sizeof mg, "%d", max_gpus > 1 ? max_gpus : 1);
+    const char *v[6] = {q->owner, q->lease, lim, cancels ? "t" : "f", arr, mg};
     /* one statement: the rows are locked (SKIP LOCKED: a row another
      * daemon is claiming is passed over, not waited for) and updated in
      * its transaction */
@@ -203,13 +204,13 @@ int pg_queue_claim(struct pg_queue *q, int cancels, const char *const *backends,
         q->c,
         "WITH c AS (SELECT id FROM jobs WHERE state IN ('queued', 'running') "
         "AND lease_until < lcn_now_ms() AND cancel = $4::boolean "
-        "AND ($4::boolean OR backend = ANY($5::text[])) "
+        "AND ($4::boolean OR (backend = ANY($5::text[]) AND gpus <= $6::int)) "
         "ORDER BY (state = 'running') DESC, created_ms, id LIMIT $3::int "
         "FOR UPDATE SKIP LOCKED) "
         "UPDATE jobs j SET owner = $1, claim = nextval('claims'), "
         "lease_until = lcn_now_ms() + $2::bigint FROM c WHERE j.id = c.id "
         "RETURNING j.id, j.claim, j.cancel, j.state, j.status",
-        5, v, NULL, err, errlen);
+        6, v, NULL, err, errlen);
     if (!res)
         return LCN_ESTORE;
     int n = PQntuples(res);

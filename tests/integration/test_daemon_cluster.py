@@ -86,6 +86,41 @@ class SharedQueue(ClusterCase):
         finally:
             c.cleanup()
 
+    def test_claims_follow_devices(self):
+        """A job whose run needs two devices (solver.gpus = 2) is left in the
+        queue by a daemon with one, and claimed by one with two once it has
+        room (issue 18 with issue 20; fake devices running the CPU engine)."""
+        from cluster_harness import URL
+        from lcnd_harness import Daemon
+
+        def daemon(name, gpus):
+            return Daemon("--store-url", URL, "--node-name", name, "--cpu-workers", "1",
+                          "--queue-poll-ms", "100", "--log-level", "debug", "--backend", "auto",
+                          "--gpus", gpus, "--gpu-slots", "1", "--test-fake-gpu", "cpu")
+        two, one = daemon("two", "0,0"), daemon("one", "0")
+        try:
+            two.start()
+            g = gen_graph("random", 40, seed=3)
+            # every worker of "two" busy: its two fake devices, its CPU worker
+            busy = [two.submit(g, budget_s=60, backend=b) for b in ("gpu", "gpu", "cpu")]
+            for j in busy:
+                two.wait(j, ("running",))
+            x = two.submit(g, budget_s=0.5, solver={"gpus": 2})
+            one.start()
+            y = one.submit(g, budget_s=0.2, backend="cpu")  # "one" claims what it can run
+            self.assertEqual(one.wait(y)["state"], "succeeded")
+            time.sleep(1.5)  # 15 claim rounds of "one"
+            self.assertEqual(one.status(x)["state"], "queued")
+            self.assertNotIn("job %s: claimed" % x, one.log())
+            for j in busy:
+                self.assertEqual(one.request("DELETE", "/jobs/" + j).status, 200)
+            self.assertEqual(one.wait(x, timeout=60)["state"], "succeeded")
+            self.assertIn("job %s: started on" % x, two.log())
+            self.assertNotIn("job %s: started on" % x, one.log())
+        finally:
+            one.cleanup()
+            two.cleanup()
+
     def test_kill9_resumed_elsewhere(self):
         c = Cluster("--lease-s", "2").start()
         try:

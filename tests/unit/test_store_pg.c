@@ -412,7 +412,8 @@ static void test_reconnect(void **state)
 /* ------------------------------------------------------------ the shared queue */
 
 /* An inserted job (create op) with this backend and created_ms. */
-static void insert_job(struct pg_store *st, int64_t id, const char *backend, int64_t created_ms)
+static void insert_job_gpus(struct pg_store *st, int64_t id, const char *backend, int64_t created_ms,
+                            int32_t gpus)
 {
     char err[400] = "", status[64];
     struct store_op *op = store_op_new(id);
@@ -421,10 +422,16 @@ static void insert_job(struct pg_store *st, int64_t id, const char *backend, int
     op->request = xstrdup("{}");
     op->request_len = 2;
     op->backend = backend;
+    op->gpus = gpus;
     snprintf(status, sizeof status, "{\"id\":%lld}", (long long)id);
     op->status = xstrdup(status);
     assert_int_equal(pg_store_apply(st, op, err, sizeof err), 0);
     store_op_free(op);
+}
+
+static void insert_job(struct pg_store *st, int64_t id, const char *backend, int64_t created_ms)
+{
+    insert_job_gpus(st, id, backend, created_ms, 0);
 }
 
 /* A status update under claim; returns op->fenced. */
@@ -508,7 +515,7 @@ static void test_fenced_writes(void **state)
     /* claimable at once: lease 0, no claim */
     const char *b[1] = {"cpu"};
     struct claimed cl = {0};
-    assert_int_equal(pg_queue_claim(q, 0, b, 1, 5, took, &cl, err, sizeof err), 1);
+    assert_int_equal(pg_queue_claim(q, 0, b, 1, 1, 5, took, &cl, err, sizeof err), 1);
     assert_int_equal(cl.ids[0], 1);
     pg_queue_close(q);
 }
@@ -522,7 +529,8 @@ static void count_row(void *ctx, const struct pg_queue_row *row)
 /* Claims: by backend, interrupted (running, lease expired) first, then the
  * oldest; a DELETE pending only through the cancel claim; a claimed job is
  * not claimed again while its lease holds, and is once it expired; two
- * daemons claiming at once never get the same job (SKIP LOCKED); renewals
+ * daemons claiming at once never get the same job (SKIP LOCKED); a job
+ * whose run needs more devices than a daemon has is left to another; renewals
  * and id blocks; the rows written since the previous read. */
 static void test_claims(void **state)
 {
@@ -548,25 +556,25 @@ static void test_claims(void **state)
     assert_int_equal(rows, 5);
     const char *cpu[2] = {"cpu", "auto"};
     struct claimed a = {0}, b = {0}, k = {0};
-    assert_int_equal(pg_queue_claim(q1, 0, cpu, 2, 2, took, &a, err, sizeof err), 2);
+    assert_int_equal(pg_queue_claim(q1, 0, cpu, 2, 1, 2, took, &a, err, sizeof err), 2);
     assert_int_equal(a.ids[0], 4); /* interrupted first */
     assert_string_equal(a.states[0], "running");
     assert_int_equal(a.ids[1], 3); /* then the oldest the backend allows */
     assert_true(a.claims[0] > 0 && a.claims[1] > a.claims[0]);
-    assert_int_equal(pg_queue_claim(q2, 0, cpu, 2, 5, took, &b, err, sizeof err), 1);
+    assert_int_equal(pg_queue_claim(q2, 0, cpu, 2, 1, 5, took, &b, err, sizeof err), 1);
     assert_int_equal(b.ids[0], 1); /* 2 is gpu only, 5 waits for its cancel */
-    assert_int_equal(pg_queue_claim(q2, 1, NULL, 0, 5, took, &k, err, sizeof err), 1);
+    assert_int_equal(pg_queue_claim(q2, 1, NULL, 0, 0, 5, took, &k, err, sizeof err), 1);
     assert_int_equal(k.ids[0], 5);
     assert_true(k.cancel[0]);
     /* nothing left for cpu; renewals hold the leases */
     struct claimed none = {0};
-    assert_int_equal(pg_queue_claim(q2, 0, cpu, 2, 5, took, &none, err, sizeof err), 0);
+    assert_int_equal(pg_queue_claim(q2, 0, cpu, 2, 1, 5, took, &none, err, sizeof err), 0);
     assert_int_equal(pg_queue_renew(q1, a.claims, 2, err, sizeof err), 2);
     /* a lease that expired is claimable again, by anyone */
     pg_sql("UPDATE jobs SET lease_until = 1 WHERE id = 3");
     assert_int_equal(pg_queue_renew(q1, a.claims, 2, err, sizeof err), 1);
     struct claimed again = {0};
-    assert_int_equal(pg_queue_claim(q2, 0, cpu, 2, 5, took, &again, err, sizeof err), 1);
+    assert_int_equal(pg_queue_claim(q2, 0, cpu, 2, 1, 5, took, &again, err, sizeof err), 1);
     assert_int_equal(again.ids[0], 3);
     /* what a job needs to run */
     char *body = NULL;
@@ -579,15 +587,24 @@ static void test_claims(void **state)
     assert_int_equal(have, 0);
     assert_int_equal(last, 0);
     free(body);
+    /* a run across 3 devices: not for a daemon with 0, 1 or 2 (issue 18), for one with 3 */
+    insert_job_gpus(st, 6, "gpu", 60, 3);
+    const char *gpu[2] = {"gpu", "auto"};
+    struct claimed few = {0}, enough = {0};
+    assert_int_equal(pg_queue_claim(q1, 0, gpu, 2, 0, 5, took, &few, err, sizeof err), 1);
+    assert_int_equal(few.ids[0], 2); /* the one-device gpu job */
+    assert_int_equal(pg_queue_claim(q1, 0, gpu, 2, 2, 5, took, &few, err, sizeof err), 0);
+    assert_int_equal(pg_queue_claim(q2, 0, gpu, 2, 3, 5, took, &enough, err, sizeof err), 1);
+    assert_int_equal(enough.ids[0], 6);
     /* ids in blocks, never twice */
     int64_t f1, f2;
     assert_int_equal(pg_queue_ids(q1, 64, &f1, err, sizeof err), 0);
     assert_int_equal(pg_queue_ids(q2, 64, &f2, err, sizeof err), 0);
-    assert_true(f1 >= 6 && (f2 >= f1 + 64 || f1 >= f2 + 64));
+    assert_true(f1 >= 7 && (f2 >= f1 + 64 || f1 >= f2 + 64));
     /* a previous life of d1 gives its claims back */
-    assert_int_equal(pg_queue_release_owner(q1, err, sizeof err), 1);
+    assert_int_equal(pg_queue_release_owner(q1, err, sizeof err), 2); /* 4 and 2 */
     rows = 0;
-    assert_true(pg_queue_changes(q1, count_row, &rows, err, sizeof err) >= 4);
+    assert_true(pg_queue_changes(q1, count_row, &rows, err, sizeof err) >= 5);
     pg_queue_close(q1);
     pg_queue_close(q2);
     pg_store_close(st);
