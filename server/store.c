@@ -367,22 +367,24 @@ static int prepare_all(sqlite3 *db, const char *const *sql, sqlite3_stmt **out, 
     return 0;
 }
 
+/* Waits until a checkpoint is due (1, taking it) or the store closes (0). */
+static int checkpoint_due(struct checkpointer *ck)
+{
+    pthread_mutex_lock(&ck->mu);
+    while (!ck->due && !ck->quit)
+        pthread_cond_wait(&ck->cv, &ck->mu);
+    int due = !ck->quit;
+    ck->due = 0;
+    pthread_mutex_unlock(&ck->mu);
+    return due;
+}
+
 static void *checkpointer_main(void *arg)
 {
     struct checkpointer *ck = arg;
-    pthread_mutex_lock(&ck->mu);
-    for (;;) {
-        while (!ck->due && !ck->quit)
-            pthread_cond_wait(&ck->cv, &ck->mu);
-        if (ck->quit)
-            break;
-        ck->due = 0;
-        pthread_mutex_unlock(&ck->mu);
-        /* a failure (busy, I/O) leaves the WAL to the next attempt */
+    /* a failure (busy, I/O) leaves the WAL to the next attempt */
+    while (checkpoint_due(ck))
         sqlite3_wal_checkpoint_v2(ck->db, NULL, SQLITE_CHECKPOINT_PASSIVE, NULL, NULL);
-        pthread_mutex_lock(&ck->mu);
-    }
-    pthread_mutex_unlock(&ck->mu);
     return NULL;
 }
 
