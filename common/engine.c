@@ -939,16 +939,8 @@ static void cj_free(struct cpu_job *cj)
     }
     for (int32_t r = 0; r < cj->ready; r++)
         anneal_replica_release(&run->rep[r]);
-    free(run->rep);
-    free(run->pub);
-    free(run->slot_T);
-    free(run->slot_sigma);
-    free(run->rep_at);
-    free(run->slot_of);
-    free(run->order);
-    free(run->last_sel);
-    free(run->last_acc);
-    free(run->elite);
+    LCN_FREE_ALL(run->rep, run->pub, run->slot_T, run->slot_sigma, run->rep_at, run->slot_of,
+                 run->order, run->last_sel, run->last_acc, run->elite);
     if (cj->mutex)
         pthread_mutex_destroy(&run->mu);
     free(run);
