@@ -185,28 +185,12 @@ void state_clone(struct lcn_state *dst, const struct lcn_state *src)
 
 void state_release(struct lcn_state *st)
 {
-    free(st->pts);
-    free(st->cnt);
-    free(st->acc);
-    free(st->seen);
     hist_release(&st->hist);
     grid_release(&st->eg);
     grid_release(&st->ng);
-    free(st->ex0);
-    free(st->ey0);
-    free(st->ex1);
-    free(st->ey1);
-    free(st->oacc);
-    free(st->blk);
-    free(st->sides);
-    free(st->sides_p);
-    free(st->sides_q);
-    free(st->sides_tmp);
-    free(st->nx);
-    free(st->ny);
-    free(st->odc);
-    free(st->olist);
-    free(st->ndc);
+    LCN_FREE_ALL(st->pts, st->cnt, st->acc, st->seen, st->ex0, st->ey0, st->ex1, st->ey1, st->oacc,
+                 st->blk, st->sides, st->sides_p, st->sides_q, st->sides_tmp, st->nx, st->ny,
+                 st->odc, st->olist, st->ndc);
     memset(st, 0, sizeof(*st));
 }
 
