@@ -43,21 +43,10 @@
 
 const char *engine_stop_name(enum engine_stop s)
 {
-    switch (s) {
-    case ENGINE_STOP_DEADLINE:
-        return "deadline";
-    case ENGINE_STOP_CANCELLED:
-        return "cancelled";
-    case ENGINE_STOP_TARGET:
-        return "target";
-    case ENGINE_STOP_ERROR:
-        return "error";
-    case ENGINE_STOP_LIMIT:
-        return "limit";
-    case ENGINE_STOP_OPTIMAL:
-        return "optimal";
-    }
-    return "?";
+#define ENGINE_STOP_STR(name, str) [ENGINE_STOP_##name] = str,
+    static const char *const names[] = {ENGINE_STOP_MAP(ENGINE_STOP_STR)};
+#undef ENGINE_STOP_STR
+    return (unsigned)s < LCN_ARRAY_LEN(names) ? names[s] : "?";
 }
 
 void engine_params_default(struct engine_params *p)
