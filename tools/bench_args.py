@@ -6,12 +6,17 @@ bench_cluster.py (they sit next to it in tools/)."""
 import argparse
 
 
-def daemon_bench_parser(doc):
+def daemon_bench_parser(doc, options=()):
     """An ArgumentParser described by the first line of doc, with --lcnd,
-    --lcnctl, --poller and --out (all required)."""
+    --lcnctl, --poller and --out (all required), then the benchmark's own
+    options: (flag, type, default) rows, a default of None making the option
+    required."""
     ap = argparse.ArgumentParser(description=doc.split("\n")[0])
-    ap.add_argument("--lcnd", required=True)
-    ap.add_argument("--lcnctl", required=True)
-    ap.add_argument("--poller", required=True)
-    ap.add_argument("--out", required=True)
+    for flag in ("--lcnd", "--lcnctl", "--poller", "--out"):
+        ap.add_argument(flag, required=True)
+    for flag, kind, default in options:
+        if default is None:
+            ap.add_argument(flag, type=kind, required=True)
+        else:
+            ap.add_argument(flag, type=kind, default=default)
     return ap
