@@ -7,22 +7,13 @@
 #include "err.h"
 #include "util.h"
 
-/*
- * The rows, by kind, in the order of the table's columns; an option's name
- * is its field's. Every value of the file is one line.
- */
-#define CFG_ROW(field, kind_, lo, hi, def_, choices_, help_)                                       \
+#define OFF(field) offsetof(struct lcnd_config, field)
+/* A row in the order of the table's columns. Every value of the file is one line. */
+#define ROW(name_, kind_, lo, hi, def_, off_, choices_, help_)                                     \
     {                                                                                              \
-        .name = #field, .kind = (kind_), .min = (lo), .max = (hi), .def = (def_),                  \
-        .off = offsetof(struct lcnd_config, field), .choices = (choices_), .help = (help_),         \
-        .flags = OPT_ONE_LINE                                                                      \
+        .name = (name_), .kind = (kind_), .min = (lo), .max = (hi), .def = (def_), .off = (off_),  \
+        .choices = (choices_), .help = (help_), .flags = OPT_ONE_LINE                              \
     }
-#define CFG_STR(field, def_, help_)         CFG_ROW(field, OPT_STRDUP, 0, 0, def_, NULL, help_)
-#define CFG_BOOL(field, def_, help_)        CFG_ROW(field, OPT_BOOL, 0, 1, def_, NULL, help_)
-#define CFG_INT(field, lo, hi, def_, help_) CFG_ROW(field, OPT_INT, lo, hi, def_, NULL, help_)
-#define CFG_DBL(field, lo, hi, def_, help_) CFG_ROW(field, OPT_DOUBLE, lo, hi, def_, NULL, help_)
-#define CFG_ENUM(field, def_, choices_, help_)                                                     \
-    CFG_ROW(field, OPT_ENUM, 0, 0, def_, choices_, help_)
 
 /* OPT_ENUM fields are enums that the parser writes as an int (the index
  * of the choice): each such enum must have an int's size. */
@@ -36,125 +27,126 @@ ENUM_FIELD_OK(enum config_fake_gpu);
 /* clang-format off */
 const struct opt config_options[] = {
     /* network and access */
-    CFG_STR(listen, "127.0.0.1:8480",
-        "address to listen on as HOST:PORT (IPv6 as [ADDR]:PORT); port 0 picks a free port"),
-    CFG_STR(port_file, "",
-        "file to write the bound HOST:PORT to once listening (empty: none)"),
-    CFG_STR(token_file, "",
-        "file holding the bearer token every request except /healthz must carry (empty: no auth)"),
-    CFG_BOOL(allow_insecure_listen, "false",
-        "allow listening on a non-loopback address without a token file"),
-    CFG_STR(allowed_origins, "",
-        "browser origins allowed to call the API from their pages (CORS): exact origins such as "
-        "https://app.example.org:8443, comma-separated; preflight OPTIONS requests are answered and "
-        "answers to an allowed Origin carry Access-Control-Allow-Origin (empty: CORS off)"),
-    CFG_INT(max_connections, 4, 100000, "256",
-        "most simultaneous HTTP connections (more wait in the listen backlog)"),
-    CFG_INT(max_connections_per_ip, 0, 100000, "128",
-        "most simultaneous HTTP connections from one client address; more are closed at once "
-        "(0: no limit)"),
-    CFG_INT(connection_timeout_s, 1, 86400, "60",
-        "seconds without traffic after which a connection is closed, also in the middle of a "
-        "request (a body that stops coming) or of an answer (a client that stops reading)"),
-    CFG_INT(header_timeout_s, 0, 86400, "10",
-        "seconds a connection has to send a complete request header, from its opening or its "
-        "previous answer; then it is closed (0: no limit)"),
-    CFG_INT(connection_reserve, 0, 100000, "16",
-        "connection slots kept free for new clients: when fewer are free, the connections that "
-        "have waited longest for a request header are closed at once (at most a quarter of "
-        "max_connections; 0: none, new connections wait in the listen backlog)"),
-    CFG_INT(max_streams, 0, 100000, "128",
-        "most simultaneous server-sent-event progress streams"),
-    CFG_DBL(sse_heartbeat_s, 0.05, 3600, "5",
-        "seconds between keepalive comments on an idle progress stream"),
+    ROW("listen", OPT_STRDUP, 0, 0, "127.0.0.1:8480", OFF(listen), NULL,
+     "address to listen on as HOST:PORT (IPv6 as [ADDR]:PORT); port 0 picks a free port"),
+    ROW("port_file", OPT_STRDUP, 0, 0, "", OFF(port_file), NULL,
+     "file to write the bound HOST:PORT to once listening (empty: none)"),
+    ROW("token_file", OPT_STRDUP, 0, 0, "", OFF(token_file), NULL,
+     "file holding the bearer token every request except /healthz must carry (empty: no auth)"),
+    ROW("allow_insecure_listen", OPT_BOOL, 0, 1, "false", OFF(allow_insecure_listen), NULL,
+     "allow listening on a non-loopback address without a token file"),
+    ROW("allowed_origins", OPT_STRDUP, 0, 0, "", OFF(allowed_origins), NULL,
+     "browser origins allowed to call the API from their pages (CORS): exact origins such as "
+     "https://app.example.org:8443, comma-separated; preflight OPTIONS requests are answered and "
+     "answers to an allowed Origin carry Access-Control-Allow-Origin (empty: CORS off)"),
+    ROW("max_connections", OPT_INT, 4, 100000, "256", OFF(max_connections), NULL,
+     "most simultaneous HTTP connections (more wait in the listen backlog)"),
+    ROW("max_connections_per_ip", OPT_INT, 0, 100000, "128", OFF(max_connections_per_ip), NULL,
+     "most simultaneous HTTP connections from one client address; more are closed at once "
+     "(0: no limit)"),
+    ROW("connection_timeout_s", OPT_INT, 1, 86400, "60", OFF(connection_timeout_s), NULL,
+     "seconds without traffic after which a connection is closed, also in the middle of a "
+     "request (a body that stops coming) or of an answer (a client that stops reading)"),
+    ROW("header_timeout_s", OPT_INT, 0, 86400, "10", OFF(header_timeout_s), NULL,
+     "seconds a connection has to send a complete request header, from its opening or its "
+     "previous answer; then it is closed (0: no limit)"),
+    ROW("connection_reserve", OPT_INT, 0, 100000, "16", OFF(connection_reserve), NULL,
+     "connection slots kept free for new clients: when fewer are free, the connections that "
+     "have waited longest for a request header are closed at once (at most a quarter of "
+     "max_connections; 0: none, new connections wait in the listen backlog)"),
+    ROW("max_streams", OPT_INT, 0, 100000, "128", OFF(max_streams), NULL,
+     "most simultaneous server-sent-event progress streams"),
+    ROW("sse_heartbeat_s", OPT_DOUBLE, 0.05, 3600, "5", OFF(sse_heartbeat_s), NULL,
+     "seconds between keepalive comments on an idle progress stream"),
     /* admission */
-    CFG_INT(max_body_bytes, 1024, 1073741824, "67108864",
-        "largest accepted request body in bytes (larger: 413)"),
-    CFG_INT(max_body_total_bytes, 0, 1099511627776, "268435456",
-        "request bodies all live requests may hold together, buffered or being parsed (past it: "
-        "503 with Retry-After; 0: no bound; raised to max_body_bytes when smaller)"),
-    CFG_INT(max_nodes, 1, LCN_MAX_NODES, "200000",
-        "most nodes in a submitted graph (more: 422)"),
-    CFG_INT(max_edges, 0, LCN_MAX_EDGES, "1000000",
-        "most edges in a submitted graph (more: 422)"),
-    CFG_DBL(max_budget_s, 0.001, 31536000, "3600",
-        "largest wall-clock budget a job may ask for in seconds (more: 422)"),
-    CFG_DBL(default_budget_s, 0.001, 31536000, "60",
-        "budget of a job that does not give budget_s, in seconds"),
-    CFG_INT(max_queued, 1, 1000000, "64",
-        "most jobs waiting in the queue (more: 429)"),
-    CFG_INT(retry_after_s, 1, 86400, "5",
-        "seconds sent in Retry-After with a 429"),
+    ROW("max_body_bytes", OPT_INT, 1024, 1073741824, "67108864", OFF(max_body_bytes), NULL,
+     "largest accepted request body in bytes (larger: 413)"),
+    ROW("max_body_total_bytes", OPT_INT, 0, 1099511627776, "268435456", OFF(max_body_total_bytes),
+     NULL,
+     "request bodies all live requests may hold together, buffered or being parsed (past it: "
+     "503 with Retry-After; 0: no bound; raised to max_body_bytes when smaller)"),
+    ROW("max_nodes", OPT_INT, 1, LCN_MAX_NODES, "200000", OFF(max_nodes), NULL,
+     "most nodes in a submitted graph (more: 422)"),
+    ROW("max_edges", OPT_INT, 0, LCN_MAX_EDGES, "1000000", OFF(max_edges), NULL,
+     "most edges in a submitted graph (more: 422)"),
+    ROW("max_budget_s", OPT_DOUBLE, 0.001, 31536000, "3600", OFF(max_budget_s), NULL,
+     "largest wall-clock budget a job may ask for in seconds (more: 422)"),
+    ROW("default_budget_s", OPT_DOUBLE, 0.001, 31536000, "60", OFF(default_budget_s), NULL,
+     "budget of a job that does not give budget_s, in seconds"),
+    ROW("max_queued", OPT_INT, 1, 1000000, "64", OFF(max_queued), NULL,
+     "most jobs waiting in the queue (more: 429)"),
+    ROW("retry_after_s", OPT_INT, 1, 86400, "5", OFF(retry_after_s), NULL,
+     "seconds sent in Retry-After with a 429"),
     /* execution */
-    CFG_ENUM(backend, "auto", LCN_BACKEND_CHOICES,
-        "backends to start: auto (GPUs when usable, plus the CPU pool), gpu (fail without one), cpu"),
-    CFG_INT(cpu_workers, 0, 1024, "1",
-        "CPU jobs run at the same time (0: no CPU backend)"),
-    CFG_INT(cpu_threads, 0, LCN_MAX_THREADS, "0",
-        "threads per CPU job unless the request sets solver.threads (0: online cores / cpu_workers)"),
-    CFG_STR(gpus, "all",
-        "GPU devices to open: all (every visible CUDA device) or a comma-separated list of device "
-        "ordinals, one context each; an ordinal given twice opens two contexts on that device "
-        "(0,0: two stand-in devices on one GPU, for tests); CUDA_VISIBLE_DEVICES applies first"),
-    CFG_INT(gpu_slots, -1, 64, "-1",
-        "GPU jobs run at the same time per device, one workspace slot and stream each (-1: every "
-        "slot of the device's context, 0: no GPU)"),
-    CFG_BOOL(gpu_required, "true",
-        "when a sticky error has taken the last GPU: true stops the daemon with exit status 3 for "
-        "its supervisor to restart it; false keeps serving with the CPU pool (backend=gpu jobs "
-        "then fail with gpu_unavailable); while another GPU is healthy the daemon serves on"),
-    CFG_DBL(checkpoint_interval_s, 0.1, 86400, "5",
-        "seconds between durable checkpoints of a running job's best layout"),
-    CFG_DBL(telemetry_interval_s, 0.05, 3600, "1",
-        "seconds between engine telemetry reports"),
+    ROW("backend", OPT_ENUM, 0, 0, "auto", OFF(backend), LCN_BACKEND_CHOICES,
+     "backends to start: auto (GPUs when usable, plus the CPU pool), gpu (fail without one), cpu"),
+    ROW("cpu_workers", OPT_INT, 0, 1024, "1", OFF(cpu_workers), NULL,
+     "CPU jobs run at the same time (0: no CPU backend)"),
+    ROW("cpu_threads", OPT_INT, 0, LCN_MAX_THREADS, "0", OFF(cpu_threads), NULL,
+     "threads per CPU job unless the request sets solver.threads (0: online cores / cpu_workers)"),
+    ROW("gpus", OPT_STRDUP, 0, 0, "all", OFF(gpus), NULL,
+     "GPU devices to open: all (every visible CUDA device) or a comma-separated list of device "
+     "ordinals, one context each; an ordinal given twice opens two contexts on that device "
+     "(0,0: two stand-in devices on one GPU, for tests); CUDA_VISIBLE_DEVICES applies first"),
+    ROW("gpu_slots", OPT_INT, -1, 64, "-1", OFF(gpu_slots), NULL,
+     "GPU jobs run at the same time per device, one workspace slot and stream each (-1: every "
+     "slot of the device's context, 0: no GPU)"),
+    ROW("gpu_required", OPT_BOOL, 0, 1, "true", OFF(gpu_required), NULL,
+     "when a sticky error has taken the last GPU: true stops the daemon with exit status 3 for "
+     "its supervisor to restart it; false keeps serving with the CPU pool (backend=gpu jobs "
+     "then fail with gpu_unavailable); while another GPU is healthy the daemon serves on"),
+    ROW("checkpoint_interval_s", OPT_DOUBLE, 0.1, 86400, "5", OFF(checkpoint_interval_s), NULL,
+     "seconds between durable checkpoints of a running job's best layout"),
+    ROW("telemetry_interval_s", OPT_DOUBLE, 0.05, 3600, "1", OFF(telemetry_interval_s), NULL,
+     "seconds between engine telemetry reports"),
     /* store */
-    CFG_STR(state_dir, "lcnd-state",
-        "directory of the job store (created when missing)"),
-    CFG_STR(store_url, "",
-        "PostgreSQL job store instead of the SQLite file in state_dir: postgresql://USER@HOST/DB "
-        "(libpq URL); every lcnd on the same database serves one shared queue"),
-    CFG_DBL(lease_s, 1, 3600, "10",
-        "store_url: a claimed job's lease; a daemon that cannot renew it stops the job, and "
-        "another resumes it once it expired"),
-    CFG_INT(queue_poll_ms, 10, 60000, "200",
-        "store_url: the longest wait between two reads of the shared queue (jobs queued and "
-        "DELETEs wake every daemon at once)"),
-    CFG_STR(node_name, "",
-        "store_url: this daemon's name in the job store, unique among the daemons; a restarted "
-        "daemon gives back the jobs its previous life held (empty: hostname:port)"),
-    CFG_ENUM(store_sync, "full", "normal|full",
-        "sqlite synchronous mode: full survives power loss, normal survives a process crash"),
-    CFG_BOOL(resume_interrupted, "true",
-        "resume jobs found running at start from their last checkpoint (false: mark them interrupted)"),
-    CFG_INT(retain_jobs, 1, 10000000, "1000",
-        "finished jobs kept in the store; the oldest beyond this are deleted"),
-    CFG_DBL(retain_days, 0, 36500, "30",
-        "finished jobs older than this many days are deleted (0: keep regardless of age)"),
+    ROW("state_dir", OPT_STRDUP, 0, 0, "lcnd-state", OFF(state_dir), NULL,
+     "directory of the job store (created when missing)"),
+    ROW("store_url", OPT_STRDUP, 0, 0, "", OFF(store_url), NULL,
+     "PostgreSQL job store instead of the SQLite file in state_dir: postgresql://USER@HOST/DB "
+     "(libpq URL); every lcnd on the same database serves one shared queue"),
+    ROW("lease_s", OPT_DOUBLE, 1, 3600, "10", OFF(lease_s), NULL,
+     "store_url: a claimed job's lease; a daemon that cannot renew it stops the job, and "
+     "another resumes it once it expired"),
+    ROW("queue_poll_ms", OPT_INT, 10, 60000, "200", OFF(queue_poll_ms), NULL,
+     "store_url: the longest wait between two reads of the shared queue (jobs queued and "
+     "DELETEs wake every daemon at once)"),
+    ROW("node_name", OPT_STRDUP, 0, 0, "", OFF(node_name), NULL,
+     "store_url: this daemon's name in the job store, unique among the daemons; a restarted "
+     "daemon gives back the jobs its previous life held (empty: hostname:port)"),
+    ROW("store_sync", OPT_ENUM, 0, 0, "full", OFF(store_sync), "normal|full",
+     "sqlite synchronous mode: full survives power loss, normal survives a process crash"),
+    ROW("resume_interrupted", OPT_BOOL, 0, 1, "true", OFF(resume_interrupted), NULL,
+     "resume jobs found running at start from their last checkpoint (false: mark them interrupted)"),
+    ROW("retain_jobs", OPT_INT, 1, 10000000, "1000", OFF(retain_jobs), NULL,
+     "finished jobs kept in the store; the oldest beyond this are deleted"),
+    ROW("retain_days", OPT_DOUBLE, 0, 36500, "30", OFF(retain_days), NULL,
+     "finished jobs older than this many days are deleted (0: keep regardless of age)"),
     /* lifecycle and logging */
-    CFG_DBL(shutdown_timeout_s, 0.1, 600, "8",
-        "seconds a shutdown waits for running jobs to checkpoint before exiting anyway"),
-    CFG_STR(log_file, "",
-        "log file, reopened on SIGHUP (empty: standard error)"),
-    CFG_ENUM(log_level, "info", "error|warn|info|debug",
-        "least severe log level written"),
-    CFG_ENUM(log_format, "text", "text|json",
-        "log line format: text (time level message) or json (one object per line: time, level, "
-        "job when the line is about one, message)"),
+    ROW("shutdown_timeout_s", OPT_DOUBLE, 0.1, 600, "8", OFF(shutdown_timeout_s), NULL,
+     "seconds a shutdown waits for running jobs to checkpoint before exiting anyway"),
+    ROW("log_file", OPT_STRDUP, 0, 0, "", OFF(log_file), NULL,
+     "log file, reopened on SIGHUP (empty: standard error)"),
+    ROW("log_level", OPT_ENUM, 0, 0, "info", OFF(log_level), "error|warn|info|debug",
+     "least severe log level written"),
+    ROW("log_format", OPT_ENUM, 0, 0, "text", OFF(log_format), "text|json",
+     "log line format: text (time level message) or json (one object per line: time, level, "
+     "job when the line is about one, message)"),
     /* fault injection (docs/DAEMON.md, "Test hooks") */
-    CFG_ENUM(test_fake_gpu, "off", "off|sticky|cpu",
-        "test only: sticky starts one fake GPU worker that runs the CPU engine for "
-        "test_fake_gpu_ms and then fails its job with a sticky GPU error; cpu starts one fake GPU "
-        "device per entry of gpus (all: one) with gpu_slots workers each (-1: one) that run the "
-        "CPU engine on one thread, and test_gpu_fault applies to them (never in production)"),
-    CFG_INT(test_fake_gpu_ms, 1, 600000, "300",
-        "test only: milliseconds the fake GPU worker runs before its sticky error"),
-    CFG_INT(test_gpu_fault, -1, 15, "-1",
-        "test only: the index (in the gpus list) of a GPU device whose first solver launch "
-        "test_gpu_fault_ms after its first job starts fails as a sticky error would; only that "
-        "context is marked lost (-1: off; never in production)"),
-    CFG_INT(test_gpu_fault_ms, 0, 600000, "1000",
-        "test only: milliseconds from the start of the first job on the test_gpu_fault device to "
-        "its injected error"),
+    ROW("test_fake_gpu", OPT_ENUM, 0, 0, "off", OFF(test_fake_gpu), "off|sticky|cpu",
+     "test only: sticky starts one fake GPU worker that runs the CPU engine for "
+     "test_fake_gpu_ms and then fails its job with a sticky GPU error; cpu starts one fake GPU "
+     "device per entry of gpus (all: one) with gpu_slots workers each (-1: one) that run the "
+     "CPU engine on one thread, and test_gpu_fault applies to them (never in production)"),
+    ROW("test_fake_gpu_ms", OPT_INT, 1, 600000, "300", OFF(test_fake_gpu_ms), NULL,
+     "test only: milliseconds the fake GPU worker runs before its sticky error"),
+    ROW("test_gpu_fault", OPT_INT, -1, 15, "-1", OFF(test_gpu_fault), NULL,
+     "test only: the index (in the gpus list) of a GPU device whose first solver launch "
+     "test_gpu_fault_ms after its first job starts fails as a sticky error would; only that "
+     "context is marked lost (-1: off; never in production)"),
+    ROW("test_gpu_fault_ms", OPT_INT, 0, 600000, "1000", OFF(test_gpu_fault_ms), NULL,
+     "test only: milliseconds from the start of the first job on the test_gpu_fault device to "
+     "its injected error"),
 };
 /* clang-format on */
 const size_t config_option_count = LCN_ARRAY_LEN(config_options);
