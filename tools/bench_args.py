@@ -6,17 +6,12 @@ bench_cluster.py (they sit next to it in tools/)."""
 import argparse
 
 
-def daemon_bench_parser(doc, options=()):
+def daemon_bench_parser(doc):
     """An ArgumentParser described by the first line of doc, with --lcnd,
-    --lcnctl, --poller and --out (all required), then the benchmark's own
-    options: (flag, type, default) rows, a default of None making the option
-    required."""
+    --lcnctl, --poller and --out (all required)."""
     ap = argparse.ArgumentParser(description=doc.split("\n")[0])
-    for flag in ("--lcnd", "--lcnctl", "--poller", "--out"):
-        ap.add_argument(flag, required=True)
-    for flag, kind, default in options:
-        if default is None:
-            ap.add_argument(flag, type=kind, required=True)
-        else:
-            ap.add_argument(flag, type=kind, default=default)
+    ap.add_argument("--lcnd", required=True)
+    ap.add_argument("--lcnctl", required=True)
+    ap.add_argument("--poller", required=True)
+    ap.add_argument("--out", required=True)
     return ap

@@ -405,20 +405,19 @@ def cancel_phase(a, ds, graphs, rng):
 # ---------------------------------------------------------------- main
 
 def main():
-    ap = daemon_bench_parser(__doc__, [
-        ("--instances", str, None),
-        ("--graphs", str, "Automatic-1,Automatic-2,Automatic-3"),
-        ("--jobs", int, 200),
-        ("--budget-min", float, 2),
-        ("--budget-max", float, 5),
-        ("--kill-every", float, 10),
-        ("--outstanding", int, 40),
-        ("--lease-s", float, 5),
-        ("--pollers", int, 50),
-        ("--cancels", int, 10),
-        ("--seed", int, 1),
-        ("--note", str, ""),
-    ])
+    ap = daemon_bench_parser(__doc__)
+    ap.add_argument("--instances", required=True)
+    ap.add_argument("--graphs", default="Automatic-1,Automatic-2,Automatic-3")
+    ap.add_argument("--jobs", type=int, default=200)
+    ap.add_argument("--budget-min", type=float, default=2)
+    ap.add_argument("--budget-max", type=float, default=5)
+    ap.add_argument("--kill-every", type=float, default=10)
+    ap.add_argument("--outstanding", type=int, default=40)
+    ap.add_argument("--lease-s", type=float, default=5)
+    ap.add_argument("--pollers", type=int, default=50)
+    ap.add_argument("--cancels", type=int, default=10)
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--note", default="")
     a = ap.parse_args()
     url = os.environ["LCN_TEST_PG_URL"]
     rng = random.Random(a.seed)

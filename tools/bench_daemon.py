@@ -127,14 +127,13 @@ def poll(poller, addr, path, clients, seconds, interval_ms, samples):
 
 
 def main():
-    ap = daemon_bench_parser(__doc__, [
-        ("--clients", int, 50),
-        ("--seconds", float, 10),
-        ("--interval-ms", float, 20),
-        ("--starts", int, 30),
-        ("--busy-nodes", int, 2000),
-        ("--note", str, ""),
-    ])
+    ap = daemon_bench_parser(__doc__)
+    ap.add_argument("--clients", type=int, default=50)
+    ap.add_argument("--seconds", type=float, default=10)
+    ap.add_argument("--interval-ms", type=float, default=20)
+    ap.add_argument("--starts", type=int, default=30)
+    ap.add_argument("--busy-nodes", type=int, default=2000)
+    ap.add_argument("--note", default="")
     a = ap.parse_args()
     os.makedirs(a.out, exist_ok=True)
     src = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

@@ -109,13 +109,12 @@ def one_job(a, front, graph_file, i, tmp):
 
 
 def main():
-    ap = daemon_bench_parser(__doc__, [
-        ("--graph", str, None),
-        ("--jobs", int, 30),
-        ("--parallel", int, 6),
-        ("--budget-s", float, 2),
-        ("--pollers", int, 50),
-    ])
+    ap = daemon_bench_parser(__doc__)
+    ap.add_argument("--graph", required=True)
+    ap.add_argument("--jobs", type=int, default=30)
+    ap.add_argument("--parallel", type=int, default=6)
+    ap.add_argument("--budget-s", type=float, default=2)
+    ap.add_argument("--pollers", type=int, default=50)
     a = ap.parse_args()
     tmp = tempfile.mkdtemp(prefix="bench-front-")
     extra = ["--backend", "cpu", "--cpu-workers", "1", "--cpu-threads", "1",
