@@ -1008,8 +1008,7 @@ static void bench_release(struct bench *b)
     json_decref(b->targets);
     json_decref(b->ready);
     json_decref(b->version);
-    free(b->manifest_path);
-    free(b->runs);
+    LCN_FREE_ALL(b->manifest_path, b->runs);
     lcnhttp_release(&b->h);
     free_graphs(b->gs, b->ng);
 }

@@ -45,10 +45,27 @@ static int job_connect(const struct lcnctl_cmd *cmd, const char *id, struct lcnh
     return rc ? rc : client_connect(cmd, h);
 }
 
+typedef void (*job_printer)(const json_t *st, const char *id);
+
+/* Prints a job's document: as JSON with --json, else by print. */
+static void print_job(const json_t *st, const char *id, job_printer print)
+{
+    if (lcnctl_json)
+        client_print_json(st);
+    else
+        print(st, id);
+}
+
+static void print_summary(const json_t *st, const char *id)
+{
+    (void)id;
+    client_print_summary(stdout, st);
+}
+
 /* get and cancel: METHOD /jobs/ID, which answers with the job's status,
  * printed as JSON with --json, else by print. Returns the exit status. */
 static int job_call(const struct lcnctl_cmd *cmd, const char *id, const char *method,
-                    void (*print)(const json_t *st, const char *id))
+                    job_printer print)
 {
     struct lcnhttp h;
     int rc = job_connect(cmd, id, &h);
@@ -61,10 +78,7 @@ static int job_call(const struct lcnctl_cmd *cmd, const char *id, const char *me
     lcnhttp_release(&h);
     if (rc)
         return rc;
-    if (lcnctl_json)
-        client_print_json(st);
-    else
-        print(st, id);
+    print_job(st, id, print);
     json_decref(st);
     return LCNCTL_EXIT_OK;
 }
@@ -82,10 +96,7 @@ static int follow(const struct lcnctl_cmd *cmd, struct lcnhttp *h, const char *i
         return LCNCTL_EXIT_INTERRUPTED;
     if (rc)
         return rc;
-    if (lcnctl_json)
-        client_print_json(final);
-    else
-        client_print_summary(stdout, final);
+    print_job(final, id, print_summary);
     rc = client_job_exit(final);
     json_decref(final);
     return rc;
@@ -478,11 +489,6 @@ static void print_status(const json_t *st, const char *id)
     }
 }
 
-static int cmd_get(const struct lcnctl_cmd *cmd, const struct lcnctl_args *a)
-{
-    return job_call(cmd, a->arg, "GET", print_status);
-}
-
 /* ------------------------------------------------------------ solution */
 
 static const char solution_usage[] =
@@ -610,9 +616,11 @@ static void print_cancel(const json_t *st, const char *id)
         printf("%s: cancelling (%s)\n", id, state);
 }
 
-static int cmd_cancel(const struct lcnctl_cmd *cmd, const struct lcnctl_args *a)
+/* get (GET /jobs/ID) and cancel (DELETE /jobs/ID): one call, two printers. */
+static int cmd_job(const struct lcnctl_cmd *cmd, const struct lcnctl_args *a)
 {
-    return job_call(cmd, a->arg, "DELETE", print_cancel);
+    int cancel = strcmp(cmd->name, "cancel") == 0;
+    return job_call(cmd, a->arg, cancel ? "DELETE" : "GET", cancel ? print_cancel : print_status);
 }
 
 /* ------------------------------------------------------------ list */
@@ -779,10 +787,10 @@ const struct lcnctl_cmd lcnctl_http_cmds[] = {
      TABLE(watch_table), watch_exit_status, sizeof(struct follow_opts), "job id"},
     {"wait", cmd_wait, "wait until a job ends; exit 0 when it succeeded", wait_usage, watch_table,
      1, watch_exit_status, sizeof(struct follow_opts), "job id"},
-    {"get", cmd_get, "print a job's status", get_usage, NULL, 0, get_exit_status, 0, "job id"},
+    {"get", cmd_job, "print a job's status", get_usage, NULL, 0, get_exit_status, 0, "job id"},
     {"solution", cmd_solution, "fetch a job's best validated layout", solution_usage,
      TABLE(solution_table), solution_exit_status, sizeof(struct solution_opts), "job id"},
-    {"cancel", cmd_cancel, "cancel a queued or running job", cancel_usage, NULL, 0,
+    {"cancel", cmd_job, "cancel a queued or running job", cancel_usage, NULL, 0,
      cancel_exit_status, 0, "job id"},
     {"list", cmd_list, "list jobs, newest first", list_usage, TABLE(list_table), list_exit_status,
      sizeof(struct list_opts), NULL},

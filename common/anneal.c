@@ -781,11 +781,7 @@ static void single_move(struct anneal_replica *r, struct move_ctx *mc)
         cn->valid++;
         cn->evaluated++;
         cn->ops[op].valid++;
-        int64_t d = energy_delta(mc->ctl->en, st, &r->cand[w], &mc->cur);
-        if (best < 0 || d < bestd) {
-            best = w;
-            bestd = d;
-        }
+        obj_keep_best(&best, &bestd, w, energy_delta(mc->ctl->en, st, &r->cand[w], &mc->cur));
     }
     if (best < 0)
         return;

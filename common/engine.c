@@ -43,21 +43,10 @@
 
 const char *engine_stop_name(enum engine_stop s)
 {
-    switch (s) {
-    case ENGINE_STOP_DEADLINE:
-        return "deadline";
-    case ENGINE_STOP_CANCELLED:
-        return "cancelled";
-    case ENGINE_STOP_TARGET:
-        return "target";
-    case ENGINE_STOP_ERROR:
-        return "error";
-    case ENGINE_STOP_LIMIT:
-        return "limit";
-    case ENGINE_STOP_OPTIMAL:
-        return "optimal";
-    }
-    return "?";
+#define ENGINE_STOP_STR(name, str) [ENGINE_STOP_##name] = str,
+    static const char *const names[] = {ENGINE_STOP_MAP(ENGINE_STOP_STR)};
+#undef ENGINE_STOP_STR
+    return (unsigned)s < LCN_ARRAY_LEN(names) ? names[s] : "?";
 }
 
 void engine_params_default(struct engine_params *p)
@@ -939,16 +928,8 @@ static void cj_free(struct cpu_job *cj)
     }
     for (int32_t r = 0; r < cj->ready; r++)
         anneal_replica_release(&run->rep[r]);
-    free(run->rep);
-    free(run->pub);
-    free(run->slot_T);
-    free(run->slot_sigma);
-    free(run->rep_at);
-    free(run->slot_of);
-    free(run->order);
-    free(run->last_sel);
-    free(run->last_acc);
-    free(run->elite);
+    LCN_FREE_ALL(run->rep, run->pub, run->slot_T, run->slot_sigma, run->rep_at, run->slot_of,
+                 run->order, run->last_sel, run->last_acc, run->elite);
     if (cj->mutex)
         pthread_mutex_destroy(&run->mu);
     free(run);

@@ -167,16 +167,21 @@ typedef void (*engine_telemetry_cb)(void *ctx, const struct engine_telemetry *t)
 typedef void (*engine_layout_cb)(void *ctx, const struct lcn_pt *layout, const struct lcn_obj *obj,
                                  double elapsed_s);
 
-enum engine_stop {
-    ENGINE_STOP_DEADLINE = 0,
-    ENGINE_STOP_CANCELLED,
-    ENGINE_STOP_TARGET, /* stop_at_target and best K <= target_k */
-    ENGINE_STOP_ERROR,
-    ENGINE_STOP_LIMIT,   /* move_limit reached (deterministic stop) */
-    ENGINE_STOP_OPTIMAL, /* no crossing left: the tuple cannot improve */
-};
+/* Why a run stopped: one row gives the enum (ENGINE_STOP_DEADLINE = 0, ...)
+ * and the name engine_stop_name returns. */
+#define ENGINE_STOP_MAP(X)                                                                         \
+    X(DEADLINE, "deadline")                                                                        \
+    X(CANCELLED, "cancelled")                                                                      \
+    X(TARGET, "target")   /* stop_at_target and best K <= target_k */                              \
+    X(ERROR, "error")                                                                              \
+    X(LIMIT, "limit")     /* move_limit reached (deterministic stop) */                            \
+    X(OPTIMAL, "optimal") /* no crossing left: the tuple cannot improve */
 
-/* "deadline", "cancelled", "target", "error", "limit", "optimal". */
+#define ENGINE_STOP_ENUM(name, str) ENGINE_STOP_##name,
+enum engine_stop { ENGINE_STOP_MAP(ENGINE_STOP_ENUM) };
+#undef ENGINE_STOP_ENUM
+
+/* The row's name ("deadline", ...); "?" for a value outside the enum. */
 const char *engine_stop_name(enum engine_stop s);
 
 /*

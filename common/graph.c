@@ -117,10 +117,7 @@ int graph_init(struct lcn_graph *g, int32_t n, int32_t m, const int32_t *src, co
 
 void graph_release(struct lcn_graph *g)
 {
-    free(g->eu);
-    free(g->ev);
-    free(g->inc_off);
-    free(g->inc);
+    LCN_FREE_ALL(g->eu, g->ev, g->inc_off, g->inc);
     memset(g, 0, sizeof(*g));
 }
 

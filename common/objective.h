@@ -34,6 +34,21 @@ LCN_HD static inline int obj_cmp(const struct lcn_obj *a, const struct lcn_obj *
 }
 
 /*
+ * Best-of-W selection: candidate c, whose move changes the energy by d,
+ * becomes the best (*best, *best_d) when there is none yet (*best < 0) or
+ * when it is strictly lower, so that the first of equal candidates wins.
+ * The CPU engine's rule (anneal's single_move); the GPU step and its CPU
+ * reference (solver_ref.c) write the same rule out and can take this one.
+ */
+LCN_HD static inline void obj_keep_best(int32_t *best, int64_t *best_d, int32_t c, int64_t d)
+{
+    if (*best < 0 || d < *best_d) {
+        *best = c;
+        *best_d = d;
+    }
+}
+
+/*
  * Computes the tuple from counts. Returns 0, or LCN_ECORRUPT when the sum of
  * the counts is odd (each crossing is counted at both of its edges, so an odd
  * sum proves the counts are wrong); *o is filled either way.

@@ -111,6 +111,33 @@ static int32_t mark_violations(const struct lcn_state *st, uint8_t *mark,
     return marked;
 }
 
+void repair_fill_clamp(const struct lcn_graph *g, struct lcn_pt *pts, const uint8_t *has_xy,
+                       struct repair_stats *stats)
+{
+    for (int32_t v = 0; has_xy && v < g->n; v++) {
+        if (has_xy[v])
+            continue;
+        int64_t sx = 0, sy = 0, k = 0;
+        for (int32_t i = g->inc_off[v]; i < g->inc_off[v + 1]; i++) {
+            int32_t u = graph_other(g, g->inc[i], v);
+            if (has_xy[u]) {
+                sx += pts[u].x;
+                sy += pts[u].y;
+                k++;
+            }
+        }
+        pts[v] = k ? clamp_pt(g, sx / k, sy / k) : clamp_pt(g, g->width / 2, g->height / 2);
+        stats->filled++;
+    }
+    for (int32_t v = 0; v < g->n; v++) {
+        struct lcn_pt q = clamp_pt(g, pts[v].x, pts[v].y);
+        if (!geom_pt_eq(q, pts[v])) {
+            pts[v] = q;
+            stats->clamped++;
+        }
+    }
+}
+
 int repair_layout(const struct lcn_graph *g, struct lcn_pt *pts, const uint8_t *has_xy,
                   struct repair_stats *stats)
 {
@@ -125,31 +152,7 @@ int repair_layout_stop(const struct lcn_graph *g, struct lcn_pt *pts, const uint
     if (((int64_t)g->width + 1) * ((int64_t)g->height + 1) < g->n)
         return LCN_EINVAL;
 
-    /* Fill missing coordinates: barycentre of placed neighbours, else centre. */
-    if (has_xy) {
-        for (int32_t v = 0; v < g->n; v++) {
-            if (has_xy[v])
-                continue;
-            int64_t sx = 0, sy = 0, k = 0;
-            for (int32_t i = g->inc_off[v]; i < g->inc_off[v + 1]; i++) {
-                int32_t u = graph_other(g, g->inc[i], v);
-                if (has_xy[u]) {
-                    sx += pts[u].x;
-                    sy += pts[u].y;
-                    k++;
-                }
-            }
-            pts[v] = k ? clamp_pt(g, sx / k, sy / k) : clamp_pt(g, g->width / 2, g->height / 2);
-            s.filled++;
-        }
-    }
-    for (int32_t v = 0; v < g->n; v++) {
-        struct lcn_pt q = clamp_pt(g, pts[v].x, pts[v].y);
-        if (!geom_pt_eq(q, pts[v])) {
-            pts[v] = q;
-            s.clamped++;
-        }
-    }
+    repair_fill_clamp(g, pts, has_xy, &s);
 
     /* validity only: no crossing counts up front, none per relocation */
     struct lcn_state st;

@@ -37,6 +37,16 @@ struct repair_stats {
 int repair_layout(const struct lcn_graph *g, struct lcn_pt *pts, const uint8_t *has_xy,
                   struct repair_stats *stats);
 
+/*
+ * repair_layout's first phase, for its tests' slower twin too: fills the
+ * missing coordinates (has_xy as there: each such node at the barycentre of
+ * its neighbours that have coordinates, rounded toward zero, else at the
+ * centre of the bounds) and clamps every point into the bounds. Adds the
+ * nodes placed to stats->filled and those moved to stats->clamped.
+ */
+void repair_fill_clamp(const struct lcn_graph *g, struct lcn_pt *pts, const uint8_t *has_xy,
+                       struct repair_stats *stats);
+
 /* repair_layout that gives up with the stop's code (LCN_EDEADLINE or
  * LCN_ECANCELLED; pts then holds a partly repaired layout) when stop fires
  * (stop.h); NULL never fires. */

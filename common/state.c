@@ -185,28 +185,12 @@ void state_clone(struct lcn_state *dst, const struct lcn_state *src)
 
 void state_release(struct lcn_state *st)
 {
-    free(st->pts);
-    free(st->cnt);
-    free(st->acc);
-    free(st->seen);
     hist_release(&st->hist);
     grid_release(&st->eg);
     grid_release(&st->ng);
-    free(st->ex0);
-    free(st->ey0);
-    free(st->ex1);
-    free(st->ey1);
-    free(st->oacc);
-    free(st->blk);
-    free(st->sides);
-    free(st->sides_p);
-    free(st->sides_q);
-    free(st->sides_tmp);
-    free(st->nx);
-    free(st->ny);
-    free(st->odc);
-    free(st->olist);
-    free(st->ndc);
+    LCN_FREE_ALL(st->pts, st->cnt, st->acc, st->seen, st->ex0, st->ey0, st->ex1, st->ey1, st->oacc,
+                 st->blk, st->sides, st->sides_p, st->sides_q, st->sides_tmp, st->nx, st->ny,
+                 st->odc, st->olist, st->ndc);
     memset(st, 0, sizeof(*st));
 }
 
@@ -374,38 +358,50 @@ static inline void acc_add(struct lcn_state *st, struct lcn_move *mv, int32_t f,
 }
 
 /*
+ * Runs the statement that follows (BODY) once for every edge f of the edge
+ * grid's cells along segment (a, b), each once (a fresh stamp), less those
+ * with an end at v or u (they share a point with a segment from v to u and
+ * never cross it), with fu, fv its ends: the candidates every exact segment
+ * query tests. A macro, expanded in place, on purpose: the same walk as a
+ * function-call iterator (56b9372) made the evaluator 9 % slower at a fixed
+ * move count (instance_04, 12,000 moves, five pairs side by side:
+ * bench/results/cpu15-20261202/README.md), so it was taken back (a1b9948).
+ */
+#define SEGMENT_CANDIDATES(st, a, b, v, u, f, fu, fv, ...)                                         \
+    do {                                                                                           \
+        const int32_t stamp_ = next_stamp(st);                                                     \
+        const int32_t ncell_ = grid_segment_cells(&(st)->eg, (a), (b));                            \
+        for (int32_t i_ = 0; i_ < ncell_; i_++) {                                                  \
+            const struct lcn_cell *c_ = &(st)->eg.cells[(st)->eg.tmp[i_]];                         \
+            for (int32_t j_ = 0; j_ < c_->len; j_++) {                                             \
+                int32_t f = c_->ids[j_];                                                           \
+                if ((st)->seen[f] == stamp_)                                                       \
+                    continue;                                                                      \
+                (st)->seen[f] = stamp_;                                                            \
+                int32_t fu = (st)->g->eu[f], fv = (st)->g->ev[f];                                  \
+                if (fu == (v) || fv == (v) || fu == (u) || fv == (u))                              \
+                    continue;                                                                      \
+                __VA_ARGS__                                                                        \
+            }                                                                                      \
+        }                                                                                          \
+    } while (0)
+
+/*
  * Adds sign (+1/-1) for every edge crossing segment (a, b) of edge e = (v, u),
- * over the grid candidates of the segment's cells. The cell walk is written
- * out here and in collect_segment and state_edge_partners on purpose: one
- * shared walk (an iterator, 56b9372) made the evaluator 9 % slower at a
- * fixed move count (instance_04, 12,000 moves, five pairs side by side:
- * bench/results/cpu15-20261202/README.md), so it was taken back.
+ * over the grid candidates of the segment's cells.
  */
 static void scan_segment(struct lcn_state *st, struct lcn_move *mv, int32_t e, int32_t v, int32_t u,
                          struct lcn_pt a, struct lcn_pt b, int32_t sign)
 {
-    const struct lcn_graph *g = st->g;
     const struct lcn_pt *pts = st->pts;
-    int32_t stamp = next_stamp(st);
-    int32_t k = grid_segment_cells(&st->eg, a, b);
     uint64_t tests = 0;
-    for (int32_t i = 0; i < k; i++) {
-        const struct lcn_cell *c = &st->eg.cells[st->eg.tmp[i]];
-        for (int32_t j = 0; j < c->len; j++) {
-            int32_t f = c->ids[j];
-            if (st->seen[f] == stamp)
-                continue;
-            st->seen[f] = stamp;
-            int32_t fu = g->eu[f], fv = g->ev[f];
-            if (fu == v || fv == v || fu == u || fv == u)
-                continue;
-            tests++;
-            if (geom_segments_meet(a, b, pts[fu], pts[fv])) {
-                acc_add(st, mv, f, sign);
-                acc_add(st, mv, e, sign);
-            }
+    SEGMENT_CANDIDATES(st, a, b, v, u, f, fu, fv, {
+        tests++;
+        if (geom_segments_meet(a, b, pts[fu], pts[fv])) {
+            acc_add(st, mv, f, sign);
+            acc_add(st, mv, e, sign);
         }
-    }
+    });
     st->pair_tests += tests;
 }
 
@@ -416,31 +412,19 @@ static void scan_segment(struct lcn_state *st, struct lcn_move *mv, int32_t e, i
 static int32_t collect_segment(struct lcn_state *st, int32_t v, int32_t u, struct lcn_pt a,
                                struct lcn_pt b)
 {
-    const struct lcn_graph *g = st->g;
     const struct lcn_pt *pts = st->pts;
-    int32_t stamp = next_stamp(st);
-    int32_t k = grid_segment_cells(&st->eg, a, b), hits = 0;
-    for (int32_t i = 0; i < k; i++) {
-        const struct lcn_cell *c = &st->eg.cells[st->eg.tmp[i]];
-        for (int32_t j = 0; j < c->len; j++) {
-            int32_t f = c->ids[j];
-            if (st->seen[f] == stamp)
-                continue;
-            st->seen[f] = stamp;
-            int32_t fu = g->eu[f], fv = g->ev[f];
-            if (fu == v || fv == v || fu == u || fv == u)
-                continue;
-            st->pair_tests++;
-            if (geom_segments_meet(a, b, pts[fu], pts[fv])) {
-                if (st->olen == st->ocap) {
-                    st->ocap = st->ocap ? 2 * st->ocap : 256;
-                    st->olist = xrealloc(st->olist, sizeof(int32_t) * (size_t)st->ocap);
-                }
-                st->olist[st->olen++] = f;
-                hits++;
+    int32_t hits = 0;
+    SEGMENT_CANDIDATES(st, a, b, v, u, f, fu, fv, {
+        st->pair_tests++;
+        if (geom_segments_meet(a, b, pts[fu], pts[fv])) {
+            if (st->olen == st->ocap) {
+                st->ocap = st->ocap ? 2 * st->ocap : 256;
+                st->olist = xrealloc(st->olist, sizeof(int32_t) * (size_t)st->ocap);
             }
+            st->olist[st->olen++] = f;
+            hits++;
         }
-    }
+    });
     return hits;
 }
 
@@ -461,6 +445,27 @@ static int32_t collect_segment(struct lcn_state *st, int32_t v, int32_t u, struc
 #define LCN_CLONES
 #endif
 
+/*
+ * Defines kernel##32 and kernel##64 with the parameters given, BODY(T) run
+ * on int32_t and on int64_t arithmetic: one parameter list for both widths.
+ */
+/* clang-format off */
+#define WIDTH_PAIR(kernel, BODY, ...)                                                              \
+    LCN_CLONES __attribute__((noinline)) static int32_t kernel##32(__VA_ARGS__)                    \
+    {                                                                                              \
+        BODY(int32_t)                                                                              \
+    }                                                                                              \
+    LCN_CLONES __attribute__((noinline)) static int32_t kernel##64(__VA_ARGS__)                    \
+    {                                                                                              \
+        BODY(int64_t)                                                                              \
+    }
+/* clang-format on */
+
+/* The leading parameters of scan and cross: the m edges' ends (x0, y0)-(x1, y1), segment ab. */
+#define EDGES_AND_SEGMENT                                                                          \
+    const int32_t *restrict x0, const int32_t *restrict y0, const int32_t *restrict x1,            \
+        const int32_t *restrict y1, int32_t m, int32_t ax, int32_t ay, int32_t bx, int32_t by
+
 #define SCAN_BODY(T)                                                                               \
     const T dx = (T)bx - ax, dy = (T)by - ay;                                                      \
     int32_t hits = 0;                                                                              \
@@ -479,18 +484,7 @@ static int32_t collect_segment(struct lcn_state *st, int32_t v, int32_t u, struc
     }                                                                                              \
     return hits;
 
-LCN_CLONES __attribute__((noinline)) static int32_t
-scan32(const int32_t *restrict x0, const int32_t *restrict y0, const int32_t *restrict x1,
-       const int32_t *restrict y1, int32_t m, int32_t ax, int32_t ay, int32_t bx, int32_t by,
-       int32_t *restrict acc){SCAN_BODY(int32_t)}
-
-LCN_CLONES __attribute__((noinline)) static int32_t
-    scan64(const int32_t *restrict x0, const int32_t *restrict y0, const int32_t *restrict x1,
-           const int32_t *restrict y1, int32_t m, int32_t ax, int32_t ay, int32_t bx, int32_t by,
-           int32_t *restrict acc)
-{
-    SCAN_BODY(int64_t)
-}
+WIDTH_PAIR(scan, SCAN_BODY, EDGES_AND_SEGMENT, int32_t *restrict acc)
 #undef SCAN_BODY
 
 /*
@@ -513,15 +507,9 @@ LCN_CLONES __attribute__((noinline)) static int32_t
     }                                                                                              \
     return hits;
 
-LCN_CLONES __attribute__((noinline)) static int32_t
-side32(const int32_t *restrict x0, const int32_t *restrict y0, const int32_t *restrict x1,
-       const int32_t *restrict y1, int32_t m, int32_t px, int32_t py, int32_t *restrict s,
-       const int onseg){SIDE_BODY(int32_t)}
-
-LCN_CLONES __attribute__((noinline)) static int32_t
-    side64(const int32_t *restrict x0, const int32_t *restrict y0, const int32_t *restrict x1,
-           const int32_t *restrict y1, int32_t m, int32_t px, int32_t py, int32_t *restrict s,
-           const int onseg){SIDE_BODY(int64_t)}
+WIDTH_PAIR(side, SIDE_BODY, const int32_t *restrict x0, const int32_t *restrict y0,
+           const int32_t *restrict x1, const int32_t *restrict y1, int32_t m, int32_t px,
+           int32_t py, int32_t *restrict s, const int onseg)
 #undef SIDE_BODY
 
 #define CROSS_BODY(T)                                                                              \
@@ -536,19 +524,8 @@ LCN_CLONES __attribute__((noinline)) static int32_t
     }                                                                                              \
     return hits;
 
-LCN_CLONES __attribute__((noinline)) static int32_t
-    cross32(const int32_t *restrict x0, const int32_t *restrict y0, const int32_t *restrict x1,
-            const int32_t *restrict y1, int32_t m, int32_t ax, int32_t ay, int32_t bx, int32_t by,
-            const int32_t *restrict sa, const int32_t *restrict sb,
-            int32_t *restrict acc){CROSS_BODY(int32_t)}
-
-LCN_CLONES __attribute__((noinline)) static int32_t
-    cross64(const int32_t *restrict x0, const int32_t *restrict y0, const int32_t *restrict x1,
-            const int32_t *restrict y1, int32_t m, int32_t ax, int32_t ay, int32_t bx, int32_t by,
-            const int32_t *restrict sa, const int32_t *restrict sb, int32_t *restrict acc)
-{
-    CROSS_BODY(int64_t)
-}
+WIDTH_PAIR(cross, CROSS_BODY, EDGES_AND_SEGMENT, const int32_t *restrict sa,
+           const int32_t *restrict sb, int32_t *restrict acc)
 #undef CROSS_BODY
 
 /* Number of points w on the closed segment ab other than a and b. */
@@ -566,17 +543,11 @@ LCN_CLONES __attribute__((noinline)) static int32_t
     }                                                                                              \
     return hits;
 
-LCN_CLONES __attribute__((noinline)) static int32_t
-ptseg32(const int32_t *restrict nx, const int32_t *restrict ny, int32_t n, int32_t ax, int32_t ay,
-        int32_t bx, int32_t by){PTSEG_BODY(int32_t)}
-
-LCN_CLONES __attribute__((noinline)) static int32_t
-    ptseg64(const int32_t *restrict nx, const int32_t *restrict ny, int32_t n, int32_t ax,
-            int32_t ay, int32_t bx, int32_t by)
-{
-    PTSEG_BODY(int64_t)
-}
+WIDTH_PAIR(ptseg, PTSEG_BODY, const int32_t *restrict nx, const int32_t *restrict ny, int32_t n,
+           int32_t ax, int32_t ay, int32_t bx, int32_t by)
 #undef PTSEG_BODY
+#undef WIDTH_PAIR
+#undef EDGES_AND_SEGMENT
 
 /*
  * One pass over whole blocks of 16 (all arrays are padded with zeros):
@@ -849,22 +820,12 @@ int32_t state_edge_partners(struct lcn_state *st, int32_t e, int32_t *out)
         return k;
     }
     eg_fresh(st);
-    int32_t stamp = next_stamp(st);
-    int32_t nc = grid_segment_cells(&st->eg, a, b);
-    for (int32_t i = 0; i < nc; i++) {
-        const struct lcn_cell *c = &st->eg.cells[st->eg.tmp[i]];
-        for (int32_t j = 0; j < c->len; j++) {
-            int32_t f = c->ids[j];
-            if (st->seen[f] == stamp)
-                continue;
-            st->seen[f] = stamp;
-            if (graph_adjacent(g, e, f))
-                continue;
-            st->pair_tests++;
-            if (geom_segments_meet(a, b, st->pts[g->eu[f]], st->pts[g->ev[f]]))
-                out[k++] = f;
-        }
-    }
+    /* the edges adjacent to e are those with an end at one of e's ends */
+    SEGMENT_CANDIDATES(st, a, b, g->eu[e], g->ev[e], f, fu, fv, {
+        st->pair_tests++;
+        if (geom_segments_meet(a, b, st->pts[fu], st->pts[fv]))
+            out[k++] = f;
+    });
     /* ascending, like the SCAN path */
     for (int32_t i = 1; i < k; i++) {
         int32_t t = out[i], j = i;

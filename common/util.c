@@ -54,6 +54,12 @@ void xgrow(void **p, size_t elem, size_t *cap, size_t need)
     *cap = c;
 }
 
+void lcn_free_each(void *const *ptrs, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        free(ptrs[i]);
+}
+
 void lcn_assert_fail(const char *expr, const char *file, int line)
 {
     fprintf(stderr, "fatal: assertion '%s' failed at %s:%d\n", expr, file, line);

@@ -19,6 +19,12 @@ char *xstrdup(const char *s);
 /* Grows *p (an array of elem-sized items with capacity *cap) to hold at
  * least need items; capacity at least doubles. */
 void xgrow(void **p, size_t elem, size_t *cap, size_t need);
+/* Frees the n pointers of ptrs (NULL ones too). */
+void lcn_free_each(void *const *ptrs, size_t n);
+/* Frees every pointer given, in one statement: the teardown of a struct that
+ * owns many separately allocated arrays (C only: a compound literal). */
+#define LCN_FREE_ALL(...)                                                                          \
+    lcn_free_each((void *const[]){__VA_ARGS__}, sizeof((void *const[]){__VA_ARGS__}) / sizeof(void *))
 
 #ifdef __cplusplus
 #define LCN_NORETURN [[noreturn]]

@@ -28,22 +28,9 @@ build="$here/build"
 extra=""
 inst_root="$here/../shared/instances"
 
-while [ $# -gt 0 ]; do
-    case "$1" in
-    --budget) budget=$2; shift 2 ;;
-    --seeds) seeds=$2; shift 2 ;;
-    --threads) threads=$2; shift 2 ;;
-    --set) set_name=$2; shift 2 ;;
-    --instances) instances=$2; shift 2 ;;
-    --gen) gens=$2; shift 2 ;;
-    --out) out=$2; shift 2 ;;
-    --build) build=$2; shift 2 ;;
-    --extra) extra=$2; shift 2 ;;
-    --instances-root) inst_root=$2; shift 2 ;;
-    -h|--help) sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
-    *) echo "bench-cpu.sh: unknown argument '$1'" >&2; exit 2 ;;
-    esac
-done
+. "$here/scripts/lib/options.sh"
+options_parse bench-cpu.sh 2,20 "budget:budget seeds:seeds threads:threads set:set_name
+    instances:instances gen:gens out:out build:build extra:extra instances-root:inst_root" "$@"
 
 lcnd="$build/bin/lcnd"
 lcnctl="$build/bin/lcnctl"

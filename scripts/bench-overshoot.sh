@@ -24,18 +24,8 @@ runs=3
 budgets="0.05 1 3"
 gens="dense:1000 grid:10000"
 threads=2
-while [ $# -gt 0 ]; do
-    case "$1" in
-    --out) out=$2; shift 2 ;;
-    --a) a=$2; shift 2 ;;
-    --b) b=$2; shift 2 ;;
-    --runs) runs=$2; shift 2 ;;
-    --budgets) budgets=$2; shift 2 ;;
-    --gen) gens=$2; shift 2 ;;
-    --threads) threads=$2; shift 2 ;;
-    *) echo "bench-overshoot: unknown argument $1" >&2; exit 2 ;;
-    esac
-done
+. "$here/scripts/lib/options.sh"
+options_parse bench-overshoot "" "out:out a:a b:b runs:runs budgets:budgets gen:gens threads:threads" "$@"
 [ -n "$out" ] || { echo "usage: $0 --out DIR [--a LCND] [--b LCND] ..." >&2; exit 2; }
 [ -e "$out" ] && { echo "$out exists: results are never overwritten" >&2; exit 1; }
 mkdir -p "$out/graphs"

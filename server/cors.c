@@ -32,37 +32,34 @@ static int is_origin(const char *s)
 int cors_init(struct cors *c, const char *list, char *err, size_t errlen)
 {
     memset(c, 0, sizeof *c);
-    const char *p = list ? list : "";
-    while (*p) {
-        const char *end = strchr(p, ',');
-        size_t len = end ? (size_t)(end - p) : strlen(p);
-        const char *a = p, *b = p + len;
+    /* one copy of the list, cut into the origins in place */
+    c->buf = xstrdup(list ? list : "");
+    for (char *p = c->buf; *p;) {
+        char *end = strchr(p, ',');
+        char *next = end ? end + 1 : p + strlen(p);
+        char *a = p, *b = end ? end : next;
         while (a < b && (*a == ' ' || *a == '\t'))
             a++;
         while (b > a && (b[-1] == ' ' || b[-1] == '\t'))
             b--;
-        char *item = xmalloc((size_t)(b - a) + 1);
-        memcpy(item, a, (size_t)(b - a));
-        item[b - a] = '\0';
-        if (!is_origin(item)) {
+        *b = '\0';
+        if (!is_origin(a)) {
             snprintf(err, errlen,
-                     "allowed_origins: '%.200s' is not an origin (scheme://host[:port])", item);
-            free(item);
+                     "allowed_origins: '%.200s' is not an origin (scheme://host[:port])", a);
             cors_release(c);
             return LCN_EINVAL;
         }
         c->origins = xrealloc(c->origins, (c->n + 1) * sizeof *c->origins);
-        c->origins[c->n++] = item;
-        p = end ? end + 1 : p + len;
+        c->origins[c->n++] = a;
+        p = next;
     }
     return 0;
 }
 
 void cors_release(struct cors *c)
 {
-    for (size_t i = 0; i < c->n; i++)
-        free(c->origins[i]);
     free(c->origins);
+    free(c->buf);
     memset(c, 0, sizeof *c);
 }
 

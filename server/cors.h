@@ -6,8 +6,8 @@
  * answers preflight OPTIONS requests and marks answers to a request whose
  * Origin header is one of them, exactly, with Access-Control-Allow-Origin.
  *
- * Ownership: struct cors owns its copies of the origins; cors_release
- * frees them. Read-only after cors_init, so any thread may match.
+ * Ownership: struct cors owns its copy of the origins; cors_release
+ * frees it. Read-only after cors_init, so any thread may match.
  */
 #ifndef LCN_SERVER_CORS_H
 #define LCN_SERVER_CORS_H
@@ -23,8 +23,9 @@
 #define CORS_MAX_AGE_S      "600"
 
 struct cors {
-    char **origins;
-    size_t n; /* 0: CORS off */
+    const char **origins; /* into buf */
+    size_t n;             /* 0: CORS off */
+    char *buf;            /* the list, cut at the commas */
 };
 
 /*

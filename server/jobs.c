@@ -1705,7 +1705,7 @@ int jobs_shared_ready(struct jobs *t, char *why, size_t len)
     return 1;
 }
 
-void jobs_on_cluster_ids(void *ctx, int64_t first, int64_t n)
+static void on_cluster_ids(void *ctx, int64_t first, int64_t n)
 {
     struct jobs *t = ctx;
     if (ids_left(t) > 0 && t->ids_end == first) {
@@ -1855,7 +1855,7 @@ static void lost_run_ended(struct jobs *t, struct job *j, struct run *run)
     hook_counts(t);
 }
 
-void jobs_on_cluster_lost(void *ctx)
+static void on_cluster_lost(void *ctx)
 {
     struct jobs *t = ctx;
     for (size_t i = 0; i < t->n; i++) {
@@ -1931,7 +1931,7 @@ static void mirror_row(struct jobs *t, struct cluster_job *r)
         hook_changed(t, j);
 }
 
-void jobs_on_cluster_rows(void *ctx, struct cluster_job *list)
+static void on_cluster_rows(void *ctx, struct cluster_job *list)
 {
     struct jobs *t = ctx;
     for (struct cluster_job *r = list; r; r = r->next)
@@ -1986,7 +1986,7 @@ static void claimed_one(struct jobs *t, struct cluster_job *c)
             rec == REC_RESUMED ? ", resumed from its last checkpoint" : "");
 }
 
-void jobs_on_cluster_claimed(void *ctx, struct cluster_job *list)
+static void on_cluster_claimed(void *ctx, struct cluster_job *list)
 {
     struct jobs *t = ctx;
     for (struct cluster_job *c = list; c; c = c->next)
@@ -2038,4 +2038,13 @@ int jobs_synced(const struct jobs *t, uint64_t ticket)
 void jobs_cluster_synced(struct jobs *t, uint64_t round)
 {
     t->synced = round;
+}
+
+void jobs_cluster_callbacks(struct jobs *t, struct cluster_callbacks *cb)
+{
+    cb->rows = on_cluster_rows;
+    cb->claimed = on_cluster_claimed;
+    cb->ids = on_cluster_ids;
+    cb->lost = on_cluster_lost;
+    cb->ctx = t;
 }

@@ -329,14 +329,13 @@ void jobs_req_put(struct job_request *req);
  * accepted here is not queued here but committed, and any daemon's cluster
  * thread claims it; every other job is a mirror of the store's row (its
  * status answers GET, its events are read from the store); DELETE of a
- * job another daemon runs sets its cancel column. The callbacks below are
- * the cluster's (cluster.h; ctx: the struct jobs).
+ * job another daemon runs sets its cancel column.
  */
 void jobs_share(struct jobs *t, struct cluster *cl, int64_t lease_ms, int64_t id_block);
-void jobs_on_cluster_rows(void *ctx, struct cluster_job *list);
-void jobs_on_cluster_claimed(void *ctx, struct cluster_job *list);
-void jobs_on_cluster_ids(void *ctx, int64_t first, int64_t n);
-void jobs_on_cluster_lost(void *ctx);
+
+/* The table's side of the cluster's callbacks (cluster.h): fills cb's rows,
+ * claimed, ids and lost, and ctx with t; synced and sctx stay the caller's. */
+void jobs_cluster_callbacks(struct jobs *t, struct cluster_callbacks *cb);
 
 /*
  * Shared queue: j's status may be older than the store's (a job another

@@ -686,15 +686,8 @@ static int start_cluster(struct lcnd *d, char *err, size_t errlen)
         .poll_ms = d->cfg.queue_poll_ms,
         .id_block = CLUSTER_ID_BLOCK,
     };
-    struct cluster_callbacks cb = {
-        .rows = jobs_on_cluster_rows,
-        .claimed = jobs_on_cluster_claimed,
-        .ids = jobs_on_cluster_ids,
-        .lost = jobs_on_cluster_lost,
-        .synced = on_cluster_synced,
-        .sctx = d,
-        .ctx = &d->jobs,
-    };
+    struct cluster_callbacks cb = {.synced = on_cluster_synced, .sctx = d};
+    jobs_cluster_callbacks(&d->jobs, &cb);
     int rc = cluster_start(&d->cluster, d->loop, d->store, &cc, &cb, err, errlen);
     if (rc)
         return rc;

@@ -19,55 +19,43 @@
 /* 2: meta holds next_id (version 1 databases are migrated at open) */
 #define STORE_SCHEMA_VERSION "2"
 
-enum {
-    Q_INSERT_JOB,
-    Q_INSERT_REQUEST,
-    Q_UPDATE_JOB,
-    Q_INSERT_EVENT,
-    Q_UPSERT_CKPT,
-    Q_DELETE_JOB,
-    Q_DELETE_REQUEST,
-    Q_DELETE_EVENTS,
-    Q_DELETE_CKPT,
-    Q_BUMP_ID,
-    Q_COUNT_W,
-};
+/*
+ * The prepared statements: a name and its SQL per row. The writes run on
+ * the write connection, the reads on the read and blob connections; each
+ * list gives both the enum of names and the table of SQL.
+ */
+#define STORE_WRITES(X)                                                                            \
+    X(Q_INSERT_JOB, "INSERT INTO jobs(id, state, created_ms, updated_ms, status) "                 \
+                    "VALUES (?1, ?2, ?3, ?3, ?4)")                                                 \
+    X(Q_INSERT_REQUEST, "INSERT INTO requests(job, body) VALUES (?1, ?2)")                         \
+    X(Q_UPDATE_JOB, "UPDATE jobs SET state = ?2, status = ?3, updated_ms = ?4 WHERE id = ?1")      \
+    X(Q_INSERT_EVENT, "INSERT OR REPLACE INTO events(job, seq, body) VALUES (?1, ?2, ?3)")         \
+    X(Q_UPSERT_CKPT, "INSERT OR REPLACE INTO checkpoints(job, seq, elapsed_s, K, nK, Phi, C, "     \
+                     "final, n, layout) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)")         \
+    X(Q_DELETE_JOB, "DELETE FROM jobs WHERE id = ?1")                                              \
+    X(Q_DELETE_REQUEST, "DELETE FROM requests WHERE job = ?1")                                     \
+    X(Q_DELETE_EVENTS, "DELETE FROM events WHERE job = ?1")                                        \
+    X(Q_DELETE_CKPT, "DELETE FROM checkpoints WHERE job = ?1")                                     \
+    X(Q_BUMP_ID, "UPDATE meta SET value = ?1 + 1 WHERE key = 'next_id' "                           \
+                 "AND CAST(value AS INTEGER) <= ?1")
 
-enum {
-    R_REQUEST,
-    R_CKPT,
-    R_EVENTS,
-    R_LAST_SEQ,
-    R_PING,
-    R_NEXT_ID,
-    Q_COUNT_R,
-};
+#define STORE_READS(X)                                                                             \
+    X(R_REQUEST, "SELECT body FROM requests WHERE job = ?1")                                       \
+    X(R_CKPT, "SELECT seq, elapsed_s, K, nK, Phi, C, final, n, layout FROM checkpoints "           \
+              "WHERE job = ?1")                                                                    \
+    X(R_EVENTS, "SELECT seq, body FROM events WHERE job = ?1 AND seq > ?2 ORDER BY seq LIMIT ?3")  \
+    X(R_LAST_SEQ, "SELECT coalesce(max(seq), 0) FROM events WHERE job = ?1")                       \
+    X(R_PING, "SELECT count(*) FROM meta")                                                         \
+    X(R_NEXT_ID, "SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'next_id'")
 
-static const char *const wsql[Q_COUNT_W] = {
-    [Q_INSERT_JOB] = "INSERT INTO jobs(id, state, created_ms, updated_ms, status) "
-                     "VALUES (?1, ?2, ?3, ?3, ?4)",
-    [Q_INSERT_REQUEST] = "INSERT INTO requests(job, body) VALUES (?1, ?2)",
-    [Q_UPDATE_JOB] = "UPDATE jobs SET state = ?2, status = ?3, updated_ms = ?4 WHERE id = ?1",
-    [Q_INSERT_EVENT] = "INSERT OR REPLACE INTO events(job, seq, body) VALUES (?1, ?2, ?3)",
-    [Q_UPSERT_CKPT] = "INSERT OR REPLACE INTO checkpoints(job, seq, elapsed_s, K, nK, Phi, C, "
-                      "final, n, layout) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
-    [Q_DELETE_JOB] = "DELETE FROM jobs WHERE id = ?1",
-    [Q_DELETE_REQUEST] = "DELETE FROM requests WHERE job = ?1",
-    [Q_DELETE_EVENTS] = "DELETE FROM events WHERE job = ?1",
-    [Q_DELETE_CKPT] = "DELETE FROM checkpoints WHERE job = ?1",
-    [Q_BUMP_ID] = "UPDATE meta SET value = ?1 + 1 WHERE key = 'next_id' "
-                  "AND CAST(value AS INTEGER) <= ?1",
-};
-
-static const char *const rsql[Q_COUNT_R] = {
-    [R_REQUEST] = "SELECT body FROM requests WHERE job = ?1",
-    [R_CKPT] = "SELECT seq, elapsed_s, K, nK, Phi, C, final, n, layout FROM checkpoints "
-               "WHERE job = ?1",
-    [R_EVENTS] = "SELECT seq, body FROM events WHERE job = ?1 AND seq > ?2 ORDER BY seq LIMIT ?3",
-    [R_LAST_SEQ] = "SELECT coalesce(max(seq), 0) FROM events WHERE job = ?1",
-    [R_PING] = "SELECT count(*) FROM meta",
-    [R_NEXT_ID] = "SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'next_id'",
-};
+#define STMT_NAME(name, sql) name,
+#define STMT_SQL(name, sql)  [name] = sql,
+enum { STORE_WRITES(STMT_NAME) Q_COUNT_W };
+enum { STORE_READS(STMT_NAME) Q_COUNT_R };
+static const char *const wsql[Q_COUNT_W] = {STORE_WRITES(STMT_SQL)};
+static const char *const rsql[Q_COUNT_R] = {STORE_READS(STMT_SQL)};
+#undef STMT_NAME
+#undef STMT_SQL
 
 static const char *const schema =
     "CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);"
@@ -379,22 +367,24 @@ static int prepare_all(sqlite3 *db, const char *const *sql, sqlite3_stmt **out, 
     return 0;
 }
 
+/* Waits until a checkpoint is due (1, taking it) or the store closes (0). */
+static int checkpoint_due(struct checkpointer *ck)
+{
+    pthread_mutex_lock(&ck->mu);
+    while (!ck->due && !ck->quit)
+        pthread_cond_wait(&ck->cv, &ck->mu);
+    int due = !ck->quit;
+    ck->due = 0;
+    pthread_mutex_unlock(&ck->mu);
+    return due;
+}
+
 static void *checkpointer_main(void *arg)
 {
     struct checkpointer *ck = arg;
-    pthread_mutex_lock(&ck->mu);
-    for (;;) {
-        while (!ck->due && !ck->quit)
-            pthread_cond_wait(&ck->cv, &ck->mu);
-        if (ck->quit)
-            break;
-        ck->due = 0;
-        pthread_mutex_unlock(&ck->mu);
-        /* a failure (busy, I/O) leaves the WAL to the next attempt */
+    /* a failure (busy, I/O) leaves the WAL to the next attempt */
+    while (checkpoint_due(ck))
         sqlite3_wal_checkpoint_v2(ck->db, NULL, SQLITE_CHECKPOINT_PASSIVE, NULL, NULL);
-        pthread_mutex_lock(&ck->mu);
-    }
-    pthread_mutex_unlock(&ck->mu);
     return NULL;
 }
 
@@ -679,29 +669,67 @@ int store_load_job(struct store *st, int64_t job, store_job_cb cb, void *ctx)
     return rc == SQLITE_ROW ? 1 : rc == SQLITE_DONE ? 0 : LCN_ESTORE;
 }
 
+/*
+ * Reads job's row of read statement q on the blob connection: row(s, out)
+ * decodes it and returns 0 or an error. Returns row's code, LCN_ENOTFOUND
+ * when there is no row, LCN_ESTORE when the step failed.
+ */
+static int load_row(struct store *st, int q, int64_t job, int (*row)(sqlite3_stmt *s, void *out),
+                    void *out)
+{
+    sqlite3_mutex_enter(sqlite3_db_mutex(st->b));
+    sqlite3_stmt *s = st->bs[q];
+    sqlite3_bind_int64(s, 1, job);
+    int rc = sqlite3_step(s);
+    int ret = rc == SQLITE_ROW ? row(s, out) : rc == SQLITE_DONE ? LCN_ENOTFOUND : LCN_ESTORE;
+    sqlite3_reset(s);
+    sqlite3_mutex_leave(sqlite3_db_mutex(st->b));
+    return ret;
+}
+
+struct request_out {
+    char **body;
+    size_t *len;
+};
+
+static int request_row(sqlite3_stmt *s, void *out)
+{
+    const struct request_out *o = out;
+    size_t n = (size_t)sqlite3_column_bytes(s, 0);
+    const void *b = sqlite3_column_blob(s, 0);
+    *o->body = xmalloc(n + 1);
+    if (n)
+        memcpy(*o->body, b, n);
+    (*o->body)[n] = 0;
+    *o->len = n;
+    return 0;
+}
+
 int store_load_request(struct store *st, int64_t job, char **body, size_t *len)
 {
     if (st->pg)
         return pg_store_load_request(st->pg, job, body, len);
-    sqlite3_mutex_enter(sqlite3_db_mutex(st->b));
-    sqlite3_stmt *s = st->bs[R_REQUEST];
-    sqlite3_bind_int64(s, 1, job);
-    int rc = sqlite3_step(s), ret;
-    if (rc == SQLITE_ROW) {
-        size_t n = (size_t)sqlite3_column_bytes(s, 0);
-        const void *b = sqlite3_column_blob(s, 0);
-        *body = xmalloc(n + 1);
-        if (n)
-            memcpy(*body, b, n);
-        (*body)[n] = 0;
-        *len = n;
-        ret = 0;
-    } else {
-        ret = rc == SQLITE_DONE ? LCN_ENOTFOUND : LCN_ESTORE;
-    }
-    sqlite3_reset(s);
-    sqlite3_mutex_leave(sqlite3_db_mutex(st->b));
-    return ret;
+    struct request_out o = {body, len};
+    return load_row(st, R_REQUEST, job, request_row, &o);
+}
+
+static int checkpoint_row(sqlite3_stmt *s, void *out)
+{
+    struct store_checkpoint *ck = out;
+    ck->seq = sqlite3_column_int64(s, 0);
+    ck->elapsed_s = sqlite3_column_double(s, 1);
+    ck->obj.K = (int32_t)sqlite3_column_int64(s, 2);
+    ck->obj.nK = (int32_t)sqlite3_column_int64(s, 3);
+    ck->obj.Phi = sqlite3_column_int64(s, 4);
+    ck->obj.C = sqlite3_column_int64(s, 5);
+    ck->final = sqlite3_column_int(s, 6);
+    ck->n = sqlite3_column_int(s, 7);
+    int bytes = sqlite3_column_bytes(s, 8);
+    if (ck->n < 0 || (int64_t)bytes != (int64_t)ck->n * 8)
+        return LCN_ESTORE;
+    ck->layout = xmalloc(sizeof *ck->layout * (size_t)(ck->n + 1));
+    store_blob_layout(sqlite3_column_blob(s, 8), ck->n, ck->layout);
+    return 0;
 }
 
 int store_load_checkpoint(struct store *st, int64_t job, struct store_checkpoint *ck)
@@ -709,33 +737,7 @@ int store_load_checkpoint(struct store *st, int64_t job, struct store_checkpoint
     if (st->pg)
         return pg_store_load_checkpoint(st->pg, job, ck);
     memset(ck, 0, sizeof *ck);
-    sqlite3_mutex_enter(sqlite3_db_mutex(st->b));
-    sqlite3_stmt *s = st->bs[R_CKPT];
-    sqlite3_bind_int64(s, 1, job);
-    int rc = sqlite3_step(s), ret;
-    if (rc == SQLITE_ROW) {
-        ck->seq = sqlite3_column_int64(s, 0);
-        ck->elapsed_s = sqlite3_column_double(s, 1);
-        ck->obj.K = (int32_t)sqlite3_column_int64(s, 2);
-        ck->obj.nK = (int32_t)sqlite3_column_int64(s, 3);
-        ck->obj.Phi = sqlite3_column_int64(s, 4);
-        ck->obj.C = sqlite3_column_int64(s, 5);
-        ck->final = sqlite3_column_int(s, 6);
-        ck->n = sqlite3_column_int(s, 7);
-        int bytes = sqlite3_column_bytes(s, 8);
-        if (ck->n < 0 || (int64_t)bytes != (int64_t)ck->n * 8) {
-            ret = LCN_ESTORE;
-        } else {
-            ck->layout = xmalloc(sizeof *ck->layout * (size_t)(ck->n + 1));
-            store_blob_layout(sqlite3_column_blob(s, 8), ck->n, ck->layout);
-            ret = 0;
-        }
-    } else {
-        ret = rc == SQLITE_DONE ? LCN_ENOTFOUND : LCN_ESTORE;
-    }
-    sqlite3_reset(s);
-    sqlite3_mutex_leave(sqlite3_db_mutex(st->b));
-    return ret;
+    return load_row(st, R_CKPT, job, checkpoint_row, ck);
 }
 
 void store_checkpoint_release(struct store_checkpoint *ck)

@@ -241,6 +241,17 @@ PGconn *pg_connect(const char *url, char *err, size_t errlen)
     return c;
 }
 
+void pg_store_close(struct pg_store *st)
+{
+    if (!st)
+        return;
+    PQfinish(st->w);
+    PQfinish(st->r);
+    pthread_mutex_destroy(&st->rmu);
+    free(st->url);
+    free(st);
+}
+
 int pg_store_open(const char *url, struct pg_store **out, char *err, size_t errlen)
 {
     *out = NULL;
@@ -260,17 +271,6 @@ int pg_store_open(const char *url, struct pg_store **out, char *err, size_t errl
     }
     *out = st;
     return 0;
-}
-
-void pg_store_close(struct pg_store *st)
-{
-    if (!st)
-        return;
-    PQfinish(st->w);
-    PQfinish(st->r);
-    pthread_mutex_destroy(&st->rmu);
-    free(st->url);
-    free(st);
 }
 
 /* ------------------------------------------------------------ writes */

@@ -42,6 +42,15 @@ static int listen_on(struct pg_queue *q, char *err, size_t errlen)
     return 0;
 }
 
+void pg_queue_close(struct pg_queue *q)
+{
+    if (!q)
+        return;
+    PQfinish(q->c);
+    LCN_FREE_ALL(q->url, q->owner);
+    free(q);
+}
+
 int pg_queue_open(const char *url, const char *owner, int64_t lease_ms, struct pg_queue **out,
                   char *err, size_t errlen)
 {
@@ -61,16 +70,6 @@ int pg_queue_open(const char *url, const char *owner, int64_t lease_ms, struct p
     }
     *out = q;
     return 0;
-}
-
-void pg_queue_close(struct pg_queue *q)
-{
-    if (!q)
-        return;
-    PQfinish(q->c);
-    free(q->url);
-    free(q->owner);
-    free(q);
 }
 
 int pg_queue_connected(struct pg_queue *q, char *err, size_t errlen)

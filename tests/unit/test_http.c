@@ -328,10 +328,10 @@ static void perform(struct call *c)
     curl_easy_cleanup(h);
 }
 
+/* n calls run by one client thread, which sets done once all are answered */
 struct batch {
     struct call *calls;
-    int n;
-    int done;
+    int n, done;
 };
 
 static void *client_main(void *arg)

@@ -21,29 +21,14 @@
  * independent validator's list instead of the grids, and each relocation
  * evaluated and committed through the full state (state_propose with its
  * crossing counts), as repair did before it kept a geometry-only state.
- * The ring walk is the one repair.h documents. Fills and clamps first, the
- * same way. Returns 0 or LCN_EINVAL (a node found no valid point).
+ * The ring walk is the one repair.h documents. Fills and clamps first with
+ * repair's own first phase (repair_fill_clamp: the twin is of the violation
+ * pass only). Returns 0 or LCN_EINVAL (a node found no valid point).
  */
 static int ref_repair(const struct lcn_graph *g, struct lcn_pt *pts, const uint8_t *has_xy)
 {
-    for (int32_t v = 0; has_xy && v < g->n; v++) {
-        if (has_xy[v])
-            continue;
-        int64_t sx = 0, sy = 0, k = 0;
-        for (int32_t i = g->inc_off[v]; i < g->inc_off[v + 1]; i++) {
-            int32_t u = graph_other(g, g->inc[i], v);
-            if (has_xy[u]) {
-                sx += pts[u].x;
-                sy += pts[u].y;
-                k++;
-            }
-        }
-        pts[v] = k ? PT((int32_t)(sx / k), (int32_t)(sy / k)) : PT(g->width / 2, g->height / 2);
-    }
-    for (int32_t v = 0; v < g->n; v++) {
-        pts[v].x = LCN_MAX(0, LCN_MIN(g->width, pts[v].x));
-        pts[v].y = LCN_MAX(0, LCN_MIN(g->height, pts[v].y));
-    }
+    struct repair_stats unused = {0};
+    repair_fill_clamp(g, pts, has_xy, &unused);
     struct lcn_state st;
     assert_int_equal(state_init(&st, g, pts), 0);
     struct lcn_move mv;
