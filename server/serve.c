@@ -41,6 +41,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -836,6 +837,22 @@ static void start_undo(struct lcnd *d)
     uv_run(d->loop, UV_RUN_DEFAULT);
 }
 
+/* SIGTERM, SIGINT and SIGHUP are held (blocked, so they stay pending)
+ * from the first line of lcnd serve until serve_ready has their watchers:
+ * before, one arriving during the start took the default action (SIGHUP
+ * from a log rotation, SIGTERM from a quick stop: the process killed, the
+ * start's work lost) or, had the watchers been started early, ran the stop
+ * on a half-started daemon inside start()'s loop turns. The threads the
+ * start creates inherit the mask and never take them; the loop's thread
+ * takes them once serve_ready unblocks them. */
+static void held_signals(sigset_t *set)
+{
+    sigemptyset(set);
+    sigaddset(set, SIGTERM);
+    sigaddset(set, SIGINT);
+    sigaddset(set, SIGHUP);
+}
+
 /* After start(): the signals and timers run, the job table gets its first
  * retention pass and schedule, and systemd hears READY=1. */
 static void serve_ready(struct lcnd *d)
@@ -843,6 +860,9 @@ static void serve_ready(struct lcnd *d)
     uv_signal_start(&d->sig_term, on_signal, SIGTERM);
     uv_signal_start(&d->sig_int, on_signal, SIGINT);
     uv_signal_start(&d->sig_hup, on_signal, SIGHUP);
+    sigset_t held;
+    held_signals(&held);
+    pthread_sigmask(SIG_UNBLOCK, &held, NULL); /* one held during the start arrives now */
     uint64_t hb = (uint64_t)(d->cfg.sse_heartbeat_s * 500.0);
     uv_timer_start(&d->t_heartbeat, on_heartbeat, hb ? hb : 1, hb ? hb : 1);
     uv_timer_start(&d->t_deadlines, on_deadlines, DEADLINE_CHECK_MS, DEADLINE_CHECK_MS);
@@ -940,6 +960,9 @@ static void lcnd_free(struct lcnd *d)
 
 int lcnd_serve_main(int argc, char **argv)
 {
+    sigset_t held;
+    held_signals(&held);
+    pthread_sigmask(SIG_BLOCK, &held, NULL);
     struct lcnd *d = xcalloc(1, sizeof *d);
     d->listen_fd = -1;
     int status = configure(d, argc, argv);

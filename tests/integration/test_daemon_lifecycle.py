@@ -8,6 +8,7 @@ import os
 import signal
 import socket
 import tempfile
+import threading
 import time
 import unittest
 
@@ -113,6 +114,58 @@ class Lifecycle(unittest.TestCase):
             self.assertIn("job %s: succeeded" % job, new)
         finally:
             d.cleanup()
+
+    def signal_during_start(self, d, sig):
+        """Starts d while another thread sends sig every millisecond from the
+        moment lcnd serve opened its log (configure: the signals are held
+        by then) until the port file exists (start() is over). Returns how
+        many were sent; d.start()'s error, if any, is the caller's."""
+        done = threading.Event()
+        sent = [0]
+
+        def spam():
+            while not done.is_set():
+                if d.proc is not None and d.proc.poll() is None and \
+                        os.path.exists(d.log_file) and not os.path.exists(d.port_file):
+                    d.proc.send_signal(sig)
+                    sent[0] += 1
+                time.sleep(0.001)
+        t = threading.Thread(target=spam)
+        t.start()
+        try:
+            try:
+                d.start()
+            except AssertionError:
+                pass  # a SIGTERM may end it before the harness saw the port file
+        finally:
+            done.set()
+            t.join()
+        return sent[0]
+
+    def test_signals_held_during_start(self):
+        """SIGHUP and SIGTERM during the start are held until the daemon
+        serves, not taken by their default action (the process killed):
+        a SIGHUP reopens the log once it is up, a SIGTERM stops it
+        gracefully (exit 0) right after."""
+        d, e = Daemon(), Daemon()  # fresh state directories: no log file before configure
+        try:
+            n = self.signal_during_start(d, signal.SIGHUP)
+            self.assertIsNone(d.proc.poll(), "killed during the start: %s" % d.read_stderr())
+            if n:
+                deadline = time.time() + 30
+                while "log reopened" not in d.log() and time.time() < deadline:
+                    time.sleep(0.02)
+                self.assertIn("log reopened", d.log())
+            self.assertEqual(d.stop(), 0)
+            n2 = self.signal_during_start(e, signal.SIGTERM)
+            self.assertEqual(e.proc.wait(timeout=60), 0, e.read_stderr())
+            if n2:
+                self.assertIn("stopping: SIGTERM", e.log())
+            print("signals sent during the start: %d SIGHUP, %d SIGTERM" % (n, n2))
+            self.assertGreater(n + n2, 0)  # the start was long enough to be hit
+        finally:
+            d.cleanup()
+            e.cleanup()
 
     def test_token_auth(self):
         tok = "s3cret-token-0123456789"
