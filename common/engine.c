@@ -49,6 +49,19 @@ const char *engine_stop_name(enum engine_stop s)
     return (unsigned)s < LCN_ARRAY_LEN(names) ? names[s] : "?";
 }
 
+void engine_telemetry_add(struct engine_telemetry *a, const struct engine_telemetry *b)
+{
+#define ADD(f) a->f += b->f;
+    ENGINE_TEL_COUNTERS(ADD)
+#undef ADD
+    for (int k = 0; k < ENGINE_OPS; k++) {
+        a->ops[k].tried += b->ops[k].tried;
+        a->ops[k].valid += b->ops[k].valid;
+        a->ops[k].accepted += b->ops[k].accepted;
+        a->ops[k].improved += b->ops[k].improved;
+    }
+}
+
 void engine_params_default(struct engine_params *p)
 {
     memset(p, 0, sizeof(*p));

@@ -155,6 +155,17 @@ struct engine_telemetry {
     struct engine_device_stats devices[ENGINE_MAX_DEVICES];
 };
 
+/* The uint64_t counters of struct engine_telemetry, in the order the API
+ * lists them (docs/API.md, "telemetry"; proto/job.c's table). */
+#define ENGINE_TEL_COUNTERS(X)                                                                     \
+    X(attempted) X(valid) X(evaluated) X(selected) X(accepted) X(rejected) X(committed)          \
+        X(best_updates) X(exchanges_attempted) X(exchanges_accepted) X(restarts) X(pair_tests)   \
+            X(recounts)
+
+/* Adds b's counters (ENGINE_TEL_COUNTERS and the per-operator ones) to a:
+ * the sum of a run's islands. elapsed_s and the devices are a's own. */
+void engine_telemetry_add(struct engine_telemetry *a, const struct engine_telemetry *b);
+
 struct engine_event {
     double elapsed_s;
     const char *stage; /* "start", "start:force", "anneal", ... (static string) */

@@ -1481,29 +1481,6 @@ static void fill_tel(const struct gpu_record *rec, struct engine_telemetry *t, d
     t->elapsed_s = elapsed;
 }
 
-/* Adds the counters of b to a (a run's islands summed). */
-static void tel_add(struct engine_telemetry *a, const struct engine_telemetry *b)
-{
-    a->attempted += b->attempted;
-    a->valid += b->valid;
-    a->evaluated += b->evaluated;
-    a->selected += b->selected;
-    a->accepted += b->accepted;
-    a->rejected += b->rejected;
-    a->committed += b->committed;
-    a->best_updates += b->best_updates;
-    a->exchanges_attempted += b->exchanges_attempted;
-    a->exchanges_accepted += b->exchanges_accepted;
-    a->pair_tests += b->pair_tests;
-    a->restarts += b->restarts;
-    for (int k = 0; k < SOL_OPS; k++) {
-        a->ops[k].tried += b->ops[k].tried;
-        a->ops[k].valid += b->ops[k].valid;
-        a->ops[k].accepted += b->ops[k].accepted;
-        a->ops[k].improved += b->ops[k].improved;
-    }
-}
-
 /*
  * One engine run, set-up, loop and teardown apart (grun_new, grun_loop,
  * grun_finish, grun_free): every buffer and the slots are released in
@@ -1864,7 +1841,7 @@ static void grun_tel(const struct grun *r, struct engine_telemetry *t, double el
         memset(&x, 0, sizeof(x));
         fill_tel(r->j[i].s->rec_host, &x, el);
         if (i > 0)
-            tel_add(t, &x);
+            engine_telemetry_add(t, &x);
         t->devices[i].device = dev ? dev[i] : i;
         t->devices[i].evaluated = x.evaluated;
         t->devices[i].accepted = x.accepted;

@@ -595,20 +595,11 @@ static json_t *obj_json(const struct lcn_obj *o)
 
 /* The counters of struct engine_telemetry in the order the API lists them
  * (docs/API.md, "telemetry"). */
-#define TEL(f)                                                                                     \
-    {                                                                                              \
-        .name = #f, .off = offsetof(struct engine_telemetry, f)                                    \
-    }
+#define TEL(f) {.name = #f, .off = offsetof(struct engine_telemetry, f)},
 static const struct {
     const char *name;
     size_t off;
-} tel_counters[] = {
-    TEL(attempted),          TEL(valid),        TEL(evaluated),
-    TEL(selected),           TEL(accepted),     TEL(rejected),
-    TEL(committed),          TEL(best_updates), TEL(exchanges_attempted),
-    TEL(exchanges_accepted), TEL(restarts),     TEL(pair_tests),
-    TEL(recounts),
-};
+} tel_counters[] = {ENGINE_TEL_COUNTERS(TEL)};
 #undef TEL
 
 static uint64_t tel_get(const struct engine_telemetry *t, size_t i)

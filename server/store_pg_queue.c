@@ -13,7 +13,6 @@
 #include <unistd.h>
 
 #include "err.h"
-#include "server/store_blob.h"
 #include "server/store_pg_sql.h"
 #include "util.h"
 

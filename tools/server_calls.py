@@ -17,7 +17,7 @@ components of the graph). Exits 1 when there is a circle, 0 otherwise.
 docs/DAEMON.md describes the layers this checks (issue 16: no module calls
 up into the one that wires it).
 
-    python3 tools/server_calls.py [--root DIR] [--dir server] [--quiet]
+    python3 tools/server_calls.py [--root DIR] [--dir server] [--quiet] [--doc docs/DAEMON.md]
 """
 import argparse
 import os
@@ -172,13 +172,42 @@ def circles(edges):
     return out
 
 
+def short_map(edges):
+    """The short form docs/DAEMON.md shows: one line per module that uses
+    another (module -> modules), then the modules that use none."""
+    lines = [f"{m} -> {', '.join(sorted(edges[m]))}" for m in sorted(edges) if edges[m]]
+    none = sorted(m for m in edges if not edges[m])
+    lines.append(f"({', '.join(none)} use no other module)")
+    return lines
+
+
+def doc_map(path):
+    """The fenced block after "Its output today, in short" in path."""
+    with open(path, encoding="utf-8") as fh:
+        text = fh.read()
+    m = re.search(r"Its output today,\s+in\s+short", text)
+    start = text.find("```\n", m.end()) if m else -1
+    end = text.find("```", start + 4) if start >= 0 else -1
+    if end < 0:
+        return None
+    return text[start + 4:end].strip().splitlines()
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--root", default=os.path.join(os.path.dirname(__file__), ".."))
     ap.add_argument("--dir", default="server", help="directory of the modules, under root")
     ap.add_argument("--quiet", action="store_true", help="print only the circles")
+    ap.add_argument("--doc", help="a file whose module map (the block after \"Its output "
+                    "today, in short\") must equal this scan's short form; relative to root")
     args = ap.parse_args(argv)
     edges = graph(os.path.join(args.root, args.dir))
+    if args.doc:
+        want, have = short_map(edges), doc_map(os.path.join(args.root, args.doc))
+        if have != want:
+            print(f"{args.doc}: the module map differs from the code's; it should read:")
+            print("\n".join(want))
+            return 1
     if not args.quiet:
         print(f"cross-file calls between {args.dir}/ modules (module -> module: functions)")
         for mod in sorted(edges):

@@ -173,6 +173,47 @@ static void test_deterministic(void **state)
     drop(&f);
 }
 
+/* engine_telemetry_add against field-by-field sums: every counter the API
+ * lists (ENGINE_TEL_COUNTERS) and every operator's four, the time and the
+ * devices left as they were. */
+static void test_telemetry_add(void **state)
+{
+    (void)state;
+    struct engine_telemetry a, b;
+    memset(&a, 0, sizeof a);
+    memset(&b, 0, sizeof b);
+    uint64_t v = 1;
+#define SET(f) a.f = v, b.f = 1000 * v, v++;
+    ENGINE_TEL_COUNTERS(SET)
+#undef SET
+    for (int k = 0; k < ENGINE_OPS; k++) {
+        a.ops[k] = (struct engine_op_stats){.tried = 10 + k, .valid = 20 + k, .accepted = 30 + k, .improved = 40 + k};
+        b.ops[k] = (struct engine_op_stats){.tried = 1, .valid = 2, .accepted = 3, .improved = 4};
+    }
+    a.elapsed_s = 1.5;
+    b.elapsed_s = 7;
+    a.n_devices = 2;
+    b.n_devices = 3;
+    engine_telemetry_add(&a, &b);
+    assert_int_equal(a.attempted, 1001);
+    assert_int_equal(a.valid, 2002);
+    assert_int_equal(a.exchanges_accepted, 10010);
+    assert_int_equal(a.recounts, 13013);
+    uint64_t w = 1;
+#define CHECK(f) assert_int_equal(a.f, 1001 * w), w++;
+    ENGINE_TEL_COUNTERS(CHECK)
+#undef CHECK
+    assert_int_equal(w, 14); /* 13 counters */
+    for (int k = 0; k < ENGINE_OPS; k++) {
+        assert_int_equal(a.ops[k].tried, 11 + k);
+        assert_int_equal(a.ops[k].valid, 22 + k);
+        assert_int_equal(a.ops[k].accepted, 33 + k);
+        assert_int_equal(a.ops[k].improved, 44 + k);
+    }
+    assert_true(a.elapsed_s == 1.5);
+    assert_int_equal(a.n_devices, 2);
+}
+
 /* The restart rule both engines share (engine_restart_slots), and the CPU
  * engine's restart_share: none restarts at 0, the whole ladder at 1 (every
  * wave restarts all R replicas), the cold half by default. */
@@ -656,7 +697,7 @@ int main(void)
         cmocka_unit_test(test_input_reported_at_once),
         cmocka_unit_test(test_evaluators_same_run),
         cmocka_unit_test(test_operators),
-        cmocka_unit_test(test_restart_share),
+        cmocka_unit_test(test_restart_share), cmocka_unit_test(test_telemetry_add),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
