@@ -94,7 +94,7 @@ struct cluster {
     pthread_mutex_t mu;
     int quit;
     int want_cpu, want_gpu; /* idle workers the loop has for claims */
-    int devices;            /* healthy devices: claims need at most this many */
+    int devices;            /* devices a run could start on now: claims need at most this many */
     int want_ids;
     int64_t *held; /* claims this daemon holds (renewed) */
     size_t n_held, cap_held;
@@ -120,8 +120,9 @@ int cluster_start(struct cluster *c, uv_loop_t *loop, struct store *st,
                   size_t errlen);
 
 /* The loop has this many idle workers of each kind (claims follow) and
- * this many healthy devices (a job whose run needs more is left to another
- * daemon); -1, -1: claim nothing any more (shutdown). */
+ * can start a run across this many devices now (a job whose run needs
+ * more is left to another daemon); -1, -1: claim nothing any more
+ * (shutdown). */
 void cluster_want(struct cluster *c, int cpu_idle, int gpu_idle, int devices);
 /* The loop's block of ids runs low. */
 void cluster_want_ids(struct cluster *c);

@@ -1738,7 +1738,11 @@ static void want_claims(struct jobs *t)
         else if (g > 0)
             g--;
     }
-    cluster_want(t->cl, c, g, worker_pool_healthy_devices(t->pool));
+    /* a run across devices is claimed only by a daemon that can start it
+     * now: as many devices with an idle worker, and no job of its own
+     * waiting for them (else it would sit in this daemon's queue while
+     * another daemon has the devices free) */
+    cluster_want(t->cl, c, g, t->qhead ? 1 : worker_pool_idle_devices(t->pool));
 }
 
 /* Any job with this id, durable or not. */

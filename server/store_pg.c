@@ -53,8 +53,21 @@ static const char *const migrations[] = {
     "CREATE INDEX jobs_by_txid ON jobs(txid);"
     "CREATE INDEX jobs_active ON jobs(created_ms, id) WHERE state IN ('queued', 'running');",
     /* 3: the devices a job's one run needs (solver.gpus; 1 for "all"):
-     * a daemon claims only what its devices can run (issue 18) */
-    "ALTER TABLE jobs ADD COLUMN gpus integer NOT NULL DEFAULT 1;",
+     * a daemon claims only what its devices can run (issue 18). The jobs
+     * still to run take it from their request; a request that does not
+     * parse keeps 1 (it fails where it is claimed, as before) */
+    "ALTER TABLE jobs ADD COLUMN gpus integer NOT NULL DEFAULT 1;"
+    "DO $$DECLARE r record; BEGIN"
+    " FOR r IN SELECT j.id, q.body FROM jobs j JOIN requests q ON q.job = j.id"
+    "  WHERE j.state IN ('queued', 'running') LOOP"
+    "  BEGIN"
+    "   UPDATE jobs SET gpus = GREATEST(1, LEAST(65536,"
+    "    (convert_from(r.body, 'UTF8')::jsonb #>> '{solver,gpus}')::numeric))::integer"
+    "    WHERE id = r.id"
+    "    AND jsonb_typeof(convert_from(r.body, 'UTF8')::jsonb #> '{solver,gpus}') = 'number';"
+    "  EXCEPTION WHEN OTHERS THEN NULL;"
+    "  END;"
+    " END LOOP; END$$;",
 };
 #define PG_SCHEMA_VERSION ((int)LCN_ARRAY_LEN(migrations))
 #define PG_MIGRATION_LOCK 0x6c636e31 /* "lcn1": the advisory lock of migrations */

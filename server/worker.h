@@ -226,6 +226,10 @@ int worker_pool_devices(const struct worker_pool *p);
 /* Devices that still have a healthy GPU worker. */
 int worker_pool_healthy_devices(const struct worker_pool *p);
 
+/* Devices that have an idle healthy GPU worker now: the most a run across
+ * devices could start on at once (worker_pool_idle_group). */
+int worker_pool_idle_devices(const struct worker_pool *p);
+
 /* Counts device dev's GPU workers into *out (loop thread). */
 void worker_pool_device_counts(const struct worker_pool *p, int dev, struct worker_counts *out);
 

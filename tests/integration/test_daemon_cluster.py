@@ -87,9 +87,10 @@ class SharedQueue(ClusterCase):
             c.cleanup()
 
     def test_claims_follow_devices(self):
-        """A job whose run needs two devices (solver.gpus = 2) is left in the
-        queue by a daemon with one, and claimed by one with two once it has
-        room (issue 18 with issue 20; fake devices running the CPU engine)."""
+        """A job whose run needs two devices (solver.gpus = 2) is claimed
+        only by a daemon that can start it now: not by one with a single
+        device, not by one with two whose second is busy, but by one with two
+        idle (issue 18 with issue 20; fake devices running the CPU engine)."""
         from cluster_harness import URL
         from lcnd_harness import Daemon
 
@@ -97,7 +98,7 @@ class SharedQueue(ClusterCase):
             return Daemon("--store-url", URL, "--node-name", name, "--cpu-workers", "1",
                           "--queue-poll-ms", "100", "--log-level", "debug", "--backend", "auto",
                           "--gpus", gpus, "--gpu-slots", "1", "--test-fake-gpu", "cpu")
-        two, one = daemon("two", "0,0"), daemon("one", "0")
+        two, one, free2 = daemon("two", "0,0"), daemon("one", "0"), daemon("free2", "0,0")
         try:
             two.start()
             g = gen_graph("random", 40, seed=3)
@@ -109,17 +110,23 @@ class SharedQueue(ClusterCase):
             one.start()
             y = one.submit(g, budget_s=0.2, backend="cpu")  # "one" claims what it can run
             self.assertEqual(one.wait(y)["state"], "succeeded")
-            time.sleep(1.5)  # 15 claim rounds of "one"
+            # one of "two"'s devices idle again: still not both
+            self.assertEqual(one.request("DELETE", "/jobs/" + busy[0]).status, 200)
+            two.wait(busy[0])
+            time.sleep(1.5)  # 15 claim rounds of each
             self.assertEqual(one.status(x)["state"], "queued")
-            self.assertNotIn("job %s: claimed" % x, one.log())
-            for j in busy:
+            for d in (one, two):
+                self.assertNotIn("job %s: claimed" % x, d.log())
+            free2.start()
+            self.assertEqual(free2.wait(x, timeout=60)["state"], "succeeded")
+            self.assertIn("job %s: started on" % x, free2.log())
+            for d in (one, two):
+                self.assertNotIn("job %s: started on" % x, d.log())
+            for j in busy[1:]:
                 self.assertEqual(one.request("DELETE", "/jobs/" + j).status, 200)
-            self.assertEqual(one.wait(x, timeout=60)["state"], "succeeded")
-            self.assertIn("job %s: started on" % x, two.log())
-            self.assertNotIn("job %s: started on" % x, one.log())
         finally:
-            one.cleanup()
-            two.cleanup()
+            for d in (one, two, free2):
+                d.cleanup()
 
     def test_kill9_resumed_elsewhere(self):
         c = Cluster("--lease-s", "2").start()

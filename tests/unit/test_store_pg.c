@@ -52,6 +52,19 @@ static void pg_sql(const char *sql)
     PQfinish(c);
 }
 
+/* The first column of the first row of sql, an integer. */
+static int pg_int(const char *sql)
+{
+    PGconn *c = PQconnectdb(url);
+    PGresult *r = PQexec(c, sql);
+    assert_int_equal(PQresultStatus(r), PGRES_TUPLES_OK);
+    assert_int_equal(PQntuples(r), 1);
+    int v = atoi(PQgetvalue(r, 0, 0));
+    PQclear(r);
+    PQfinish(c);
+    return v;
+}
+
 static int setup(void **state)
 {
     (void)state;
@@ -322,6 +335,28 @@ static void test_migrations(void **state)
     assert_int_equal(pg_store_open(url, &st, err, sizeof err), 0);
     assert_int_equal(pg_store_next_id(st), 8);
     pg_store_close(st);
+
+    /* from version 2: the jobs still to run take gpus from their request
+     * (issue 18); "all", none, or a request that does not parse: 1 */
+    pg_sql("ALTER TABLE jobs DROP COLUMN gpus; UPDATE meta SET value = '2' WHERE key = 'schema_version'");
+    const char *bodies[5] = {"{\"solver\":{\"gpus\":2}}", "{\"solver\":{\"gpus\":\"all\"}}", "{}",
+                             "not json", "{\"solver\":{\"gpus\":3}}"};
+    for (int i = 0; i < 5; i++) {
+        char q[256];
+        snprintf(q, sizeof q,
+                 "INSERT INTO jobs(id, state, created_ms, updated_ms, status) VALUES (%d, '%s', 1, 1, '{}');"
+                 "INSERT INTO requests(job, body) VALUES (%d, convert_to('%s', 'UTF8'))",
+                 20 + i, i == 4 ? "succeeded" : i == 1 ? "running" : "queued", 20 + i, bodies[i]);
+        pg_sql(q);
+    }
+    assert_int_equal(pg_store_open(url, &st, err, sizeof err), 0);
+    pg_store_close(st);
+    const int want[5] = {2, 1, 1, 1, 1}; /* 24 has ended: not read */
+    for (int i = 0; i < 5; i++) {
+        char q[96];
+        snprintf(q, sizeof q, "SELECT gpus FROM jobs WHERE id = %d", 20 + i);
+        assert_int_equal(pg_int(q), want[i]);
+    }
 
     char sql[128];
     snprintf(sql, sizeof sql, "UPDATE meta SET value = '%d' WHERE key = 'schema_version'",
