@@ -66,10 +66,9 @@ int client_report(const struct lcnctl_cmd *cmd, int rc, const struct lcnhttp_res
     const char *code = client_str(err, "code");
     if (r->status == 409 && code && strcmp(code, "no_solution") == 0)
         exit_rc = LCNCTL_EXIT_NO_SOLUTION;
-    const char *klass = exit_rc == LCNCTL_EXIT_USAGE         ? "invalid input"
-                        : exit_rc == LCNCTL_EXIT_NOT_FOUND   ? "not found"
-                        : exit_rc == LCNCTL_EXIT_NO_SOLUTION ? "no solution yet"
-                                                             : "server refused the request";
+    /* the exit status's phrase (lcnctl.h), but a 4xx on the input is not a usage error */
+    const char *klass =
+        exit_rc == LCNCTL_EXIT_USAGE ? "invalid input" : lcnctl_exit_phrase(exit_rc);
     const char *msg = client_str(err, "message");
     const char *field = client_str(err, "field");
     if (!code || !msg) {

@@ -72,6 +72,45 @@ static const struct lcnctl_cmd *find_cmd(const char *name)
     return NULL;
 }
 
+/* The exit statuses of lcnctl.h's table, by value, with their phrases. */
+static const struct {
+    int code;
+    const char *phrase;
+} exit_statuses[] = {
+#define EXIT_ROW(name, value, phrase) {(value), (phrase)},
+    LCNCTL_EXITS(EXIT_ROW)
+#undef EXIT_ROW
+};
+
+const char *lcnctl_exit_phrase(int code)
+{
+    for (size_t i = 0; i < LCN_ARRAY_LEN(exit_statuses); i++)
+        if (exit_statuses[i].code == code)
+            return exit_statuses[i].phrase;
+    return NULL;
+}
+
+/* The end of `lcnctl --help`: every exit status ("0 success, 1 ..."),
+ * filled into lines of at most 72 columns. */
+static void print_exit_statuses(FILE *f)
+{
+    char line[160] = "`lcnctl COMMAND --help` describes a command. Exit status:";
+    size_t n = LCN_ARRAY_LEN(exit_statuses);
+    for (size_t i = 0; i < n; i++) {
+        char item[96];
+        snprintf(item, sizeof item, "%d %s%s", exit_statuses[i].code, exit_statuses[i].phrase,
+                 i + 1 < n ? "," : " (docs/lcnctl.md).");
+        if (strlen(line) + 1 + strlen(item) > 72) {
+            fprintf(f, "%s\n", line);
+            snprintf(line, sizeof line, "%s", item);
+        } else {
+            size_t len = strlen(line);
+            snprintf(line + len, sizeof line - len, " %s", item);
+        }
+    }
+    fprintf(f, "%s\n", line);
+}
+
 static void print_main_usage(FILE *f)
 {
     fprintf(f, "usage: lcnctl [--help] [--version] [--server URL] [--json] COMMAND [ARGS...]\n\n"
@@ -84,12 +123,8 @@ static void print_main_usage(FILE *f)
     struct opts_set sets[] = {{main_opts, LCN_ARRAY_LEN(main_opts), NULL},
                               {common_opts, LCN_ARRAY_LEN(common_opts), NULL}};
     opts_write_help(f, sets, 2);
-    fprintf(f, "\nenvironment: LCN_SERVER, LCN_TOKEN (bearer token), LCN_TOKEN_FILE\n"
-               "\n"
-               "`lcnctl COMMAND --help` describes a command. Exit status: 0 success,\n"
-               "1 job failed or layout invalid, 2 usage or invalid input, 3 not found,\n"
-               "4 server unreachable, 5 server refused the request, 6 no solution yet,\n"
-               "130 interrupted while the job goes on (docs/lcnctl.md).\n");
+    fprintf(f, "\nenvironment: LCN_SERVER, LCN_TOKEN (bearer token), LCN_TOKEN_FILE\n\n");
+    print_exit_statuses(f);
 }
 
 static int dispatch(int argc, char **argv);

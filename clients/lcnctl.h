@@ -36,16 +36,30 @@
 
 struct graphio_doc;
 
-enum {
-    LCNCTL_EXIT_OK = 0,
-    LCNCTL_EXIT_NO = 1,
-    LCNCTL_EXIT_USAGE = 2,
-    LCNCTL_EXIT_NOT_FOUND = 3,
-    LCNCTL_EXIT_UNREACHABLE = 4,
-    LCNCTL_EXIT_REFUSED = 5,
-    LCNCTL_EXIT_NO_SOLUTION = 6,
-    LCNCTL_EXIT_INTERRUPTED = 130, /* 128 + SIGINT, as shells report it */
-};
+/*
+ * The exit statuses above, one row each: X(NAME, value, phrase) gives
+ * LCNCTL_EXIT_NAME = value, and the phrase `lcnctl --help` lists it with
+ * (lcnctl_exit_phrase), so that a status and its help cannot drift apart.
+ * The values are the contract: never renumber one.
+ */
+#define LCNCTL_EXITS(X)                                                                            \
+    X(OK, 0, "success")                                                                            \
+    X(NO, 1, "job failed or layout invalid")                                                       \
+    X(USAGE, 2, "usage or invalid input")                                                          \
+    X(NOT_FOUND, 3, "not found")                                                                   \
+    X(UNREACHABLE, 4, "server unreachable")                                                        \
+    X(REFUSED, 5, "server refused the request")                                                    \
+    X(NO_SOLUTION, 6, "no solution yet")                                                           \
+    /* 128 + SIGINT, as shells report it */                                                        \
+    X(INTERRUPTED, 130, "interrupted while the job goes on")
+
+#define LCNCTL_EXIT_ENUM(name, value, phrase) LCNCTL_EXIT_##name = (value),
+enum { LCNCTL_EXITS(LCNCTL_EXIT_ENUM) };
+#undef LCNCTL_EXIT_ENUM
+
+/* The phrase of exit status code in the table above ("not found"), or NULL
+ * for a code that is not one. */
+const char *lcnctl_exit_phrase(int code);
 
 /*
  * What the dispatcher hands a command once its command line has been

@@ -16,9 +16,9 @@
  * pool job reads is either its own copy or held by a loop-side reference
  * (job_request.refs, changed on the loop only). Requests that wait for a
  * durable change (POST waits for its insert, DELETE for the terminal state)
- * are parked as waiters on their job and answered from api_jobs_changed,
- * which the job table's changed hook calls after each store commit, or
- * from api_jobs_store_failed when a commit fails (503 + Retry-After, or
+ * are parked as waiters on their job and answered from the job table's
+ * changed hook (api_jobs_hooks) after each store commit, or from its
+ * store_failed hook when a commit fails (503 + Retry-After, or
  * 202 for a cancel whose request is durable): a parked client never waits
  * for the store to recover.
  *
@@ -111,10 +111,10 @@ void api_shutdown(struct api *a);
 /* Wakes the streams due a heartbeat (timer). */
 void api_heartbeat(struct api *a);
 
-/* api_jobs.c: the job table's hooks (jobs.h says when each runs). */
-void api_jobs_changed(struct api *a, struct job *j);
-void api_jobs_removed(struct api *a, struct job *j);
-void api_jobs_store_failed(struct api *a, struct job *j);
+/* api_jobs.c: the layer's side of the job table's hooks (jobs.h says when
+ * each runs): fills h's changed, removed and store_failed, and ctx with a;
+ * counts, idle, fatal and pctx stay the caller's. */
+void api_jobs_hooks(struct api *a, struct jobs_hooks *h);
 /* The jobs' synced hook (shared queue: GETs waiting for a round). */
 void api_jobs_synced(struct api *a);
 

@@ -162,8 +162,11 @@ static void answer_created(struct http_req *r, const struct job *j)
                                 "links", links));
 }
 
-void api_jobs_changed(struct api *a, struct job *j)
+/* The job table's hooks (jobs.h says when each runs; api_jobs_hooks wires
+ * them with the struct api as ctx). */
+static void on_job_changed(void *ctx, struct job *j)
 {
+    struct api *a = ctx;
     struct waiter *w = j->watch ? j->watch->waiters : NULL;
     while (w) {
         struct waiter *next = w->next;
@@ -184,9 +187,9 @@ void api_jobs_changed(struct api *a, struct job *j)
     sse_job_wake(j);
 }
 
-void api_jobs_removed(struct api *a, struct job *j)
+static void on_job_removed(void *ctx, struct job *j)
 {
-    (void)a;
+    (void)ctx;
     while (j->watch && j->watch->waiters)
         http_respond_error(waiter_take(j->watch->waiters), 404, "not_found", NULL,
                            "the job was deleted by retention");
@@ -211,9 +214,9 @@ void api_jobs_synced(struct api *a)
 /* A commit that carried j's changes failed: no parked client waits for the
  * store to come back (a GET waiting for a round of the shared queue waits
  * on: the round ends regardless). */
-void api_jobs_store_failed(struct api *a, struct job *j)
+static void on_job_store_failed(void *ctx, struct job *j)
 {
-    (void)a;
+    (void)ctx;
     struct waiter *w = j->watch ? j->watch->waiters : NULL;
     while (w) {
         struct waiter *next = w->next;
@@ -231,6 +234,14 @@ void api_jobs_store_failed(struct api *a, struct job *j)
         else
             store_unavailable(r, "the job store cannot commit: the job was not cancelled");
     }
+}
+
+void api_jobs_hooks(struct api *a, struct jobs_hooks *h)
+{
+    h->changed = on_job_changed;
+    h->removed = on_job_removed;
+    h->store_failed = on_job_store_failed;
+    h->ctx = a;
 }
 
 void api_jobs_shutdown(struct api *a)

@@ -48,19 +48,19 @@ static void hook_store_failed(struct jobs *t, struct job *j)
 static void hook_counts(struct jobs *t)
 {
     if (t->hooks.counts)
-        t->hooks.counts(t->hooks.ctx);
+        t->hooks.counts(t->hooks.pctx);
 }
 
 static void hook_idle(struct jobs *t)
 {
     if (t->hooks.idle)
-        t->hooks.idle(t->hooks.ctx);
+        t->hooks.idle(t->hooks.pctx);
 }
 
 static void hook_fatal(struct jobs *t, int exit_code, const char *why)
 {
     if (t->hooks.fatal)
-        t->hooks.fatal(t->hooks.ctx, exit_code, why);
+        t->hooks.fatal(t->hooks.pctx, exit_code, why);
 }
 
 /*

@@ -116,7 +116,10 @@ struct job {
 /*
  * What the table reports to the module that wired it. Every hook runs on
  * the loop thread, from inside a jobs_* call or a store / worker callback;
- * a NULL hook is skipped. ctx is passed to each.
+ * a NULL hook is skipped. Two sides, each with its own context: changed,
+ * removed and store_failed concern the clients of a job (ctx: the HTTP
+ * layer fills them, api_jobs_hooks); counts, idle and fatal the process's
+ * life (pctx: the daemon's).
  *   changed       a commit made a change of j visible (j->pub): answer
  *                 what waits for it, wake its streams;
  *   removed       j is about to be freed (retention deleted it);
@@ -134,10 +137,11 @@ struct jobs_hooks {
     void (*changed)(void *ctx, struct job *j);
     void (*removed)(void *ctx, struct job *j);
     void (*store_failed)(void *ctx, struct job *j);
-    void (*counts)(void *ctx);
-    void (*idle)(void *ctx);
-    void (*fatal)(void *ctx, int exit_code, const char *why);
     void *ctx;
+    void (*counts)(void *pctx);
+    void (*idle)(void *pctx);
+    void (*fatal)(void *pctx, int exit_code, const char *why);
+    void *pctx;
 };
 
 /*

@@ -134,24 +134,6 @@ static void on_retention(uv_timer_t *t)
 
 /* ------------------------------------------------------------ the job table's hooks */
 
-static void on_job_changed(void *ctx, struct job *j)
-{
-    struct lcnd *d = ctx;
-    api_jobs_changed(&d->api, j);
-}
-
-static void on_job_removed(void *ctx, struct job *j)
-{
-    struct lcnd *d = ctx;
-    api_jobs_removed(&d->api, j);
-}
-
-static void on_job_store_failed(void *ctx, struct job *j)
-{
-    struct lcnd *d = ctx;
-    api_jobs_store_failed(&d->api, j);
-}
-
 /* A round of the shared queue ended: the table knows, then the GETs that
  * waited for it are answered. */
 static void on_cluster_synced(void *ctx, uint64_t round)
@@ -741,16 +723,9 @@ static int start(struct lcnd *d, char *err, size_t errlen)
         return rc;
     if ((rc = engine_setup(d, err, errlen)))
         return rc;
-    static const struct jobs_hooks hooks = {
-        .changed = on_job_changed,
-        .removed = on_job_removed,
-        .store_failed = on_job_store_failed,
-        .counts = on_jobs_counts,
-        .idle = on_jobs_idle,
-        .fatal = on_jobs_fatal,
-    };
-    struct jobs_hooks h = hooks;
-    h.ctx = d;
+    struct jobs_hooks h = {
+        .counts = on_jobs_counts, .idle = on_jobs_idle, .fatal = on_jobs_fatal, .pctx = d};
+    api_jobs_hooks(&d->api, &h); /* changed, removed, store_failed: the HTTP layer's */
     jobs_init(&d->jobs, &d->cfg, d->store, &d->sq, &d->pool, d->engine.gpu_fits, d, &h);
     if (store_is_shared(d->store))
         jobs_share(&d->jobs, &d->cluster, (int64_t)(d->cfg.lease_s * 1000), CLUSTER_ID_BLOCK);

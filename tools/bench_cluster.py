@@ -405,7 +405,7 @@ def cancel_phase(a, ds, graphs, rng):
 # ---------------------------------------------------------------- main
 
 def main():
-    ap = daemon_bench_parser(__doc__)
+    ap = daemon_bench_parser(__doc__, note=True)
     ap.add_argument("--instances", required=True)
     ap.add_argument("--graphs", default="Automatic-1,Automatic-2,Automatic-3")
     ap.add_argument("--jobs", type=int, default=200)
@@ -414,10 +414,8 @@ def main():
     ap.add_argument("--kill-every", type=float, default=10)
     ap.add_argument("--outstanding", type=int, default=40)
     ap.add_argument("--lease-s", type=float, default=5)
-    ap.add_argument("--pollers", type=int, default=50)
     ap.add_argument("--cancels", type=int, default=10)
     ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--note", default="")
     a = ap.parse_args()
     url = os.environ["LCN_TEST_PG_URL"]
     rng = random.Random(a.seed)

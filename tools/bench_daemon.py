@@ -127,13 +127,11 @@ def poll(poller, addr, path, clients, seconds, interval_ms, samples):
 
 
 def main():
-    ap = daemon_bench_parser(__doc__)
-    ap.add_argument("--clients", type=int, default=50)
+    ap = daemon_bench_parser(__doc__, note=True)
     ap.add_argument("--seconds", type=float, default=10)
     ap.add_argument("--interval-ms", type=float, default=20)
     ap.add_argument("--starts", type=int, default=30)
     ap.add_argument("--busy-nodes", type=int, default=2000)
-    ap.add_argument("--note", default="")
     a = ap.parse_args()
     os.makedirs(a.out, exist_ok=True)
     src = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -173,7 +171,7 @@ def main():
             idle_job = json.loads(b)["id"]
             while d.status(idle_job)["state"] not in ("succeeded", "failed"):
                 time.sleep(0.05)
-            results["poll_idle"] = poll(a.poller, d.addr, "/jobs/" + idle_job, a.clients,
+            results["poll_idle"] = poll(a.poller, d.addr, "/jobs/" + idle_job, a.pollers,
                                         a.seconds, 0, os.path.join(a.out, "poll_idle.txt"))
             budget = 2 * (a.seconds + 1) + 10
             body = json.dumps({"graph": json.load(open(busy_graph)), "budget_s": budget,
@@ -185,7 +183,7 @@ def main():
                 time.sleep(0.02)
             time.sleep(1.0)  # past the start layouts, into the annealing
             for name, interval in (("poll_busy", 0), ("poll_paced", a.interval_ms)):
-                results[name] = poll(a.poller, d.addr, "/jobs/" + job, a.clients, a.seconds,
+                results[name] = poll(a.poller, d.addr, "/jobs/" + job, a.pollers, a.seconds,
                                      interval, os.path.join(a.out, name + ".txt"))
                 s = d.status(job)
                 results[name]["job_state_after"] = s["state"]
@@ -244,7 +242,7 @@ def main():
              "load before %s, after %s" % (manifest["machine_before"]["loadavg"],
                                            manifest["machine_after"]["loadavg"]),
              "",
-             "GET /jobs/<id>, %d pollers, %g s each phase (microseconds):" % (a.clients, a.seconds),
+             "GET /jobs/<id>, %d pollers, %g s each phase (microseconds):" % (a.pollers, a.seconds),
              "phase       req/s     p50      p90      p99     p99.9     max  errors"]
     for name in ("poll_idle", "poll_busy", "poll_paced"):
         r = results[name]

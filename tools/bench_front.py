@@ -114,7 +114,6 @@ def main():
     ap.add_argument("--jobs", type=int, default=30)
     ap.add_argument("--parallel", type=int, default=6)
     ap.add_argument("--budget-s", type=float, default=2)
-    ap.add_argument("--pollers", type=int, default=50)
     a = ap.parse_args()
     tmp = tempfile.mkdtemp(prefix="bench-front-")
     extra = ["--backend", "cpu", "--cpu-workers", "1", "--cpu-threads", "1",

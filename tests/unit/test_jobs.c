@@ -188,8 +188,8 @@ static void open_table(struct fx *f)
     char path[128], err[256] = "";
     snprintf(path, sizeof path, "%s/jobs.db", f->dir);
     assert_int_equal(store_open(path, STORE_SYNC_NORMAL, &f->store, err, sizeof err), 0);
-    struct jobs_hooks h = {on_changed, on_removed, on_store_failed, on_counts, on_idle,
-                           on_fatal,   f};
+    struct jobs_hooks h = {on_changed, on_removed, on_store_failed, f,
+                           on_counts,  on_idle,    on_fatal,        f};
     jobs_init(&f->t, &f->cfg, f->store, &f->sq, &f->pool, fake_gpu_fits, f, &h);
     assert_int_equal(
         storeq_init(&f->sq, &f->loop, f->store, jobs_on_store_done, jobs_on_store_failed, &f->t),
