@@ -835,8 +835,12 @@ static void serve_ready(struct lcnd *d)
     uv_signal_start(&d->sig_term, on_signal, SIGTERM);
     uv_signal_start(&d->sig_int, on_signal, SIGINT);
     uv_signal_start(&d->sig_hup, on_signal, SIGHUP);
-    sigset_t held;
+    sigset_t held, pending;
     held_signals(&held);
+    /* a stop asked for during the start: the jobs it recovered are not
+     * started only to be stopped on the next loop turn */
+    int stop_pending = sigpending(&pending) == 0 &&
+                       (sigismember(&pending, SIGTERM) == 1 || sigismember(&pending, SIGINT) == 1);
     pthread_sigmask(SIG_UNBLOCK, &held, NULL); /* one held during the start arrives now */
     uint64_t hb = (uint64_t)(d->cfg.sse_heartbeat_s * 500.0);
     uv_timer_start(&d->t_heartbeat, on_heartbeat, hb ? hb : 1, hb ? hb : 1);
@@ -848,7 +852,8 @@ static void serve_ready(struct lcnd *d)
         uv_timer_start(&d->t_watchdog, on_watchdog, ms, ms);
     }
     jobs_retention(&d->jobs);
-    jobs_schedule(&d->jobs);
+    if (!stop_pending)
+        jobs_schedule(&d->jobs);
     d->ready = 1;
     api_serving(&d->api, d->http);
     struct worker_counts cpu, gpu;
