@@ -121,6 +121,10 @@ struct cpu_knobs {
     int32_t fault_stall_ms; /* fault injection for the daemon's tests: once its start is
                                validated the run sleeps this long, deaf to its deadline
                                and cancel flag */
+    int32_t ckpt_solo;      /* checkpoints (the elite revalidated, the fallback of the final
+                               pass) for a caller without on_layout: -1 when one oracle pass
+                               takes >= LCN_ORACLE_CHEAP_NS, 0 never, 1 always */
+    int32_t fault_final_miss; /* tests: the final oracle pass counts as out of time */
 };
 
 static void knobs_default(struct cpu_knobs *k)
@@ -142,6 +146,7 @@ static void knobs_default(struct cpu_knobs *k)
                 (1 << LAYOUT_RANDOM) | (1 << LAYOUT_CIRCLE) | (1 << LAYOUT_DESCENT);
     k->accept_lo = 0.2;
     k->accept_hi = 0.5;
+    k->ckpt_solo = -1;
 }
 
 #define AP(f) offsetof(struct cpu_knobs, ap) + offsetof(struct anneal_params, f)
@@ -219,6 +224,8 @@ static const struct opt knob_table[] = {
     OPT_DBL("accept_hi", offsetof(struct cpu_knobs, accept_hi), 0, 1),
     OPT_I32("debug", offsetof(struct cpu_knobs, debug), 0, 1),
     OPT_I32("fault_stall_ms", offsetof(struct cpu_knobs, fault_stall_ms), 0, 600000),
+    OPT_I32("ckpt_solo", offsetof(struct cpu_knobs, ckpt_solo), -1, 1),
+    OPT_I32("fault_final_miss", offsetof(struct cpu_knobs, fault_final_miss), 0, 1),
 };
 #undef AP
 
@@ -841,7 +848,7 @@ struct validated {
  * disagrees with the elite's claim.
  */
 static int checkpoint(struct run *run, struct lcn_pt *snap, uint64_t *published,
-                      struct validated *last)
+                      struct validated *last, int64_t *took)
 {
     const struct lcn_graph *g = run->g;
     const struct engine_params *p = run->p;
@@ -855,7 +862,9 @@ static int checkpoint(struct run *run, struct lcn_pt *snap, uint64_t *published,
     if (ver == *published)
         return 0;
     /* version 0 is the start, which the oracle passed before the search */
+    int64_t t0 = lcn_now_ns();
     int rc = ver == 0 ? 0 : validate_claim(g, snap, &eo, &hard, NULL, NULL, 0);
+    *took = ver == 0 ? 0 : lcn_now_ns() - t0;
     if (rc == LCN_ECORRUPT)
         return rc;
     if (rc)
@@ -863,7 +872,8 @@ static int checkpoint(struct run *run, struct lcn_pt *snap, uint64_t *published,
     memcpy(last->pts, snap, sizeof(struct lcn_pt) * (size_t)g->n);
     last->obj = eo;
     *published = ver;
-    p->on_layout(p->ctx, snap, &eo, elapsed_s(run));
+    if (p->on_layout)
+        p->on_layout(p->ctx, snap, &eo, elapsed_s(run));
     return 0;
 }
 
@@ -894,7 +904,9 @@ static int final_layout(struct run *run, int32_t ready, int64_t t_val, const str
     int same = obj_cmp(&fin_obj, &last->obj) == 0 && memcmp(fin, last->pts, bytes) == 0;
     int cancelled = p->cancel && atomic_load(p->cancel);
     int rc = same ? 0 : LCN_ECANCELLED;
-    if (!same && (!cancelled || lcn_final_cheap(p, t_val))) {
+    if (!same && run->kn.fault_final_miss)
+        rc = LCN_EDEADLINE; /* tests: as if the oracle ran out of time */
+    else if (!same && (!cancelled || lcn_final_cheap(p, t_val))) {
         struct lcn_stop dl = lcn_final_stop(p, t_val);
         rc = validate_claim(g, fin, &fin_obj, &dl, NULL, NULL, 0);
         if (rc == LCN_ECORRUPT)
@@ -1084,6 +1096,16 @@ static void cj_loop(struct cpu_job *cj)
     int64_t tel_every = p->telemetry_interval_ns > 0 ? p->telemetry_interval_ns : 1000000000;
     int64_t ckpt_every = p->checkpoint_interval_ns > 0 ? p->checkpoint_interval_ns : 1000000000;
     int64_t next_tel = lcn_now_ns() + tel_every, next_ckpt = lcn_now_ns();
+    /* Without a caller's on_layout the elite is still revalidated now and
+     * then when the oracle is slow (a large graph): the final pass may not
+     * fit the time kept for it (an annealed layout can take the oracle
+     * longer than the start did), and then the last validated layout is
+     * the result. At most a quarter of the supervisor's time goes to it. */
+    const int ckpt = p->on_layout != NULL || run->kn.ckpt_solo == 1 ||
+                     (run->kn.ckpt_solo < 0 && cj->t_val >= LCN_ORACLE_CHEAP_NS);
+    if (!p->on_layout)
+        ckpt_every = LCN_MAX(ckpt_every, 4 * cj->t_val);
+    int64_t stop_at = run->stop_ns; /* moved earlier when a pass took longer than t_val */
     uint64_t published_version = UINT64_MAX;
     struct worker *ws = xcalloc((size_t)run->T, sizeof(*ws));
     for (int32_t t = 0; t < run->T; t++) {
@@ -1096,7 +1118,7 @@ static void cj_loop(struct cpu_job *cj)
         struct timespec ts = {0, 5000000};
         nanosleep(&ts, NULL);
         int64_t now = lcn_now_ns();
-        if (now >= run->stop_ns || (p->cancel && atomic_load(p->cancel)))
+        if (now >= stop_at || (p->cancel && atomic_load(p->cancel)))
             atomic_store(&run->stop, 1);
         drain_events(run);
         if (p->on_telemetry && now >= next_tel) {
@@ -1105,10 +1127,16 @@ static void cj_loop(struct cpu_job *cj)
             p->on_telemetry(p->ctx, &t);
             next_tel = now + tel_every;
         }
-        if (p->on_layout && now >= next_ckpt && !atomic_load(&run->stop)) {
-            if (checkpoint(run, cj->snap, &published_version, &cj->last) != 0) {
+        if (ckpt && now >= next_ckpt && !atomic_load(&run->stop)) {
+            int64_t took = 0;
+            if (checkpoint(run, cj->snap, &published_version, &cj->last, &took) != 0) {
                 cj->corrupt = 1;
                 atomic_store(&run->stop, 1);
+            }
+            if (took > cj->t_val) { /* keep time for a pass as slow as this one */
+                cj->t_val = took;
+                stop_at = LCN_MIN(stop_at, p->deadline_ns - LCN_MAX((int64_t)5000000,
+                                                                    lcn_final_reserve_ns(p, took)));
             }
             next_ckpt = lcn_now_ns() + ckpt_every;
         }

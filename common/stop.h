@@ -105,11 +105,14 @@ static inline struct lcn_stop lcn_final_stop(const struct engine_params *p, int6
     return s;
 }
 
+/* An oracle pass this quick is not worth planning around. */
+#define LCN_ORACLE_CHEAP_NS 20000000LL
+
 /* A cancelled run validates its newest best only when every oracle pass
- * left (its own and the caller's) takes under 20 ms together. */
+ * left (its own and the caller's) takes under LCN_ORACLE_CHEAP_NS together. */
 static inline int lcn_final_cheap(const struct engine_params *p, int64_t t_val)
 {
-    return t_val * (1 + lcn_caller_passes(p)) < 20000000;
+    return t_val * (1 + lcn_caller_passes(p)) < LCN_ORACLE_CHEAP_NS;
 }
 
 #endif
