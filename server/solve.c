@@ -391,9 +391,11 @@ static int solve_graph(struct solve_opts *o, const struct graphio_doc *doc, int6
     rc = engines_run(o->backend, &doc->g, &p, &res);
     if (rc) {
         fprintf(stderr, "lcnd solve: %s: engine failed: %s%s\n", o->graph, lcn_strerror(rc),
-                rc == LCN_EINVAL ? " (a bad --tuning value, or no valid layout of the graph fits "
-                                   "in its bounds)"
-                                 : "");
+                rc == LCN_EINVAL      ? " (a bad --tuning value, or no valid layout of the graph fits "
+                                        "in its bounds)"
+                : rc == LCN_EDEADLINE ? " (the budget ran out before a first layout of this graph "
+                                        "was built and checked: give a longer --budget-s)"
+                                      : "");
         return rc == LCN_EINVAL ? EXIT_USAGE : EXIT_RUN;
     }
     if (!o->quiet && pr.have)

@@ -109,6 +109,12 @@ if [ $rc -ne 0 ]; then
     contains "$T/err" "no usable GPU engine" "gpu unavailable message"
 fi
 
+# a budget too short for any checked layout: exit 1 and a message that says what to do
+expect 1 "budget too short" -- "$LCND" solve "$T/g.json" --out "$T/o9.json" --budget-s 0 --backend cpu
+contains "$T/err" "the budget ran out before a first layout of this graph was built and checked" \
+    "budget too short message"
+[ ! -e "$T/o9.json" ] || { echo "FAIL: budget too short wrote a layout"; fails=$((fails + 1)); }
+
 # an invalid input layout (all nodes on one point) is repaired before solving
 python3 -c "
 import json
