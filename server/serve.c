@@ -206,8 +206,30 @@ static void loop_init(struct lcnd *d)
     }
 }
 
+/* SIGTERM, SIGINT and SIGHUP are held (blocked, so they stay pending)
+ * from the first line of lcnd serve until serve_ready has their watchers:
+ * before, one arriving during the start took the default action (SIGHUP
+ * from a log rotation, SIGTERM from a quick stop: the process killed, the
+ * start's work lost) or, had the watchers been started early, ran the stop
+ * on a half-started daemon inside start()'s loop turns. The threads the
+ * start creates inherit the mask and never take them; the loop's thread
+ * takes them once serve_ready unblocks them. */
+static void held_signals(sigset_t *set)
+{
+    sigemptyset(set);
+    sigaddset(set, SIGTERM);
+    sigaddset(set, SIGINT);
+    sigaddset(set, SIGHUP);
+}
+
 static void close_own_handles(struct lcnd *d)
 {
+    /* held again from here to the exit: with their watchers closed a
+     * signal would take its default action in the middle of the teardown
+     * (a logrotate SIGHUP, a supervisor's second SIGTERM) */
+    sigset_t held;
+    held_signals(&held);
+    pthread_sigmask(SIG_BLOCK, &held, NULL);
     struct own_handles hs = own_handles(d);
     for (size_t i = 0; i < LCN_ARRAY_LEN(hs.signals); i++)
         close_handle(d, (uv_handle_t *)hs.signals[i]);
@@ -812,22 +834,6 @@ static void start_undo(struct lcnd *d)
     uv_run(d->loop, UV_RUN_DEFAULT);
 }
 
-/* SIGTERM, SIGINT and SIGHUP are held (blocked, so they stay pending)
- * from the first line of lcnd serve until serve_ready has their watchers:
- * before, one arriving during the start took the default action (SIGHUP
- * from a log rotation, SIGTERM from a quick stop: the process killed, the
- * start's work lost) or, had the watchers been started early, ran the stop
- * on a half-started daemon inside start()'s loop turns. The threads the
- * start creates inherit the mask and never take them; the loop's thread
- * takes them once serve_ready unblocks them. */
-static void held_signals(sigset_t *set)
-{
-    sigemptyset(set);
-    sigaddset(set, SIGTERM);
-    sigaddset(set, SIGINT);
-    sigaddset(set, SIGHUP);
-}
-
 /* After start(): the signals and timers run, the job table gets its first
  * retention pass and schedule, and systemd hears READY=1. */
 static void serve_ready(struct lcnd *d)
@@ -943,6 +949,12 @@ int lcnd_serve_main(int argc, char **argv)
     sigset_t held;
     held_signals(&held);
     pthread_sigmask(SIG_BLOCK, &held, NULL);
+    /* a parent that ignores them (a shell's background job ignores
+     * SIGINT; nohup, SIGHUP) would make one sent during the start vanish
+     * instead of pending: blocked, the default action cannot run */
+    signal(SIGTERM, SIG_DFL);
+    signal(SIGINT, SIG_DFL);
+    signal(SIGHUP, SIG_DFL);
     struct lcnd *d = xcalloc(1, sizeof *d);
     d->listen_fd = -1;
     int status = configure(d, argc, argv);

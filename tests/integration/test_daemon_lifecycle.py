@@ -115,7 +115,7 @@ class Lifecycle(unittest.TestCase):
         finally:
             d.cleanup()
 
-    def signal_during_start(self, d, sig):
+    def signal_during_start(self, d, sig, once=False):
         """Starts d while another thread sends sig every millisecond from the
         moment lcnd serve opened its log (configure: the signals are held
         by then) until the port file exists (start() is over). Returns how
@@ -126,7 +126,8 @@ class Lifecycle(unittest.TestCase):
         def spam():
             while not done.is_set():
                 if d.proc is not None and d.proc.poll() is None and \
-                        os.path.exists(d.log_file) and not os.path.exists(d.port_file):
+                        os.path.exists(d.log_file) and not os.path.exists(d.port_file) and \
+                        not (once and sent[0]):
                     d.proc.send_signal(sig)
                     sent[0] += 1
                 time.sleep(0.001)
@@ -166,6 +167,48 @@ class Lifecycle(unittest.TestCase):
         finally:
             d.cleanup()
             e.cleanup()
+
+    def test_signals_held_during_shutdown(self):
+        """Once the shutdown has closed the signal watchers, a SIGHUP (log
+        rotation) or another SIGTERM arriving before the process exits is
+        held, not taken by its default action: the exit status stays 0."""
+        for sig in (signal.SIGHUP, signal.SIGTERM):
+            d = Daemon()
+            try:
+                d.start()
+                d.send(signal.SIGTERM)
+                sent = 0
+                while d.proc.poll() is None:
+                    try:
+                        d.proc.send_signal(sig)
+                        sent += 1
+                    except ProcessLookupError:
+                        break
+                    time.sleep(0.0005)
+                self.assertEqual(d.proc.wait(timeout=60), 0, "%s during the shutdown (%d sent): %s" %
+                                 (sig.name, sent, d.read_stderr()))
+            finally:
+                d.cleanup()
+
+    def test_signal_ignored_by_parent_still_held(self):
+        """A parent that ignores SIGINT (a shell's background job): one sent
+        during the start still stops the daemon once it serves. (Linux keeps
+        a blocked signal pending even when it is ignored; lcnd serve also
+        resets the three to their default action behind the mask, for
+        systems that discard it.)"""
+        d = Daemon()
+        d.wrapper = ["python3", "-c",
+                     "import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_IGN); "
+                     "os.execv(sys.argv[1], sys.argv[1:])"]
+        try:
+            n = self.signal_during_start(d, signal.SIGINT, once=True)
+            self.assertEqual(n, 1)
+            self.assertEqual(d.proc.wait(timeout=30), 0, d.read_stderr())
+            self.assertIn("stopping: SIGINT", d.log())
+        finally:
+            if d.proc and d.proc.poll() is None:
+                d.proc.kill()
+            d.cleanup()
 
     def test_token_auth(self):
         tok = "s3cret-token-0123456789"
