@@ -137,11 +137,11 @@ static int renew(struct cluster *c, int64_t *last_ns, char *err, size_t errlen)
 static int claim_some(struct cluster *c, struct round *cl, char *err, size_t errlen)
 {
     pthread_mutex_lock(&c->mu);
-    int cpu = c->want_cpu, gpu = c->want_gpu, devices = c->devices;
+    int cpu = c->want_cpu, gpu = c->want_gpu, devices = c->devices, healthy = c->healthy_devices;
     pthread_mutex_unlock(&c->mu);
     if (cpu < 0)
         return 0; /* stopping */
-    int n = pg_queue_claim(c->q, 1, NULL, 0, 0, CANCEL_CLAIMS, take_row, cl, err, errlen);
+    int n = pg_queue_claim(c->q, 1, NULL, 0, 0, 0, CANCEL_CLAIMS, take_row, cl, err, errlen);
     if (n < 0)
         return LCN_ESTORE;
     if (cpu + gpu > 0) {
@@ -152,7 +152,8 @@ static int claim_some(struct cluster *c, struct round *cl, char *err, size_t err
             b[nb++] = "cpu";
         if (gpu)
             b[nb++] = "gpu";
-        int m = pg_queue_claim(c->q, 0, b, nb, devices, cpu + gpu, take_row, cl, err, errlen);
+        int m = pg_queue_claim(c->q, 0, b, nb, devices, healthy, cpu + gpu, take_row, cl, err,
+                               errlen);
         if (m < 0)
             return LCN_ESTORE;
         n += m;
@@ -341,13 +342,14 @@ int cluster_start(struct cluster *c, uv_loop_t *loop, struct store *st,
     return 0;
 }
 
-void cluster_want(struct cluster *c, int cpu_idle, int gpu_idle, int devices)
+void cluster_want(struct cluster *c, int cpu_idle, int gpu_idle, int devices, int healthy)
 {
     pthread_mutex_lock(&c->mu);
     int more = cpu_idle > c->want_cpu || gpu_idle > c->want_gpu || devices > c->devices;
     c->want_cpu = cpu_idle;
     c->want_gpu = gpu_idle;
     c->devices = devices;
+    c->healthy_devices = healthy;
     pthread_mutex_unlock(&c->mu);
     if (more)
         wake(c);

@@ -95,6 +95,7 @@ struct cluster {
     int quit;
     int want_cpu, want_gpu; /* idle workers the loop has for claims */
     int devices;            /* devices a run could start on now: claims need at most this many */
+    int healthy_devices;    /* healthy devices: an older job needing <= this many holds newer GPU jobs */
     int want_ids;
     int64_t *held; /* claims this daemon holds (renewed) */
     size_t n_held, cap_held;
@@ -119,11 +120,12 @@ int cluster_start(struct cluster *c, uv_loop_t *loop, struct store *st,
                   const struct cluster_config *cfg, const struct cluster_callbacks *cb, char *err,
                   size_t errlen);
 
-/* The loop has this many idle workers of each kind (claims follow) and
- * can start a run across this many devices now (a job whose run needs
- * more is left to another daemon); -1, -1: claim nothing any more
- * (shutdown). */
-void cluster_want(struct cluster *c, int cpu_idle, int gpu_idle, int devices);
+/* The loop has this many idle workers of each kind (claims follow), can
+ * start a run across this many devices now (a job whose run needs more is
+ * left to another daemon) and has this many healthy ones (newer GPU jobs
+ * wait behind an older one it could run on them: pg_queue_claim); -1, -1:
+ * claim nothing any more (shutdown). */
+void cluster_want(struct cluster *c, int cpu_idle, int gpu_idle, int devices, int healthy);
 /* The loop's block of ids runs low. */
 void cluster_want_ids(struct cluster *c);
 /* A round that begins after this call: its number (the synced callback

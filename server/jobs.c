@@ -1302,7 +1302,7 @@ void jobs_stop_all(struct jobs *t)
 {
     t->stopping = 1;
     if (t->cl) {
-        cluster_want(t->cl, -1, -1, 0); /* no more claims */
+        cluster_want(t->cl, -1, -1, 0, 0); /* no more claims */
         /* claimed, not started: another daemon may run them at once */
         while (t->qhead) {
             struct job *j = t->qhead;
@@ -1742,7 +1742,8 @@ static void want_claims(struct jobs *t)
      * now: as many devices with an idle worker, and no job of its own
      * waiting for them (else it would sit in this daemon's queue while
      * another daemon has the devices free) */
-    cluster_want(t->cl, c, g, t->qhead ? 1 : worker_pool_idle_devices(t->pool));
+    cluster_want(t->cl, c, g, t->qhead ? 1 : worker_pool_idle_devices(t->pool),
+                 worker_pool_healthy_devices(t->pool));
 }
 
 /* Any job with this id, durable or not. */

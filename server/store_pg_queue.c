@@ -188,27 +188,32 @@ static void text_array(char *buf, size_t len, const char *const *items, int n)
 }
 
 int pg_queue_claim(struct pg_queue *q, int cancels, const char *const *backends, int nb, int max_gpus,
-                   int limit, pg_queue_row_cb cb, void *ctx, char *err, size_t errlen)
+                   int healthy, int limit, pg_queue_row_cb cb, void *ctx, char *err, size_t errlen)
 {
-    char arr[128], lim[16], mg[16];
+    char arr[128], lim[16], mg[16], hd[16];
     text_array(arr, sizeof arr, backends, nb);
     snprintf(lim, sizeof lim, "%d", limit);
     snprintf(mg, sizeof mg, "%d", max_gpus > 1 ? max_gpus : 1);
-    const char *v[6] = {q->owner, q->lease, lim, cancels ? "t" : "f", arr, mg};
+    snprintf(hd, sizeof hd, "%d", healthy);
+    const char *v[7] = {q->owner, q->lease, lim, cancels ? "t" : "f", arr, mg, hd};
     /* one statement: the rows are locked (SKIP LOCKED: a row another
      * daemon is claiming is passed over, not waited for) and updated in
      * its transaction */
     PGresult *res = pg_run(
         q->c,
-        "WITH c AS (SELECT id FROM jobs WHERE state IN ('queued', 'running') "
+        "WITH c AS (SELECT id FROM jobs r WHERE state IN ('queued', 'running') "
         "AND lease_until < lcn_now_ms() AND cancel = $4::boolean "
-        "AND ($4::boolean OR (backend = ANY($5::text[]) AND gpus <= $6::int)) "
+        "AND ($4::boolean OR (backend = ANY($5::text[]) AND gpus <= $6::int "
+        "AND (backend = 'cpu' OR NOT EXISTS (SELECT 1 FROM jobs w "
+        "WHERE w.state IN ('queued', 'running') AND w.lease_until < lcn_now_ms() "
+        "AND NOT w.cancel AND w.backend = ANY($5::text[]) AND w.gpus > $6::int "
+        "AND w.gpus <= $7::int AND (w.created_ms, w.id) < (r.created_ms, r.id))))) "
         "ORDER BY (state = 'running') DESC, created_ms, id LIMIT $3::int "
         "FOR UPDATE SKIP LOCKED) "
         "UPDATE jobs j SET owner = $1, claim = nextval('claims'), "
         "lease_until = lcn_now_ms() + $2::bigint FROM c WHERE j.id = c.id "
         "RETURNING j.id, j.claim, j.cancel, j.state, j.status",
-        6, v, NULL, err, errlen);
+        7, v, NULL, err, errlen);
     if (!res)
         return LCN_ESTORE;
     int n = PQntuples(res);

@@ -67,10 +67,14 @@ int pg_queue_changes(struct pg_queue *q, pg_queue_row_cb cb, void *ctx, char *er
  * cancels = 1 only those with a DELETE pending (any backend), else only
  * those without one whose backend is one of backends[0..nb) and whose run
  * needs at most max_gpus devices (the gpus column; below 1 counts as 1, so a
- * daemon without GPUs still claims one-device jobs). Each claimed row goes
- * to cb. Returns the number claimed or LCN_ESTORE. */
+ * daemon without GPUs still claims one-device jobs). A gpu or auto job
+ * newer than a claimable one this daemon could run on its healthy devices
+ * (gpus <= healthy) but not now (gpus > max_gpus) is left alone: the older
+ * job waits for the devices, and newer GPU jobs do not take them one at a
+ * time (the local queue's rule, DAEMON.md). Each claimed row goes to cb.
+ * Returns the number claimed or LCN_ESTORE. */
 int pg_queue_claim(struct pg_queue *q, int cancels, const char *const *backends, int nb, int max_gpus,
-                   int limit, pg_queue_row_cb cb, void *ctx, char *err, size_t errlen);
+                   int healthy, int limit, pg_queue_row_cb cb, void *ctx, char *err, size_t errlen);
 
 /* What a claimed job needs to run: its request (*body, malloc'd), its
  * checkpoint (*have_ck: 1 when there is one; release it with

@@ -90,7 +90,9 @@ class SharedQueue(ClusterCase):
         """A job whose run needs two devices (solver.gpus = 2) is claimed
         only by a daemon that can start it now: not by one with a single
         device, not by one with two whose second is busy, but by one with two
-        idle (issue 18 with issue 20; fake devices running the CPU engine)."""
+        idle; and a newer one-device gpu job waits behind it on the daemon
+        that could run it (issue 18 with issue 20; fake devices running the
+        CPU engine)."""
         from cluster_harness import URL
         from lcnd_harness import Daemon
 
@@ -110,20 +112,28 @@ class SharedQueue(ClusterCase):
             one.start()
             y = one.submit(g, budget_s=0.2, backend="cpu")  # "one" claims what it can run
             self.assertEqual(one.wait(y)["state"], "succeeded")
-            # one of "two"'s devices idle again: still not both
-            self.assertEqual(one.request("DELETE", "/jobs/" + busy[0]).status, 200)
-            two.wait(busy[0])
-            time.sleep(1.5)  # 15 claim rounds of each
+            time.sleep(1.5)  # 15 claim rounds of "one"
             self.assertEqual(one.status(x)["state"], "queued")
-            for d in (one, two):
-                self.assertNotIn("job %s: claimed" % x, d.log())
+            self.assertNotIn("job %s: claimed" % x, one.log())
+            one.stop()
+            # a one-device gpu job after x, then one of "two"'s devices idle
+            # again: "two" could run x on its two devices, so the newer job
+            # waits behind it instead of taking the idle device (x would
+            # starve under a stream of such jobs)
+            y = two.submit(g, budget_s=0.3, backend="gpu")
+            self.assertEqual(two.request("DELETE", "/jobs/" + busy[0]).status, 200)
+            two.wait(busy[0])
+            time.sleep(1.5)  # 15 claim rounds of "two"
+            for j in (x, y):
+                self.assertEqual(two.status(j)["state"], "queued")
+                self.assertNotIn("job %s: claimed" % j, two.log())
             free2.start()
             self.assertEqual(free2.wait(x, timeout=60)["state"], "succeeded")
             self.assertIn("job %s: started on" % x, free2.log())
-            for d in (one, two):
-                self.assertNotIn("job %s: started on" % x, d.log())
+            self.assertNotIn("job %s: started on" % x, two.log())
+            self.assertEqual(free2.wait(y, timeout=60)["state"], "succeeded")
             for j in busy[1:]:
-                self.assertEqual(one.request("DELETE", "/jobs/" + j).status, 200)
+                self.assertEqual(two.request("DELETE", "/jobs/" + j).status, 200)
         finally:
             for d in (one, two, free2):
                 d.cleanup()

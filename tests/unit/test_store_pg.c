@@ -550,7 +550,7 @@ static void test_fenced_writes(void **state)
     /* claimable at once: lease 0, no claim */
     const char *b[1] = {"cpu"};
     struct claimed cl = {0};
-    assert_int_equal(pg_queue_claim(q, 0, b, 1, 1, 5, took, &cl, err, sizeof err), 1);
+    assert_int_equal(pg_queue_claim(q, 0, b, 1, 1, 0, 5, took, &cl, err, sizeof err), 1);
     assert_int_equal(cl.ids[0], 1);
     pg_queue_close(q);
 }
@@ -591,25 +591,25 @@ static void test_claims(void **state)
     assert_int_equal(rows, 5);
     const char *cpu[2] = {"cpu", "auto"};
     struct claimed a = {0}, b = {0}, k = {0};
-    assert_int_equal(pg_queue_claim(q1, 0, cpu, 2, 1, 2, took, &a, err, sizeof err), 2);
+    assert_int_equal(pg_queue_claim(q1, 0, cpu, 2, 1, 0, 2, took, &a, err, sizeof err), 2);
     assert_int_equal(a.ids[0], 4); /* interrupted first */
     assert_string_equal(a.states[0], "running");
     assert_int_equal(a.ids[1], 3); /* then the oldest the backend allows */
     assert_true(a.claims[0] > 0 && a.claims[1] > a.claims[0]);
-    assert_int_equal(pg_queue_claim(q2, 0, cpu, 2, 1, 5, took, &b, err, sizeof err), 1);
+    assert_int_equal(pg_queue_claim(q2, 0, cpu, 2, 1, 0, 5, took, &b, err, sizeof err), 1);
     assert_int_equal(b.ids[0], 1); /* 2 is gpu only, 5 waits for its cancel */
-    assert_int_equal(pg_queue_claim(q2, 1, NULL, 0, 0, 5, took, &k, err, sizeof err), 1);
+    assert_int_equal(pg_queue_claim(q2, 1, NULL, 0, 0, 0, 5, took, &k, err, sizeof err), 1);
     assert_int_equal(k.ids[0], 5);
     assert_true(k.cancel[0]);
     /* nothing left for cpu; renewals hold the leases */
     struct claimed none = {0};
-    assert_int_equal(pg_queue_claim(q2, 0, cpu, 2, 1, 5, took, &none, err, sizeof err), 0);
+    assert_int_equal(pg_queue_claim(q2, 0, cpu, 2, 1, 0, 5, took, &none, err, sizeof err), 0);
     assert_int_equal(pg_queue_renew(q1, a.claims, 2, err, sizeof err), 2);
     /* a lease that expired is claimable again, by anyone */
     pg_sql("UPDATE jobs SET lease_until = 1 WHERE id = 3");
     assert_int_equal(pg_queue_renew(q1, a.claims, 2, err, sizeof err), 1);
     struct claimed again = {0};
-    assert_int_equal(pg_queue_claim(q2, 0, cpu, 2, 1, 5, took, &again, err, sizeof err), 1);
+    assert_int_equal(pg_queue_claim(q2, 0, cpu, 2, 1, 0, 5, took, &again, err, sizeof err), 1);
     assert_int_equal(again.ids[0], 3);
     /* what a job needs to run */
     char *body = NULL;
@@ -626,16 +626,25 @@ static void test_claims(void **state)
     insert_job_gpus(st, 6, "gpu", 60, 3);
     const char *gpu[2] = {"gpu", "auto"};
     struct claimed few = {0}, enough = {0};
-    assert_int_equal(pg_queue_claim(q1, 0, gpu, 2, 0, 5, took, &few, err, sizeof err), 1);
+    assert_int_equal(pg_queue_claim(q1, 0, gpu, 2, 0, 1, 5, took, &few, err, sizeof err), 1);
     assert_int_equal(few.ids[0], 2); /* the one-device gpu job */
-    assert_int_equal(pg_queue_claim(q1, 0, gpu, 2, 2, 5, took, &few, err, sizeof err), 0);
-    assert_int_equal(pg_queue_claim(q2, 0, gpu, 2, 3, 5, took, &enough, err, sizeof err), 1);
+    assert_int_equal(pg_queue_claim(q1, 0, gpu, 2, 2, 2, 5, took, &few, err, sizeof err), 0);
+    assert_int_equal(pg_queue_claim(q2, 0, gpu, 2, 3, 3, 5, took, &enough, err, sizeof err), 1);
     assert_int_equal(enough.ids[0], 6);
+    /* a newer one-device gpu job waits behind an older two-device one for a
+     * daemon with two healthy devices, one idle (no starvation of the
+     * older); a daemon that could never run the older takes it */
+    insert_job_gpus(st, 7, "gpu", 70, 2);
+    insert_job_gpus(st, 8, "gpu", 80, 1);
+    struct claimed held = {0}, other = {0};
+    assert_int_equal(pg_queue_claim(q1, 0, gpu, 2, 1, 2, 5, took, &held, err, sizeof err), 0);
+    assert_int_equal(pg_queue_claim(q2, 0, gpu, 2, 1, 1, 5, took, &other, err, sizeof err), 1);
+    assert_int_equal(other.ids[0], 8);
     /* ids in blocks, never twice */
     int64_t f1, f2;
     assert_int_equal(pg_queue_ids(q1, 64, &f1, err, sizeof err), 0);
     assert_int_equal(pg_queue_ids(q2, 64, &f2, err, sizeof err), 0);
-    assert_true(f1 >= 7 && (f2 >= f1 + 64 || f1 >= f2 + 64));
+    assert_true(f1 >= 9 && (f2 >= f1 + 64 || f1 >= f2 + 64));
     /* a previous life of d1 gives its claims back */
     assert_int_equal(pg_queue_release_owner(q1, err, sizeof err), 2); /* 4 and 2 */
     rows = 0;
