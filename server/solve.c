@@ -395,7 +395,9 @@ static int solve_graph(struct solve_opts *o, const struct graphio_doc *doc, int6
                                         "in its bounds)"
                 : rc == LCN_EDEADLINE ? " (the budget ran out before a first layout of this graph "
                                         "was built and checked: give a longer --budget-s)"
-                                      : "");
+                : rc == LCN_ECANCELLED ? " (interrupted before a first layout of this graph was "
+                                         "built and checked: no layout to write)"
+                                       : "");
         return rc == LCN_EINVAL ? EXIT_USAGE : EXIT_RUN;
     }
     if (!o->quiet && pr.have)
