@@ -214,12 +214,14 @@ static void loop_init(struct lcnd *d)
  * on a half-started daemon inside start()'s loop turns. The threads the
  * start creates inherit the mask and never take them; the loop's thread
  * takes them once serve_ready unblocks them. */
-static void held_signals(sigset_t *set)
+static void hold_signals(int how) /* SIG_BLOCK or SIG_UNBLOCK */
 {
-    sigemptyset(set);
-    sigaddset(set, SIGTERM);
-    sigaddset(set, SIGINT);
-    sigaddset(set, SIGHUP);
+    sigset_t held;
+    sigemptyset(&held);
+    sigaddset(&held, SIGTERM);
+    sigaddset(&held, SIGINT);
+    sigaddset(&held, SIGHUP);
+    pthread_sigmask(how, &held, NULL);
 }
 
 static void close_own_handles(struct lcnd *d)
@@ -227,9 +229,7 @@ static void close_own_handles(struct lcnd *d)
     /* held again from here to the exit: with their watchers closed a
      * signal would take its default action in the middle of the teardown
      * (a logrotate SIGHUP, a supervisor's second SIGTERM) */
-    sigset_t held;
-    held_signals(&held);
-    pthread_sigmask(SIG_BLOCK, &held, NULL);
+    hold_signals(SIG_BLOCK);
     struct own_handles hs = own_handles(d);
     for (size_t i = 0; i < LCN_ARRAY_LEN(hs.signals); i++)
         close_handle(d, (uv_handle_t *)hs.signals[i]);
@@ -841,13 +841,12 @@ static void serve_ready(struct lcnd *d)
     uv_signal_start(&d->sig_term, on_signal, SIGTERM);
     uv_signal_start(&d->sig_int, on_signal, SIGINT);
     uv_signal_start(&d->sig_hup, on_signal, SIGHUP);
-    sigset_t held, pending;
-    held_signals(&held);
     /* a stop asked for during the start: the jobs it recovered are not
      * started only to be stopped on the next loop turn */
+    sigset_t pending;
     int stop_pending = sigpending(&pending) == 0 &&
                        (sigismember(&pending, SIGTERM) == 1 || sigismember(&pending, SIGINT) == 1);
-    pthread_sigmask(SIG_UNBLOCK, &held, NULL); /* one held during the start arrives now */
+    hold_signals(SIG_UNBLOCK); /* one held during the start arrives now */
     uint64_t hb = (uint64_t)(d->cfg.sse_heartbeat_s * 500.0);
     uv_timer_start(&d->t_heartbeat, on_heartbeat, hb ? hb : 1, hb ? hb : 1);
     uv_timer_start(&d->t_deadlines, on_deadlines, DEADLINE_CHECK_MS, DEADLINE_CHECK_MS);
@@ -946,9 +945,7 @@ static void lcnd_free(struct lcnd *d)
 
 int lcnd_serve_main(int argc, char **argv)
 {
-    sigset_t held;
-    held_signals(&held);
-    pthread_sigmask(SIG_BLOCK, &held, NULL);
+    hold_signals(SIG_BLOCK);
     /* a parent that ignores them (a shell's background job ignores
      * SIGINT; nohup, SIGHUP) would make one sent during the start vanish
      * instead of pending: blocked, the default action cannot run */

@@ -453,22 +453,8 @@ int worker_pool_healthy_devices(const struct worker_pool *p)
     return n;
 }
 
-int worker_pool_idle_devices(const struct worker_pool *p)
-{
-    int n = 0, devs = worker_pool_devices(p);
-    for (int d = 0; d < devs; d++) {
-        int idle = 0;
-        for (int i = 0; i < p->n && !idle; i++) {
-            const struct worker *w = &p->w[i];
-            idle = w->kind == WORKER_GPU && w->device == d && w->healthy && !w->busy;
-        }
-        n += idle;
-    }
-    return n;
-}
-
 /* The idle healthy GPU worker of device dev with the lowest index, or NULL. */
-static struct worker *idle_on(struct worker_pool *p, int dev)
+static struct worker *idle_on(const struct worker_pool *p, int dev)
 {
     for (int i = 0; i < p->n; i++) {
         struct worker *w = &p->w[i];
@@ -476,6 +462,14 @@ static struct worker *idle_on(struct worker_pool *p, int dev)
             return w;
     }
     return NULL;
+}
+
+int worker_pool_idle_devices(const struct worker_pool *p)
+{
+    int n = 0, devs = worker_pool_devices(p);
+    for (int d = 0; d < devs; d++)
+        n += idle_on(p, d) != NULL;
+    return n;
 }
 
 int worker_pool_idle_group(struct worker_pool *p, int n, struct worker **out)
