@@ -163,7 +163,7 @@ static int slot_init(struct gpu_ctx *ctx, struct gpu_slot *s)
         (rc = dalloc(ctx, &s->best, R * N)) || (rc = dalloc(ctx, &s->cnt, R * M)) ||
         (rc = dalloc(ctx, &s->bcnt, R * M)) ||
         (rc = dalloc(ctx, &s->hist, R * (M + 1))) || (rc = dalloc(ctx, &s->rep, R)) ||
-        (rc = dalloc(ctx, &s->wtab, 2 * (M + 1))) || (rc = dalloc(ctx, &s->rk, 2 * (M + 1))) ||
+        (rc = dalloc(ctx, &s->wtab, 2 * SOL_GROUPS_MAX * (M + 1))) || (rc = dalloc(ctx, &s->rk, 2 * (M + 1))) ||
         (rc = dalloc(ctx, &s->temps, R)) ||
         (rc = dalloc(ctx, &s->rec, 1)) || (rc = dalloc(ctx, &s->pts, N)) ||
         (rc = dalloc(ctx, &s->q, (size_t)SOL_WMAX)) || (rc = dalloc(ctx, &s->v, (size_t)SOL_WMAX)) ||

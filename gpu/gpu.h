@@ -208,6 +208,9 @@ struct gpu_solver_params {
     int32_t island_every;  /* a run across GPUs: batches between elite exchanges (>= 1) */
     int32_t island_take;   /* replicas per island that take the run's elite at an exchange:
                             * the worst by their current tuple (0: no exchange) */
+    int32_t groups;        /* replica groups within one device's run (1..SOL_GROUPS_MAX): each
+                            * its own best, table K and restarts, importing the run's elite
+                            * by island_every and island_take (at most SOL_TAKE_MAX) */
 };
 
 void gpu_solver_params_default(struct gpu_solver_params *sp);

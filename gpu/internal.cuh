@@ -21,16 +21,15 @@ extern "C" {
 struct gpu_record {
     struct lcn_obj best;
     int32_t best_rep;
-    int32_t kref;
+    int32_t ex_done;         /* an elite import across groups ran (sol_groups_boundary) */
+    struct lcn_obj ex;       /* the tuple it imported last */
     uint64_t attempted, valid, evaluated, selected, accepted, rejected, committed;
     uint64_t best_updates, pair_tests;
     uint64_t ex_att, ex_acc;
     uint64_t min_step;
-    uint64_t restarts;      /* replica restarts from the elite, summed */
-    uint64_t last_improved; /* min_step when the best last improved (or a restart wave ran) */
-    int32_t restart_now;    /* set by k_best: this boundary restarts the cold halves */
-    int32_t npool;          /* with restart_now: the wave's elites (sol_elite_pool) */
-    int32_t pool[SOL_POOL_MAX];
+    uint64_t restarts;      /* replica restarts from a group's elite, summed */
+    uint64_t imports;       /* replicas that took the run's elite from another group, summed */
+    struct sol_group grp[SOL_GROUPS_MAX]; /* set by k_best (sol_groups_boundary), read by k_energy */
     uint64_t op[SOL_OPS][4]; /* per operator: tried, valid, accepted, improved (engine_op_stats) */
 };
 
@@ -46,7 +45,7 @@ struct gpu_slot {
     int2 *cur, *best;
     int *cnt, *hist, *bcnt; /* bcnt: counts of each replica's best layout */
     struct sol_replica *rep;
-    long long *wtab;
+    long long *wtab; /* 2 SOL_GROUPS_MAX x (max_edges + 1): each group's pair of tables */
     uint32_t *rk; /* 2 x (max_edges + 1): energy-table ratios per K (solref_fill_ratios) */
     double *temps;
     struct gpu_record *rec, *rec_host; /* device record, pinned host mirror */

@@ -271,7 +271,7 @@ __device__ __forceinline__ static struct kstep kstep_make(const struct sol_param
     k.tour = sol_tour_size(&sp);
     k.cnt = dv.cnt + (size_t)k.r * k.m;
     k.hist = dv.hist + (size_t)k.r * (k.m + 1);
-    k.wt = dv.wtab + (size_t)sol_table(&sp, k.r, dv.L) * (k.m + 1);
+    k.wt = dv.wtab + (size_t)sol_wtab_of(&sp, k.r, dv.R, dv.L) * (k.m + 1);
     return k;
 }
 
@@ -827,7 +827,7 @@ static __global__ void __launch_bounds__(1024)
 
 /* Best record, counter sums and energy-table re-reference (one block). */
 static __global__ void k_best(const struct sol_params sp, const struct sol_dev dv, int64_t *wtab,
-                              uint32_t r16, int64_t lin, const uint32_t *rk)
+                              uint32_t r16, int64_t lin, const uint32_t *rk, unsigned long long batch)
 {
     __shared__ int bi[1024];
     __shared__ unsigned long long sums[11];
@@ -855,10 +855,11 @@ static __global__ void k_best(const struct sol_params sp, const struct sol_dev d
         loc[7] += x->best_updates;
         loc[8] += x->pair_tests;
         loc[9] += x->restarts;
+        loc[10] += x->imports;
         ms = min(ms, (unsigned long long)x->step);
     }
     bi[tid] = best;
-    for (int i = 0; i < 10; i++)
+    for (int i = 0; i < 11; i++)
         atomicAdd(&sums[i], loc[i]);
     atomicMin(&minstep, ms);
     __syncthreads();
@@ -871,8 +872,6 @@ static __global__ void k_best(const struct sol_params sp, const struct sol_dev d
                 b = o;
         }
         struct gpu_record *rec = dv.rec;
-        if (obj_cmp(&dv.rep[b].best, &rec->best) < 0)
-            rec->last_improved = minstep;
         rec->best = dv.rep[b].best;
         rec->best_rep = b;
         rec->attempted = sums[0];
@@ -886,6 +885,7 @@ static __global__ void k_best(const struct sol_params sp, const struct sol_dev d
         rec->pair_tests = sums[8];
         rec->min_step = minstep;
         rec->restarts = sums[9];
+        rec->imports = sums[10];
         for (int k = 0; k < SOL_OPS; k++)
             rec->op[k][0] = rec->op[k][1] = rec->op[k][2] = rec->op[k][3] = 0;
         for (int r = 0; r < dv.R; r++)
@@ -895,32 +895,32 @@ static __global__ void k_best(const struct sol_params sp, const struct sol_dev d
                 rec->op[k][2] += dv.rep[r].op_acc[k];
                 rec->op[k][3] += dv.rep[r].op_imp[k];
             }
-        rec->restart_now = sol_restart_due(&sp, minstep, rec->last_improved);
-        if (rec->restart_now) {
-            rec->last_improved = minstep;
-            rec->npool = sol_elite_pool(dv.rep, dv.R, sp.restart_pool, rec->pool);
-        }
-        if (rec->best.K != rec->kref) {
-            rec->kref = rec->best.K;
-            sol_energy_tables(wtab, &sp, rec->kref, r16, lin, rk);
+        sol_groups_boundary(&sp, dv.rep, dv.R, dv.L, batch, b, rec->grp, &rec->ex, &rec->ex_done);
+        for (int h = 0; h < sol_ngroups(&sp, dv.R, dv.L); h++) {
+            struct sol_group *x = &rec->grp[h];
+            if (x->best.K != x->kref) {
+                x->kref = x->best.K;
+                sol_energy_tables(wtab + (size_t)2 * h * (sp.m + 1), &sp, x->kref, r16, lin, rk);
+            }
         }
     }
 }
 
 /*
- * Elite restarts when k_best decided one (the cold half of every ladder
- * takes the best layout and counts of one of the wave's elites, the pool
- * k_best chose: sol_elite_pool, sol_restart_source; sol_restart_due), then
- * the energy of every replica under the current table (one block per
- * replica).
+ * The layouts k_best's group decisions move (sol_group_source): a restart
+ * wave's replicas take the best layout and counts of one of their group's
+ * elites (sol_elite_pool, sol_restart_source; sol_restart_due), an import's
+ * those of the run's best; then the energy of every replica under its
+ * table (one block per replica).
  */
 static __global__ void k_energy(const struct sol_params sp, const struct sol_dev dv)
 {
     __shared__ unsigned long long tot;
     const int r = blockIdx.x, n = sp.n, m = sp.m;
     struct sol_replica *rp = &dv.rep[r];
-    if (dv.rec->restart_now && sol_restarts_slot(&sp, rp->slot)) {
-        const int b = sol_restart_source(dv.rec->pool, dv.rec->npool, r, dv.L);
+    int32_t b = -1;
+    const int how = sol_group_source(&sp, dv.rec->grp, dv.R, dv.L, r, rp->slot, &b);
+    if (how >= 0) {
         const struct sol_replica *eb = &dv.rep[b];
         const int take_best = r != b && obj_cmp(&eb->best, &rp->best) < 0;
         int *hist = dv.hist + (size_t)r * (m + 1);
@@ -945,7 +945,10 @@ static __global__ void k_energy(const struct sol_params sp, const struct sol_dev
             rp->cur = eb->best;
             if (take_best)
                 rp->best = eb->best;
-            rp->restarts++;
+            if (how)
+                rp->imports++;
+            else
+                rp->restarts++;
         }
     }
     if (threadIdx.x == 0)
@@ -953,7 +956,7 @@ static __global__ void k_energy(const struct sol_params sp, const struct sol_dev
     __syncthreads();
     long long e = 0;
     const int *cnt = dv.cnt + (size_t)r * sp.m;
-    const int64_t *wt = dv.wtab + (size_t)sol_table(&sp, r, dv.L) * (sp.m + 1);
+    const int64_t *wt = dv.wtab + (size_t)sol_wtab_of(&sp, r, dv.R, dv.L) * (sp.m + 1);
     for (int i = threadIdx.x; i < sp.m; i += blockDim.x)
         e += wt[cnt[i]];
     atomicAdd(&tot, (unsigned long long)e);
@@ -1203,7 +1206,8 @@ static int sjob_upload(struct sjob *j, const struct lcn_pt *start, const int32_t
     solref_derive(&j->gp, g, seed, &j->sp, temps, &j->r16, &j->lin, &sigma0);
     int32_t *c0 = (int32_t *)xmalloc(sizeof(int32_t) * (size_t)(m + 1));
     int32_t *h0 = (int32_t *)xcalloc((size_t)m + 1, sizeof(int32_t));
-    int64_t *w0 = (int64_t *)xmalloc(sizeof(int64_t) * 2 * (size_t)(m + 1));
+    const int ng = sol_ngroups(&j->sp, R, j->L);
+    int64_t *w0 = (int64_t *)xmalloc(sizeof(int64_t) * 2 * (size_t)ng * (size_t)(m + 1));
     uint32_t *rk0 = (uint32_t *)xmalloc(sizeof(uint32_t) * 2 * (size_t)(m + 1));
     solref_fill_ratios(&j->sp, j->r16, rk0);
     if (start_c) /* the counts the oracle gave for this start: no recount */
@@ -1214,6 +1218,8 @@ static int sjob_upload(struct sjob *j, const struct lcn_pt *start, const int32_t
     for (int e = 0; e < m; e++)
         h0[c0[e]]++;
     sol_energy_tables(w0, &j->sp, j->start_obj.K, j->r16, j->lin, rk0);
+    for (int h = 1; h < ng; h++) /* every group's pair starts at the start's K */
+        memcpy(w0 + (size_t)2 * h * (m + 1), w0, sizeof(int64_t) * 2 * (size_t)(m + 1));
     int64_t E0[2] = {0, 0};
     for (int e = 0; e < m; e++) {
         E0[0] += w0[c0[e]];
@@ -1230,7 +1236,10 @@ static int sjob_upload(struct sjob *j, const struct lcn_pt *start, const int32_t
     struct gpu_record rec0;
     memset(&rec0, 0, sizeof(rec0));
     rec0.best = j->start_obj;
-    rec0.kref = j->start_obj.K;
+    for (int h = 0; h < ng; h++) {
+        rec0.grp[h].best = j->start_obj;
+        rec0.grp[h].kref = j->start_obj.K;
+    }
 
     int rc = gpu_upload_graph(ctx, s, g);
     if (!rc)
@@ -1242,7 +1251,7 @@ static int sjob_upload(struct sjob *j, const struct lcn_pt *start, const int32_t
     if (!rc)
         rc = gpu_h2d(ctx, s, s->hist, h0, sizeof(int) * (size_t)(m + 1));
     if (!rc)
-        rc = gpu_h2d(ctx, s, s->wtab, w0, sizeof(int64_t) * 2 * (size_t)(m + 1));
+        rc = gpu_h2d(ctx, s, s->wtab, w0, sizeof(int64_t) * 2 * (size_t)ng * (size_t)(m + 1));
     if (!rc)
         rc = gpu_h2d(ctx, s, s->rk, rk0, sizeof(uint32_t) * 2 * (size_t)(m + 1));
     if (!rc)
@@ -1296,7 +1305,8 @@ static int sjob_launch(struct sjob *j, int S, long long max_steps, double tscale
     steps_kernel(j)<<<j->R, j->B, j->smem, s->stream>>>(j->sp, j->dv, S, max_steps, tscale, j->dmax,
                                                          j->G, j->lcap, j->keep);
     GPU_LAUNCHED(ctx);
-    k_best<<<1, 1024, 0, s->stream>>>(j->sp, j->dv, (int64_t *)s->wtab, j->r16, j->lin, s->rk);
+    k_best<<<1, 1024, 0, s->stream>>>(j->sp, j->dv, (int64_t *)s->wtab, j->r16, j->lin, s->rk,
+                                      j->batch);
     GPU_LAUNCHED(ctx);
     k_energy<<<j->R, 256, 0, s->stream>>>(j->sp, j->dv);
     GPU_LAUNCHED(ctx);
@@ -1471,7 +1481,7 @@ static void fill_tel(const struct gpu_record *rec, struct engine_telemetry *t, d
     t->exchanges_attempted = rec->ex_att;
     t->exchanges_accepted = rec->ex_acc;
     t->pair_tests = rec->pair_tests;
-    t->restarts = rec->restarts;
+    t->restarts = rec->restarts + rec->imports; /* an import restarts a replica from the run's elite */
     for (int k = 0; k < SOL_OPS; k++) {
         t->ops[k].tried = rec->op[k][0];
         t->ops[k].valid = rec->op[k][1];
@@ -1745,18 +1755,19 @@ static int island_import(struct sjob *j, const struct lcn_pt *e, const int32_t *
     const size_t n = (size_t)j->g->n, m = (size_t)j->g->m;
     GPU_CHECK(ctx, cudaSetDevice(ctx->cfg.device));
     struct sol_replica *rp = (struct sol_replica *)xmalloc(sizeof(*rp) * (size_t)j->R);
-    int64_t *w = (int64_t *)xmalloc(sizeof(int64_t) * 2 * (m + 1));
+    const size_t ng = (size_t)sol_ngroups(&j->sp, j->R, j->L);
+    int64_t *w = (int64_t *)xmalloc(sizeof(int64_t) * 2 * ng * (m + 1));
     int *pick = (int *)xmalloc(sizeof(int) * (size_t)(take > 0 ? take : 1));
     int rc = gpu_d2h(ctx, s, rp, s->rep, sizeof(*rp) * (size_t)j->R);
     if (!rc)
-        rc = gpu_d2h(ctx, s, w, s->wtab, sizeof(int64_t) * 2 * (m + 1));
+        rc = gpu_d2h(ctx, s, w, s->wtab, sizeof(int64_t) * 2 * ng * (m + 1));
     if (!rc)
         rc = sjob_wait(j);
     int k = rc ? 0 : worst_replicas(rp, j->R, take, pick);
     for (int q = 0; q < k && !rc; q++) {
         const int r = pick[q];
         struct sol_replica *x = &rp[r];
-        const int64_t *wt = w + (size_t)sol_table(&j->sp, r, j->L) * (m + 1);
+        const int64_t *wt = w + (size_t)sol_wtab_of(&j->sp, r, j->R, j->L) * (m + 1);
         int64_t E = 0;
         for (size_t i = 0; i < m; i++)
             E += wt[ec[i]];

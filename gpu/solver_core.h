@@ -58,6 +58,9 @@ struct sol_params {
                           w[c] = w[c+1] / (1 + pnorm_rho * kref / (c+1)), pnorm_rho in 1/65536;
                           0: the exponential branch */
     int32_t pn_up;     /* 1: the p-norm above kref too (sol_energy_table) */
+    int32_t groups;      /* replica groups (sol_ngroups), 1..SOL_GROUPS_MAX */
+    int32_t group_every; /* boundaries between elite imports across groups (>= 1) */
+    int32_t group_take;  /* replicas per group that take the run's elite, 0..SOL_TAKE_MAX */
 };
 
 /*
@@ -84,6 +87,7 @@ struct sol_replica {
     uint64_t attempted, valid, evaluated, selected, accepted, rejected, committed;
     uint64_t best_updates, pair_tests;
     uint64_t restarts; /* times this replica restarted from the elite */
+    uint64_t imports;  /* times it took the run's elite from another group (sol_groups_boundary) */
     /* operators: the candidate kind of draw word u is the first k with
      * u < op_cut[k] (SOL_OP_GLOBAL past the last); fixed from the knobs, or
      * adapted by the bandit from the window counters */
@@ -446,20 +450,68 @@ LCN_HD static inline int sol_restarts_slot(const struct sol_params *sp, int32_t 
 }
 
 /*
- * The elite pool of a restart wave (knob restart_pool, issue 15): up to P
- * replicas whose best tuples differ, best first (ties to the lowest index),
- * so that a wave spreads the cold slots over several basins instead of
- * collapsing every ladder onto one layout. Returns how many it found (>= 1
- * when R >= 1). O(P^2 R): run once per wave, by one thread.
+ * Replica groups (knob `groups`, issue 15): the ladders split into up to
+ * SOL_GROUPS_MAX contiguous groups (ladder l of `lad` is in group
+ * l * ng / lad), each a population of its own as an island on a device of
+ * its own is: its own best, energy-table reference K (its pair of tables,
+ * sol_wtab_of), stall count and restart waves from its own elites. Every
+ * group_every boundaries, when the run's best is new since the last import,
+ * the group_take worst replicas (by current tuple; ties: the highest index)
+ * of every group whose best is worse take it, and such a group skips its
+ * restart wave at that boundary. One group is the single population of
+ * before, decision for decision.
  */
-#define SOL_POOL_MAX 8
-LCN_HD static inline int32_t sol_elite_pool(const struct sol_replica *rep, int32_t R, int32_t P,
-                                            int32_t *pool)
+#define SOL_GROUPS_MAX 16
+#define SOL_TAKE_MAX 8
+#define SOL_POOL_MAX 8 /* elites of one restart wave (knob restart_pool) */
+
+struct sol_group {
+    struct lcn_obj best;    /* the group's best tuple after the last boundary */
+    uint64_t last_improved; /* its slowest replica's step when that best last improved (or a wave) */
+    uint64_t min_step;      /* its slowest replica's step at the last boundary */
+    int32_t best_rep, kref; /* the replica holding it (ties: the lowest index); the tables' K */
+    int32_t restart_now;    /* this boundary restarts the group's restarting slots */
+    int32_t npool;          /* with restart_now: the wave's elites (sol_elite_pool) */
+    int32_t pool[SOL_POOL_MAX];
+    int32_t nimp, imp_src;  /* replicas imp[0..nimp) take replica imp_src's best this boundary */
+    int32_t imp[SOL_TAKE_MAX];
+};
+
+LCN_HD static inline int32_t sol_ngroups(const struct sol_params *sp, int32_t R, int32_t L)
+{
+    const int32_t lad = L > 0 ? R / L : 0, g = sp->groups < 1 ? 1 : sp->groups;
+    return lad < 1 ? 1 : (g < lad ? g : lad);
+}
+
+LCN_HD static inline int32_t sol_group_of(int32_t ng, int32_t r, int32_t R, int32_t L)
+{
+    return (int32_t)((int64_t)(r / L) * ng / (R / L));
+}
+
+/* Replica r's energy table: its group's pair (2 x (m+1) entries each), then
+ * sol_table within the pair. */
+LCN_HD static inline int32_t sol_wtab_of(const struct sol_params *sp, int32_t r, int32_t R, int32_t L)
+{
+    return 2 * sol_group_of(sol_ngroups(sp, R, L), r, R, L) + sol_table(sp, r, L);
+}
+
+/*
+ * The elite pool of a restart wave (knob restart_pool, issue 15): up to P
+ * replicas of group h (of ng) whose best tuples differ, best first (ties to
+ * the lowest index), so that a wave spreads the cold slots over several
+ * basins instead of collapsing every ladder onto one layout. Returns how
+ * many it found (>= 1 when the group has a replica). O(P^2 R): run once
+ * per wave, by one thread.
+ */
+LCN_HD static inline int32_t sol_elite_pool(const struct sol_replica *rep, int32_t R, int32_t L,
+                                            int32_t ng, int32_t h, int32_t P, int32_t *pool)
 {
     int32_t np = 0;
     while (np < P) {
         int32_t b = -1;
         for (int32_t r = 0; r < R; r++) {
+            if (sol_group_of(ng, r, R, L) != h)
+                continue;
             int dup = 0;
             for (int32_t i = 0; i < np && !dup; i++)
                 dup = obj_cmp(&rep[r].best, &rep[pool[i]].best) == 0;
@@ -482,6 +534,107 @@ LCN_HD static inline int32_t sol_restart_source(const int32_t *pool, int32_t np,
         if (pool[i] == r)
             return r;
     return pool[(r / L) % np];
+}
+
+/* The `take` worst replicas of group h by current tuple (ties: the highest
+ * index), worst first, into out. Returns how many. */
+LCN_HD static inline int32_t sol_group_worst(const struct sol_replica *rep, int32_t R, int32_t L,
+                                             int32_t ng, int32_t h, int32_t take, int32_t *out)
+{
+    int32_t k = 0;
+    while (k < take) {
+        int32_t w = -1;
+        for (int32_t r = 0; r < R; r++) {
+            int taken = sol_group_of(ng, r, R, L) != h;
+            for (int32_t i = 0; i < k && !taken; i++)
+                taken = out[i] == r;
+            if (!taken && (w < 0 || obj_cmp(&rep[r].cur, &rep[w].cur) >= 0))
+                w = r;
+        }
+        if (w < 0)
+            break;
+        out[k++] = w;
+    }
+    return k;
+}
+
+/*
+ * A batch boundary's group decisions (one thread on the device, the twin's
+ * solref_boundary): each group's best and stall, restart waves
+ * (sol_restart_due on the group's slowest replica) and the imports of the
+ * run's best replica gb (ex: the tuple last imported, *ex_done once one
+ * was). Returns the replicas that import.
+ */
+LCN_HD static inline int32_t sol_groups_boundary(const struct sol_params *sp,
+                                                 const struct sol_replica *rep, int32_t R,
+                                                 int32_t L, uint64_t batch, int32_t gb,
+                                                 struct sol_group *grp, struct lcn_obj *ex,
+                                                 int32_t *ex_done)
+{
+    const int32_t ng = sol_ngroups(sp, R, L);
+    for (int32_t h = 0; h < ng; h++) {
+        struct sol_group *x = &grp[h];
+        int32_t b = -1;
+        uint64_t ms = 0;
+        for (int32_t r = 0; r < R; r++) {
+            if (sol_group_of(ng, r, R, L) != h)
+                continue;
+            if (b < 0 || rep[r].step < ms)
+                ms = rep[r].step;
+            if (b < 0 || obj_cmp(&rep[r].best, &rep[b].best) < 0)
+                b = r;
+        }
+        if (obj_cmp(&rep[b].best, &x->best) < 0)
+            x->last_improved = ms;
+        x->best = rep[b].best;
+        x->best_rep = b;
+        x->min_step = ms;
+        x->restart_now = sol_restart_due(sp, ms, x->last_improved);
+        x->nimp = 0;
+    }
+    int32_t nimp = 0;
+    if (ng > 1 && sp->group_take > 0 && sp->group_every > 0 &&
+        batch % (uint64_t)sp->group_every == 0 && (!*ex_done || obj_cmp(&rep[gb].best, ex) < 0)) {
+        for (int32_t h = 0; h < ng; h++) {
+            struct sol_group *x = &grp[h];
+            if (obj_cmp(&x->best, &rep[gb].best) <= 0)
+                continue;
+            x->nimp = sol_group_worst(rep, R, L, ng, h, sp->group_take, x->imp);
+            x->imp_src = gb;
+            x->restart_now = 0;
+            nimp += x->nimp;
+        }
+        *ex = rep[gb].best;
+        *ex_done = 1;
+    }
+    for (int32_t h = 0; h < ng; h++) {
+        struct sol_group *x = &grp[h];
+        if (x->restart_now) {
+            x->last_improved = x->min_step;
+            x->npool = sol_elite_pool(rep, R, L, ng, h, sp->restart_pool, x->pool);
+        }
+    }
+    return nimp;
+}
+
+/* Where replica r (in temperature slot `slot`) takes a layout from at this
+ * boundary: *src's best layout and counts, 1 for an import, 0 for a
+ * restart wave; -1: neither. */
+LCN_HD static inline int sol_group_source(const struct sol_params *sp, const struct sol_group *grp,
+                                          int32_t R, int32_t L, int32_t r, int32_t slot,
+                                          int32_t *src)
+{
+    const struct sol_group *x = &grp[sol_group_of(sol_ngroups(sp, R, L), r, R, L)];
+    for (int32_t i = 0; i < x->nimp; i++)
+        if (x->imp[i] == r) {
+            *src = x->imp_src;
+            return 1;
+        }
+    if (x->restart_now && sol_restarts_slot(sp, slot)) {
+        *src = sol_restart_source(x->pool, x->npool, r, L);
+        return 0;
+    }
+    return -1;
 }
 
 /* Adapts sigma towards an acceptance ratio of 20-40% over a window. */

@@ -60,6 +60,9 @@ void solref_derive(const struct gpu_solver_params *gp, const struct lcn_graph *g
                                              LCN_MAX((int64_t)gp->restart_steps, (int64_t)gp->restart_node * g->n));
     sp->restart_slots = engine_restart_slots(gp->restart_share, gp->ladder);
     sp->restart_pool = gp->restart_pool;
+    sp->groups = LCN_MAX(1, LCN_MIN(gp->groups, SOL_GROUPS_MAX));
+    sp->group_every = LCN_MAX(1, gp->island_every);
+    sp->group_take = LCN_MAX(0, LCN_MIN(gp->island_take, SOL_TAKE_MAX));
     *lin = gp->lin > 0 ? LCN_MAX(1, llround(gp->lin * SOL_W_BASE)) : 1;
     *sigma0 = LCN_MAX(1, span / 10);
 }
@@ -93,7 +96,7 @@ static int64_t energy_of(const int64_t *w, const int32_t *c, int32_t m)
 /* The energy table replica r uses. */
 static const int64_t *wtab_of(const struct solref *s, int32_t r)
 {
-    return s->wtab + (size_t)sol_table(&s->sp, r, s->L) * (size_t)(s->g->m + 1);
+    return s->wtab + (size_t)sol_wtab_of(&s->sp, r, s->R, s->L) * (size_t)(s->g->m + 1);
 }
 
 int64_t solref_energy(const struct solref *s, int32_t r)
@@ -124,7 +127,8 @@ int solref_init(struct solref *s, const struct lcn_graph *g, const struct sol_pa
     s->hist = xcalloc((size_t)R * (size_t)(m + 1), sizeof(int32_t));
     s->rep = xcalloc((size_t)R, sizeof(*s->rep));
     s->ends = xmalloc(sizeof(int32_t) * 2 * (size_t)(m ? m : 1));
-    s->wtab = xmalloc(sizeof(int64_t) * 2 * (size_t)(m + 1));
+    const int32_t ng = sol_ngroups(sp, R, L);
+    s->wtab = xmalloc(sizeof(int64_t) * 2 * (size_t)ng * (size_t)(m + 1));
     s->rk = xmalloc(sizeof(uint32_t) * 2 * (size_t)(m + 1));
     s->ltab = xmalloc(sizeof(double) * SOL_LTAB);
     s->temps = xmalloc(sizeof(double) * (size_t)L);
@@ -140,9 +144,12 @@ int solref_init(struct solref *s, const struct lcn_graph *g, const struct sol_pa
     obj_from_counts(&o, c0, m);
     s->r16 = r16;
     s->lin = lin;
-    s->kref = o.K;
     solref_fill_ratios(sp, r16, s->rk);
-    sol_energy_tables(s->wtab, sp, s->kref, r16, lin, s->rk);
+    for (int32_t h = 0; h < ng; h++) {
+        s->grp[h].best = o;
+        s->grp[h].kref = o.K;
+        sol_energy_tables(s->wtab + (size_t)2 * h * (m + 1), sp, o.K, r16, lin, s->rk);
+    }
     int64_t E0[2] = {energy_of(s->wtab, c0, m), energy_of(s->wtab + m + 1, c0, m)};
     for (int32_t r = 0; r < R; r++) {
         memcpy(s->cur + (size_t)r * n, start, sizeof(struct lcn_pt) * (size_t)n);
@@ -401,7 +408,7 @@ void solref_step(struct solref *s, int32_t r, double tscale)
     ref_commit(s, r, v, q, best_dE, wop);
 }
 
-/* Replica r restarts from replica b's best layout (sol_restart_due). */
+/* Replica r takes replica b's best layout (sol_group_source). */
 static void restart_from(struct solref *s, int32_t r, int32_t b)
 {
     int32_t n = s->g->n, m = s->g->m;
@@ -419,7 +426,6 @@ static void restart_from(struct solref *s, int32_t r, int32_t b)
         memcpy(s->best + (size_t)r * n, s->best + (size_t)b * n, sizeof(struct lcn_pt) * (size_t)n);
         memcpy(s->bcnt + (size_t)r * m, s->bcnt + (size_t)b * m, sizeof(int32_t) * (size_t)m);
     }
-    rp->restarts++;
 }
 
 void solref_boundary(struct solref *s, double tscale)
@@ -430,24 +436,29 @@ void solref_boundary(struct solref *s, double tscale)
     for (int32_t r = 1; r < R; r++)
         if (obj_cmp(&s->rep[r].best, &s->rep[gb].best) < 0)
             gb = r;
-    uint64_t min_step = s->rep[0].step;
-    for (int32_t r = 1; r < R; r++)
-        min_step = LCN_MIN(min_step, s->rep[r].step);
-    if (obj_cmp(&s->rep[gb].best, &s->gbest) < 0)
-        s->last_improved = min_step;
     s->gbest = s->rep[gb].best;
     s->gbest_rep = gb;
-    if (s->gbest.K != s->kref) {
-        s->kref = s->gbest.K;
-        sol_energy_tables(s->wtab, &s->sp, s->kref, s->r16, s->lin, s->rk);
+    /* the groups' decisions (as k_best's), their tables, then the layouts
+     * they move (as k_energy's) */
+    sol_groups_boundary(&s->sp, s->rep, R, L, s->batch, gb, s->grp, &s->ex, &s->ex_done);
+    for (int32_t h = 0; h < sol_ngroups(&s->sp, R, L); h++) {
+        struct sol_group *x = &s->grp[h];
+        if (x->best.K != x->kref) {
+            x->kref = x->best.K;
+            sol_energy_tables(s->wtab + (size_t)2 * h * (s->g->m + 1), &s->sp, x->kref, s->r16,
+                              s->lin, s->rk);
+        }
     }
-    if (sol_restart_due(&s->sp, min_step, s->last_improved)) {
-        int32_t pool[SOL_POOL_MAX];
-        int32_t np = sol_elite_pool(s->rep, R, s->sp.restart_pool, pool);
-        for (int32_t r = 0; r < R; r++)
-            if (sol_restarts_slot(&s->sp, s->rep[r].slot))
-                restart_from(s, r, sol_restart_source(pool, np, r, L));
-        s->last_improved = min_step;
+    for (int32_t r = 0; r < R; r++) {
+        int32_t b = -1;
+        int how = sol_group_source(&s->sp, s->grp, R, L, r, s->rep[r].slot, &b);
+        if (how >= 0) {
+            restart_from(s, r, b);
+            if (how)
+                s->rep[r].imports++;
+            else
+                s->rep[r].restarts++;
+        }
     }
     for (int32_t r = 0; r < R; r++)
         s->rep[r].E = solref_energy(s, r);
@@ -526,6 +537,7 @@ void gpu_solver_params_default(struct gpu_solver_params *sp)
     sp->reuse = 1;
     sp->island_every = 25;
     sp->island_take = 2;
+    sp->groups = 1;
 }
 
 /* The GPU engine's knobs: one table drives parsing and ranges (opts.h). */
@@ -560,6 +572,7 @@ static const struct opt gknobs[] = {
     OPT_I32("reuse", GK(reuse), 0, 1),
     OPT_I32("island_every", GK(island_every), 1, 1000000),
     OPT_I32("island_take", GK(island_take), 0, 65536),
+    OPT_I32("groups", GK(groups), 1, SOL_GROUPS_MAX),
 };
 #undef GK
 

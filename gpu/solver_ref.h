@@ -27,9 +27,8 @@ struct solref {
     int32_t *bcnt;           /* R x m: the counts of each replica's best layout */
     struct sol_replica *rep; /* R */
     int32_t *ends;           /* 2m endpoint pairs */
-    int64_t *wtab;           /* 2 x (m+1): sol_energy_tables */
+    int64_t *wtab;           /* groups x 2 x (m+1): each group's sol_energy_tables */
     uint32_t *rk;            /* 2 x (m+1): the ratios per K (solref_fill_ratios) */
-    int32_t kref;
     uint32_t r16;
     int64_t lin;
     double *ltab;  /* SOL_LTAB */
@@ -38,7 +37,9 @@ struct solref {
     struct lcn_obj gbest; /* best over replicas after the last boundary */
     int32_t gbest_rep;
     uint64_t ex_att, ex_acc; /* replica exchanges attempted / accepted */
-    uint64_t last_improved;  /* slowest replica's step when gbest last improved (or restarted) */
+    struct sol_group grp[SOL_GROUPS_MAX]; /* sol_groups_boundary's state, as the device's record */
+    struct lcn_obj ex;       /* the tuple imported last across groups */
+    int32_t ex_done;
 };
 
 struct gpu_solver_params;

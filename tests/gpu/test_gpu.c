@@ -235,6 +235,10 @@ static void solver_vs_twin_graph(const struct gen_params *gen, int32_t R, int32_
         assert_true(restarts >= 2 * (uint64_t)(R / L) * (uint64_t)((L + 1) / 2));
     else
         assert_true(restarts == 0);
+    uint64_t imports = 0;
+    for (int32_t r = 0; r < R; r++)
+        imports += tw.rep[r].imports;
+    assert_true(gp.groups > 1 && gp.island_take > 0 ? imports > 0 : imports == 0);
     for (int32_t r = 0; r < R; r++) {
         struct sol_replica a = rep[r], t = tw.rep[r];
         a.pair_tests = t.pair_tests = 0; /* the kernel skips boxed-out pairs */
@@ -383,6 +387,11 @@ static void test_solver_restarts(void **st)
     solver_vs_twin_tuned(GEN_PLANTED, 30, 8, 4, 4, 24, 20, "restart_steps=20,restart_node=0,restart_share=1");
     /* restart_pool: six ladders of 2 spread over up to three elites */
     solver_vs_twin_tuned(GEN_PLANTED, 30, 12, 2, 4, 24, 20, "restart_steps=20,restart_node=0,restart_pool=3");
+    /* replica groups: three groups' own tables, waves and imports of the run's elite */
+    solver_vs_twin_tuned(GEN_PLANTED, 30, 12, 2, 4, 24, 20,
+                         "restart_steps=20,restart_node=0,groups=3,island_every=2,island_take=2");
+    solver_vs_twin_tuned(GEN_RANDOM, 50, 16, 2, 4, 24, 20,
+                         "restart_steps=20,restart_node=0,groups=4,island_every=1,island_take=3,restart_pool=2");
 }
 
 struct runlog {

@@ -269,47 +269,169 @@ static void test_twin_restarts(void **st)
     (void)st;
 }
 
-/* sol_elite_pool against a slow twin: sort the replicas by (best tuple,
- * index) and keep the first of each distinct tuple; random tuples with many
- * ties, pools of 1..SOL_POOL_MAX. Then sol_restart_source: members restart
- * from themselves, the others from the pool member of their ladder's turn. */
+/* sol_elite_pool against a slow twin: sort the replicas of a group by
+ * (best tuple, index) and keep the first of each distinct tuple; random
+ * tuples with many ties, pools of 1..SOL_POOL_MAX, one to four groups of
+ * ladders. Then sol_restart_source: members restart from themselves, the
+ * others from the pool member of their ladder's turn; and sol_group_worst
+ * against a sort by (current tuple, index), worst first. */
 static void test_elite_pool(void **st)
 {
     struct lcn_rng rg;
     rng_init(&rg, 7, 0, 0);
-    for (int trial = 0; trial < 200; trial++) {
-        int32_t R = 1 + (int32_t)rng_below(&rg, 40), P = 1 + (int32_t)rng_below(&rg, SOL_POOL_MAX);
+    for (int trial = 0; trial < 300; trial++) {
+        const int32_t L = 1 + (int32_t)rng_below(&rg, 4);
+        int32_t R = L * (1 + (int32_t)rng_below(&rg, 40 / L)), P = 1 + (int32_t)rng_below(&rg, SOL_POOL_MAX);
+        struct sol_params sp;
+        memset(&sp, 0, sizeof(sp));
+        sp.groups = 1 + (int32_t)rng_below(&rg, 4);
+        const int32_t ng = sol_ngroups(&sp, R, L);
+        assert_true(ng >= 1 && ng <= sp.groups && ng <= R / L);
         struct sol_replica rep[40];
         memset(rep, 0, sizeof(rep));
         for (int32_t r = 0; r < R; r++) {
             rep[r].best.K = 3 + (int32_t)rng_below(&rg, 3);
             rep[r].best.nK = 1 + (int32_t)rng_below(&rg, 2);
             rep[r].best.C = 10 + (int64_t)rng_below(&rg, 2);
+            rep[r].cur = rep[r].best;
+            rep[r].cur.K += (int32_t)rng_below(&rg, 2);
         }
-        int32_t pool[SOL_POOL_MAX], slow[SOL_POOL_MAX], ns = 0;
-        int32_t np = sol_elite_pool(rep, R, P, pool);
-        int32_t ord[40];
-        for (int32_t i = 0; i < R; i++)
-            ord[i] = i;
-        for (int32_t i = 1; i < R; i++) /* insertion sort: stable, so ties keep index order */
-            for (int32_t j = i; j > 0 && obj_cmp(&rep[ord[j]].best, &rep[ord[j - 1]].best) < 0; j--) {
-                int32_t t = ord[j];
-                ord[j] = ord[j - 1];
-                ord[j - 1] = t;
+        for (int32_t h = 0; h < ng; h++) {
+            int32_t pool[SOL_POOL_MAX], slow[SOL_POOL_MAX], ns = 0;
+            int32_t np = sol_elite_pool(rep, R, L, ng, h, P, pool);
+            int32_t ord[40], no = 0;
+            for (int32_t i = 0; i < R; i++)
+                if (sol_group_of(ng, i, R, L) == h)
+                    ord[no++] = i;
+            assert_true(no >= L); /* whole ladders */
+            for (int32_t i = 1; i < no; i++) /* insertion sort: stable, so ties keep index order */
+                for (int32_t j = i; j > 0 && obj_cmp(&rep[ord[j]].best, &rep[ord[j - 1]].best) < 0; j--) {
+                    int32_t t = ord[j];
+                    ord[j] = ord[j - 1];
+                    ord[j - 1] = t;
+                }
+            for (int32_t i = 0; i < no && ns < P; i++)
+                if (i == 0 || obj_cmp(&rep[ord[i]].best, &rep[ord[i - 1]].best) != 0)
+                    slow[ns++] = ord[i];
+            assert_int_equal(np, ns);
+            assert_memory_equal(pool, slow, sizeof(int32_t) * (size_t)np);
+            for (int32_t r = 0; r < R; r++) {
+                if (sol_group_of(ng, r, R, L) != h)
+                    continue;
+                int32_t src = sol_restart_source(pool, np, r, L), member = 0;
+                for (int32_t i = 0; i < np; i++)
+                    member |= pool[i] == r;
+                assert_int_equal(src, member ? r : pool[(r / L) % np]);
             }
-        for (int32_t i = 0; i < R && ns < P; i++)
-            if (i == 0 || obj_cmp(&rep[ord[i]].best, &rep[ord[i - 1]].best) != 0)
-                slow[ns++] = ord[i];
-        assert_int_equal(np, ns);
-        assert_memory_equal(pool, slow, sizeof(int32_t) * (size_t)np);
-        const int32_t L = 1 + (int32_t)rng_below(&rg, 4);
-        for (int32_t r = 0; r < R; r++) {
-            int32_t src = sol_restart_source(pool, np, r, L), member = 0;
-            for (int32_t i = 0; i < np; i++)
-                member |= pool[i] == r;
-            assert_int_equal(src, member ? r : pool[(r / L) % np]);
+            /* the worst by current tuple: sorted worst first, ties to the highest index */
+            no = 0;
+            for (int32_t i = R - 1; i >= 0; i--)
+                if (sol_group_of(ng, i, R, L) == h)
+                    ord[no++] = i;
+            for (int32_t i = 1; i < no; i++)
+                for (int32_t j = i; j > 0 && obj_cmp(&rep[ord[j]].cur, &rep[ord[j - 1]].cur) > 0; j--) {
+                    int32_t t = ord[j];
+                    ord[j] = ord[j - 1];
+                    ord[j - 1] = t;
+                }
+            int32_t take = (int32_t)rng_below(&rg, SOL_TAKE_MAX + 1), worst[SOL_TAKE_MAX];
+            int32_t nw = sol_group_worst(rep, R, L, ng, h, take, worst);
+            assert_int_equal(nw, LCN_MIN(take, no));
+            assert_memory_equal(worst, ord, sizeof(int32_t) * (size_t)nw);
         }
     }
+    (void)st;
+}
+
+/*
+ * Replica groups (knob groups): three groups of two ladders of 2. After
+ * every boundary: each group's tables are its own K's (sol_energy_tables
+ * at the group's best K); an import puts the run's best layout and tuple
+ * into at most island_take replicas of a group other than the best's, and
+ * that group has no restart wave at that boundary; a wave restarts the cold
+ * slot of each ladder of its group only. Over the run both happen, the
+ * replicas stay consistent with full recounts, and the twin is
+ * deterministic.
+ */
+static void test_twin_groups(void **st)
+{
+    struct lcn_graph g;
+    struct lcn_pt *pts;
+    make(GEN_PLANTED, 30, 3, &g, &pts);
+    struct gpu_solver_params gp;
+    gpu_solver_params_default(&gp);
+    char err[160];
+    assert_int_not_equal(gpu_solver_params_parse(&gp, "groups=17", err, sizeof err), 0);
+    assert_int_equal(gpu_solver_params_parse(&gp, "ladder=2,restart_steps=20,restart_node=0,groups=3,"
+                                                  "island_every=2,island_take=2",
+                                             err, sizeof err), 0);
+    struct derived d;
+    derive(&gp, &g, &d);
+    assert_int_equal(d.sp.groups, 3);
+    const int32_t R = 12, L = 2, n = g.n, m = g.m, ng = sol_ngroups(&d.sp, R, L);
+    assert_int_equal(ng, 3);
+    struct solref a, b;
+    assert_int_equal(solref_init(&a, &g, &d.sp, R, L, pts, d.temps, d.r16, d.lin, d.sigma0), 0);
+    assert_int_equal(solref_init(&b, &g, &d.sp, R, L, pts, d.temps, d.r16, d.lin, d.sigma0), 0);
+    int64_t *w = xmalloc(sizeof(int64_t) * 2 * (size_t)(m + 1));
+    uint64_t imported = 0, waves = 0;
+    int differ = 0;
+    for (int batch = 0; batch < 60; batch++) {
+        uint64_t rs[12], im[12];
+        int32_t slot[12];
+        for (int32_t r = 0; r < R; r++) {
+            rs[r] = a.rep[r].restarts;
+            im[r] = a.rep[r].imports;
+            slot[r] = a.rep[r].slot;
+        }
+        solref_batch(&a, 20, 1.0);
+        solref_batch(&b, 20, 1.0);
+        check_replicas(&a);
+        int32_t nimp[3] = {0}, nrs[3] = {0};
+        const int32_t gh = sol_group_of(ng, a.gbest_rep, R, L);
+        for (int32_t r = 0; r < R; r++) {
+            const int32_t h = sol_group_of(ng, r, R, L);
+            assert_int_equal(h, r / 4);
+            if (a.rep[r].imports != im[r]) {
+                assert_true(a.rep[r].imports == im[r] + 1 && a.rep[r].restarts == rs[r]);
+                assert_true(h != gh);
+                assert_memory_equal(a.cur + (size_t)r * n, a.best + (size_t)a.gbest_rep * n,
+                                    sizeof(struct lcn_pt) * (size_t)n);
+                assert_int_equal(obj_cmp(&a.rep[r].cur, &a.gbest), 0);
+                nimp[h]++;
+            }
+            if (a.rep[r].restarts != rs[r]) {
+                assert_true(a.rep[r].restarts == rs[r] + 1);
+                assert_true(slot[r] == 0); /* the cold slot of a ladder of 2 */
+                nrs[h]++;
+            }
+        }
+        for (int32_t h = 0; h < ng; h++) {
+            assert_true(nimp[h] <= 2);
+            assert_true(nrs[h] == 0 || (nrs[h] == 2 && nimp[h] == 0)); /* two ladders, one slot each */
+            imported += (uint64_t)nimp[h];
+            waves += nrs[h] > 0;
+            /* the group's own tables, at its own best K */
+            assert_int_equal(a.grp[h].kref, a.grp[h].best.K);
+            sol_energy_tables(w, &a.sp, a.grp[h].kref, a.r16, a.lin, a.rk);
+            assert_memory_equal(w, a.wtab + (size_t)2 * h * (m + 1), sizeof(int64_t) * 2 * (size_t)(m + 1));
+            differ |= a.grp[h].kref != a.grp[0].kref;
+        }
+    }
+    assert_true(imported > 0);
+    assert_true(waves >= 2);
+    (void)differ; /* groups at different K happen, but no test depends on it */
+    assert_memory_equal(a.cur, b.cur, sizeof(struct lcn_pt) * (size_t)R * n);
+    assert_memory_equal(a.rep, b.rep, sizeof(struct sol_replica) * (size_t)R);
+    /* more groups than ladders: one per ladder */
+    assert_int_equal(gpu_solver_params_parse(&gp, "groups=16", err, sizeof err), 0);
+    derive(&gp, &g, &d);
+    assert_int_equal(sol_ngroups(&d.sp, R, L), 6);
+    free(w);
+    solref_release(&a);
+    solref_release(&b);
+    graph_release(&g);
+    free(pts);
     (void)st;
 }
 
@@ -599,7 +721,7 @@ int main(void)
         cmocka_unit_test(test_twin_dense_w32),  cmocka_unit_test(test_twin_planted),
         cmocka_unit_test(test_twin_energy_portfolio), cmocka_unit_test(test_twin_restarts),
         cmocka_unit_test(test_twin_issue15),    cmocka_unit_test(test_elite_pool),
-        cmocka_unit_test(test_twin_restart_pool),
+        cmocka_unit_test(test_twin_restart_pool), cmocka_unit_test(test_twin_groups),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
