@@ -826,8 +826,9 @@ static __global__ void __launch_bounds__(1024)
 }
 
 /* Best record, counter sums and energy-table re-reference (one block). */
-static __global__ void k_best(const struct sol_params sp, const struct sol_dev dv, int64_t *wtab,
-                              uint32_t r16, int64_t lin, const uint32_t *rk, unsigned long long batch)
+static __global__ void __launch_bounds__(1024)
+    k_best(const struct sol_params sp, const struct sol_dev dv, int64_t *wtab, uint32_t r16, int64_t lin,
+           const uint32_t *rk, unsigned long long batch)
 {
     __shared__ int bi[1024];
     __shared__ unsigned long long sums[11];
