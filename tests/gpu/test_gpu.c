@@ -390,8 +390,8 @@ static void test_solver_restarts(void **st)
     /* replica groups: three groups' own tables, waves and imports of the run's elite */
     solver_vs_twin_tuned(GEN_PLANTED, 30, 12, 2, 4, 24, 20,
                          "restart_steps=20,restart_node=0,groups=3,island_every=2,island_take=2");
-    solver_vs_twin_tuned(GEN_RANDOM, 50, 16, 2, 4, 24, 20,
-                         "restart_steps=20,restart_node=0,groups=4,island_every=1,island_take=3,restart_pool=2");
+    solver_vs_twin_tuned(GEN_PLANTED, 30, 16, 2, 4, 24, 20,
+                         "restart_steps=20,restart_node=0,groups=4,island_every=3,island_take=3,restart_pool=2");
 }
 
 struct runlog {
