@@ -496,33 +496,47 @@ LCN_HD static inline int32_t sol_wtab_of(const struct sol_params *sp, int32_t r,
 }
 
 /*
- * The elite pool of a restart wave (knob restart_pool, issue 15): up to P
- * replicas of group h (of ng) whose best tuples differ, best first (ties to
- * the lowest index), so that a wave spreads the cold slots over several
- * basins instead of collapsing every ladder onto one layout. Returns how
- * many it found (>= 1 when the group has a replica). O(P^2 R): run once
- * per wave, by one thread.
+ * Up to k replicas of group h (of ng), one pick at a time over the group in
+ * index order: with worst 0 the lowest best tuple among those whose best
+ * differs from every pick's (ties: the lowest index); with worst 1 the
+ * highest current tuple among those not picked (ties: the highest index).
+ * Returns how many. O(k^2 R): run once per boundary, by one thread.
  */
-LCN_HD static inline int32_t sol_elite_pool(const struct sol_replica *rep, int32_t R, int32_t L,
-                                            int32_t ng, int32_t h, int32_t P, int32_t *pool)
+LCN_HD static inline int32_t sol_group_pick(const struct sol_replica *rep, int32_t R, int32_t L,
+                                            int32_t ng, int32_t h, int32_t k, int worst,
+                                            int32_t *out)
 {
     int32_t np = 0;
-    while (np < P) {
+    while (np < k) {
         int32_t b = -1;
         for (int32_t r = 0; r < R; r++) {
             if (sol_group_of(ng, r, R, L) != h)
                 continue;
-            int dup = 0;
-            for (int32_t i = 0; i < np && !dup; i++)
-                dup = obj_cmp(&rep[r].best, &rep[pool[i]].best) == 0;
-            if (!dup && (b < 0 || obj_cmp(&rep[r].best, &rep[b].best) < 0))
+            int skip = 0;
+            for (int32_t i = 0; i < np && !skip; i++)
+                skip = worst ? out[i] == r : obj_cmp(&rep[r].best, &rep[out[i]].best) == 0;
+            if (!skip && (b < 0 || (worst ? obj_cmp(&rep[r].cur, &rep[b].cur) >= 0
+                                          : obj_cmp(&rep[r].best, &rep[b].best) < 0)))
                 b = r;
         }
         if (b < 0)
             break;
-        pool[np++] = b;
+        out[np++] = b;
     }
     return np;
+}
+
+/*
+ * The elite pool of a restart wave (knob restart_pool, issue 15): up to P
+ * replicas of group h whose best tuples differ, best first (ties to the
+ * lowest index), so that a wave spreads the cold slots over several basins
+ * instead of collapsing every ladder onto one layout (>= 1 when the group
+ * has a replica).
+ */
+LCN_HD static inline int32_t sol_elite_pool(const struct sol_replica *rep, int32_t R, int32_t L,
+                                            int32_t ng, int32_t h, int32_t P, int32_t *pool)
+{
+    return sol_group_pick(rep, R, L, ng, h, P, 0, pool);
 }
 
 /* The replica whose best layout replica r restarts from: itself when it is
@@ -537,25 +551,11 @@ LCN_HD static inline int32_t sol_restart_source(const int32_t *pool, int32_t np,
 }
 
 /* The `take` worst replicas of group h by current tuple (ties: the highest
- * index), worst first, into out. Returns how many. */
+ * index), worst first, into out. */
 LCN_HD static inline int32_t sol_group_worst(const struct sol_replica *rep, int32_t R, int32_t L,
                                              int32_t ng, int32_t h, int32_t take, int32_t *out)
 {
-    int32_t k = 0;
-    while (k < take) {
-        int32_t w = -1;
-        for (int32_t r = 0; r < R; r++) {
-            int taken = sol_group_of(ng, r, R, L) != h;
-            for (int32_t i = 0; i < k && !taken; i++)
-                taken = out[i] == r;
-            if (!taken && (w < 0 || obj_cmp(&rep[r].cur, &rep[w].cur) >= 0))
-                w = r;
-        }
-        if (w < 0)
-            break;
-        out[k++] = w;
-    }
-    return k;
+    return sol_group_pick(rep, R, L, ng, h, take, 1, out);
 }
 
 /*
