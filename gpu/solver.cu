@@ -424,11 +424,15 @@ __device__ __forceinline__ static void scan_keep(const struct sol_dev &dv, struc
 
 /* (5) (candidate, kept edge) pairs, warp-uniform trips: each warp's energy
  * changes are summed per candidate (warp_sum_by_key) before one shared
- * atomic each. */
+ * atomic each. A pair whose edge box misses the candidate's star box (its
+ * point with v's neighbours and old point: ib) has no crossing and its point
+ * is on no interior of that edge, so it skips the tests (issue 17: the
+ * group's box also holds its other candidates, far jumps among them). */
 template <int SMALL>
 __device__ __forceinline__ static void scan_pairs(const struct sol_dev &dv, struct carve &c,
-                                                  const struct kstep &k, int d, int g0, int Gc,
-                                                  int H, unsigned long long &tests)
+                                                  const struct kstep &k, const int *ib, int d,
+                                                  int g0, int Gc, int H,
+                                                  unsigned long long &tests)
 {
     const int total = Gc * H, nch = (d + 63) >> 6;
     for (int wb = k.tid & ~31; wb < total; wb += k.B) {
@@ -439,12 +443,14 @@ __device__ __forceinline__ static void scan_pairs(const struct sol_dev &dv, stru
             ci = it / H;
             const int h = it - ci * H, f = c.hits[h];
             const int2 ee = dv.edges[f];
-            const struct lcn_pt a = P(c.sc[ee.x]), b = P(c.sc[ee.y]);
-            const struct lcn_pt q = P(c.cand[g0 + ci]);
-            if (geom_on_interior(a, b, q))
+            const int2 a2 = c.sc[ee.x], b2 = c.sc[ee.y], q2 = c.cand[g0 + ci];
+            const struct lcn_pt a = P(a2), b = P(b2), q = P(q2);
+            const int near = box_meets(min(ib[0], q2.x), min(ib[1], q2.y), max(ib[2], q2.x),
+                                       max(ib[3], q2.y), a2, b2);
+            if (near && geom_on_interior(a, b, q))
                 c.cbad[g0 + ci] = 1;
             int nc = 0;
-            for (int kc = 0; kc < nch; kc++) {
+            for (int kc = 0; near && kc < nch; kc++) {
                 const uint64_t pos = c.hpos[h * nch + kc], neg = c.hneg[h * nch + kc];
                 tests += sol_star_counted(pos, neg);
                 uint64_t met = sol_star_meets(SMALL, q, a, b, pos, neg, c.inc_p, kc * 64);
@@ -770,7 +776,7 @@ static __global__ void __launch_bounds__(1024)
                 const int lim = min(base + lcap, k.m);
                 scan_keep<SMALL>(dv, c, sh, k, v, p, d, bx, base, lim, tests); /* (4) */
                 __syncthreads();
-                scan_pairs<SMALL>(dv, c, k, d, g0, Gc, sh.H, tests); /* (5) */
+                scan_pairs<SMALL>(dv, c, k, sh.ib, d, g0, Gc, sh.H, tests); /* (5) */
                 if (lim == k.m)
                     scan_nodes(c, k, v, d, bx, g0, Gc);
                 __syncthreads();
