@@ -479,13 +479,24 @@ struct sol_group {
 
 LCN_HD static inline int32_t sol_ngroups(const struct sol_params *sp, int32_t R, int32_t L)
 {
-    const int32_t lad = L > 0 ? R / L : 0, g = sp->groups < 1 ? 1 : sp->groups;
+    const int32_t lad = L > 0 ? R / L : 0;
+    int32_t g = sp->groups < 1 ? 1 : (sp->groups > SOL_GROUPS_MAX ? SOL_GROUPS_MAX : sp->groups);
     return lad < 1 ? 1 : (g < lad ? g : lad);
 }
 
 LCN_HD static inline int32_t sol_group_of(int32_t ng, int32_t r, int32_t R, int32_t L)
 {
     return (int32_t)((int64_t)(r / L) * ng / (R / L));
+}
+
+/* Group h's replicas: [*r0, *r1), the ladders l with h <= l ng / lad < h + 1
+ * (sol_group_of), so that its loops need not test every replica. */
+LCN_HD static inline void sol_group_range(int32_t ng, int32_t h, int32_t R, int32_t L, int32_t *r0,
+                                          int32_t *r1)
+{
+    const int64_t lad = R / L;
+    *r0 = (int32_t)((h * lad + ng - 1) / ng) * L;
+    *r1 = (int32_t)(((h + 1) * lad + ng - 1) / ng) * L;
 }
 
 /* Replica r's energy table: its group's pair (2 x (m+1) entries each), then
@@ -497,7 +508,7 @@ LCN_HD static inline int32_t sol_wtab_of(const struct sol_params *sp, int32_t r,
 
 /*
  * Up to k replicas of group h (of ng), one pick at a time over the group in
- * index order: with worst 0 the lowest best tuple among those whose best
+ * index order (sol_group_range): with worst 0 the lowest best tuple among those whose best
  * differs from every pick's (ties: the lowest index); with worst 1 the
  * highest current tuple among those not picked (ties: the highest index).
  * Returns how many. O(k^2 R): run once per boundary, by one thread.
@@ -506,12 +517,11 @@ LCN_HD static inline int32_t sol_group_pick(const struct sol_replica *rep, int32
                                             int32_t ng, int32_t h, int32_t k, int worst,
                                             int32_t *out)
 {
-    int32_t np = 0;
+    int32_t np = 0, r0, r1;
+    sol_group_range(ng, h, R, L, &r0, &r1);
     while (np < k) {
         int32_t b = -1;
-        for (int32_t r = 0; r < R; r++) {
-            if (sol_group_of(ng, r, R, L) != h)
-                continue;
+        for (int32_t r = r0; r < r1; r++) {
             int skip = 0;
             for (int32_t i = 0; i < np && !skip; i++)
                 skip = worst ? out[i] == r : obj_cmp(&rep[r].best, &rep[out[i]].best) == 0;
@@ -574,11 +584,10 @@ LCN_HD static inline int32_t sol_groups_boundary(const struct sol_params *sp,
     const int32_t ng = sol_ngroups(sp, R, L);
     for (int32_t h = 0; h < ng; h++) {
         struct sol_group *x = &grp[h];
-        int32_t b = -1;
+        int32_t b = -1, r0, r1;
         uint64_t ms = 0;
-        for (int32_t r = 0; r < R; r++) {
-            if (sol_group_of(ng, r, R, L) != h)
-                continue;
+        sol_group_range(ng, h, R, L, &r0, &r1);
+        for (int32_t r = r0; r < r1; r++) {
             if (b < 0 || rep[r].step < ms)
                 ms = rep[r].step;
             if (b < 0 || obj_cmp(&rep[r].best, &rep[b].best) < 0)

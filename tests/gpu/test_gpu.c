@@ -231,7 +231,7 @@ static void solver_vs_twin_graph(const struct gen_params *gen, int32_t R, int32_
     uint64_t restarts = 0;
     for (int32_t r = 0; r < R; r++)
         restarts += tw.rep[r].restarts;
-    if (restart_steps > 0)
+    if (restart_steps > 0) /* two waves' worth (with groups, of restarts in group waves) */
         assert_true(restarts >= 2 * (uint64_t)(R / L) * (uint64_t)((L + 1) / 2));
     else
         assert_true(restarts == 0);
@@ -392,6 +392,9 @@ static void test_solver_restarts(void **st)
                          "restart_steps=20,restart_node=0,groups=3,island_every=2,island_take=2");
     solver_vs_twin_tuned(GEN_PLANTED, 30, 16, 2, 4, 24, 20,
                          "restart_steps=20,restart_node=0,groups=4,island_every=3,island_take=3,restart_pool=2");
+    /* uneven groups: five ladders of 4 in groups of 2, 2 and 1 ladders */
+    solver_vs_twin_tuned(GEN_PLANTED, 30, 20, 4, 4, 24, 20,
+                         "restart_steps=20,restart_node=0,groups=3,island_every=2,island_take=2");
 }
 
 struct runlog {

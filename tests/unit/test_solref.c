@@ -297,6 +297,11 @@ static void test_elite_pool(void **st)
             rep[r].cur.K += (int32_t)rng_below(&rg, 2);
         }
         for (int32_t h = 0; h < ng; h++) {
+            int32_t r0, r1; /* the range is the members, whole ladders */
+            sol_group_range(ng, h, R, L, &r0, &r1);
+            assert_true(r0 < r1 && r0 % L == 0 && r1 % L == 0 && r1 <= R);
+            for (int32_t r = 0; r < R; r++)
+                assert_int_equal(sol_group_of(ng, r, R, L) == h, r >= r0 && r < r1);
             int32_t pool[SOL_POOL_MAX], slow[SOL_POOL_MAX], ns = 0;
             int32_t np = sol_elite_pool(rep, R, L, ng, h, P, pool);
             int32_t ord[40], no = 0;
@@ -344,12 +349,18 @@ static void test_elite_pool(void **st)
 }
 
 /*
- * Replica groups (knob groups): three groups of two ladders of 2. After
- * every boundary: each group's tables are its own K's (sol_energy_tables
- * at the group's best K); an import puts the run's best layout and tuple
- * into at most island_take replicas of a group other than the best's, and
- * that group has no restart wave at that boundary; a wave restarts the cold
- * slot of each ladder of its group only. Over the run both happen, the
+ * Replica groups (knob groups): five ladders of 2 in three groups (2, 2 and
+ * 1 ladders). Each batch's steps, then a snapshot, then the boundary, so
+ * that every decision is checked against the state it was taken on: each
+ * group's tables are its own K's (sol_energy_tables at the group's best K);
+ * imports happen only at boundaries that are multiples of island_every and
+ * only when the run's best is new since the last import; each group whose
+ * best is worse than the run's then imports into its min(island_take, size)
+ * worst replicas by current tuple (ties: the highest index), which take the
+ * run's best layout and tuple, and has no wave at that boundary; a wave
+ * restarts the cold slot of each ladder of its group only, when that
+ * group's own best has been flat for restart_steps (on its slowest
+ * replica). Over the run imports, skipped waves and waves all happen, the
  * replicas stay consistent with full recounts, and the twin is
  * deterministic.
  */
@@ -362,71 +373,115 @@ static void test_twin_groups(void **st)
     gpu_solver_params_default(&gp);
     char err[160];
     assert_int_not_equal(gpu_solver_params_parse(&gp, "groups=17", err, sizeof err), 0);
-    assert_int_equal(gpu_solver_params_parse(&gp, "ladder=2,restart_steps=20,restart_node=0,groups=3,"
-                                                  "island_every=2,island_take=2",
+    assert_int_equal(gpu_solver_params_parse(&gp, "ladder=2,restart_steps=60,restart_node=0,groups=3,"
+                                                  "island_every=2,island_take=3",
                                              err, sizeof err), 0);
     struct derived d;
     derive(&gp, &g, &d);
     assert_int_equal(d.sp.groups, 3);
-    const int32_t R = 12, L = 2, n = g.n, m = g.m, ng = sol_ngroups(&d.sp, R, L);
+    const int32_t R = 10, L = 2, n = g.n, m = g.m, ng = sol_ngroups(&d.sp, R, L);
     assert_int_equal(ng, 3);
+    static const int32_t group_of[10] = {0, 0, 0, 0, 1, 1, 1, 1, 2, 2}; /* ladder l: l 3 / 5 */
     struct solref a, b;
     assert_int_equal(solref_init(&a, &g, &d.sp, R, L, pts, d.temps, d.r16, d.lin, d.sigma0), 0);
     assert_int_equal(solref_init(&b, &g, &d.sp, R, L, pts, d.temps, d.r16, d.lin, d.sigma0), 0);
     int64_t *w = xmalloc(sizeof(int64_t) * 2 * (size_t)(m + 1));
-    uint64_t imported = 0, waves = 0;
-    int differ = 0;
+    uint64_t imported = 0, waves = 0, skipped = 0, flat[3] = {0, 0, 0};
+    struct lcn_obj last_ex = {0, 0, 0, 0}, gbest_before[3];
+    int ex_done = 0;
+    for (int h = 0; h < 3; h++)
+        gbest_before[h] = a.grp[h].best;
     for (int batch = 0; batch < 60; batch++) {
-        uint64_t rs[12], im[12];
-        int32_t slot[12];
-        for (int32_t r = 0; r < R; r++) {
-            rs[r] = a.rep[r].restarts;
-            im[r] = a.rep[r].imports;
-            slot[r] = a.rep[r].slot;
-        }
-        solref_batch(&a, 20, 1.0);
+        for (int32_t r = 0; r < R; r++)
+            for (int i = 0; i < 20; i++)
+                solref_step(&a, r, 1.0);
+        /* the state the boundary decides on */
+        struct sol_replica pre[10];
+        memcpy(pre, a.rep, sizeof(pre));
+        int32_t gb = 0;
+        for (int32_t r = 1; r < R; r++)
+            if (obj_cmp(&pre[r].best, &pre[gb].best) < 0)
+                gb = r;
+        const int due = batch % 2 == 0 && (!ex_done || obj_cmp(&pre[gb].best, &last_ex) < 0);
+        solref_boundary(&a, 1.0);
         solref_batch(&b, 20, 1.0);
         check_replicas(&a);
-        int32_t nimp[3] = {0}, nrs[3] = {0};
-        const int32_t gh = sol_group_of(ng, a.gbest_rep, R, L);
-        for (int32_t r = 0; r < R; r++) {
-            const int32_t h = sol_group_of(ng, r, R, L);
-            assert_int_equal(h, r / 4);
-            if (a.rep[r].imports != im[r]) {
-                assert_true(a.rep[r].imports == im[r] + 1 && a.rep[r].restarts == rs[r]);
-                assert_true(h != gh);
-                assert_memory_equal(a.cur + (size_t)r * n, a.best + (size_t)a.gbest_rep * n,
-                                    sizeof(struct lcn_pt) * (size_t)n);
-                assert_int_equal(obj_cmp(&a.rep[r].cur, &a.gbest), 0);
-                nimp[h]++;
-            }
-            if (a.rep[r].restarts != rs[r]) {
-                assert_true(a.rep[r].restarts == rs[r] + 1);
-                assert_true(slot[r] == 0); /* the cold slot of a ladder of 2 */
-                nrs[h]++;
-            }
-        }
+        assert_int_equal(a.gbest_rep, gb);
         for (int32_t h = 0; h < ng; h++) {
-            assert_true(nimp[h] <= 2);
-            assert_true(nrs[h] == 0 || (nrs[h] == 2 && nimp[h] == 0)); /* two ladders, one slot each */
-            imported += (uint64_t)nimp[h];
-            waves += nrs[h] > 0;
+            int32_t mem[4], nm = 0, nimp = 0, nrs = 0;
+            for (int32_t r = 0; r < R; r++)
+                if (group_of[r] == h) {
+                    assert_int_equal(sol_group_of(ng, r, R, L), h);
+                    mem[nm++] = r;
+                }
+            /* the expected importers: the worst by current tuple, ties to the highest index */
+            int32_t want[4], nw = 0;
+            const int imports = due && obj_cmp(&a.grp[h].best, &pre[gb].best) > 0;
+            if (imports) {
+                nw = LCN_MIN(3, nm);
+                for (int32_t i = 0; i < nw; i++) {
+                    int32_t x = -1;
+                    for (int32_t j = 0; j < nm; j++) {
+                        int taken = 0;
+                        for (int32_t q = 0; q < i; q++)
+                            taken |= want[q] == mem[j];
+                        if (!taken && (x < 0 || obj_cmp(&pre[mem[j]].cur, &pre[x].cur) >= 0))
+                            x = mem[j];
+                    }
+                    want[i] = x;
+                }
+            }
+            for (int32_t j = 0; j < nm; j++) {
+                const int32_t r = mem[j];
+                int expect = 0;
+                for (int32_t i = 0; i < nw; i++)
+                    expect |= want[i] == r;
+                assert_int_equal(a.rep[r].imports - pre[r].imports, (uint64_t)expect);
+                if (expect) {
+                    assert_true(a.rep[r].restarts == pre[r].restarts);
+                    assert_memory_equal(a.cur + (size_t)r * n, a.best + (size_t)gb * n,
+                                        sizeof(struct lcn_pt) * (size_t)n);
+                    assert_int_equal(obj_cmp(&a.rep[r].cur, &pre[gb].best), 0);
+                    nimp++;
+                }
+                if (a.rep[r].restarts != pre[r].restarts) {
+                    assert_true(a.rep[r].restarts == pre[r].restarts + 1);
+                    assert_true(pre[r].slot == 0); /* the cold slot of a ladder of 2 */
+                    nrs++;
+                }
+            }
+            assert_int_equal(nimp, nw);
+            assert_true(nrs == 0 || (nrs == nm / 2 && nimp == 0)); /* one cold slot a ladder */
+            /* a wave only after the group's own best was flat for restart_steps steps */
+            flat[h] = obj_cmp(&a.grp[h].best, &gbest_before[h]) < 0 ? 0 : flat[h] + 20;
+            if (nrs)
+                assert_true(flat[h] >= 60);
+            if (nrs)
+                flat[h] = 0;
+            gbest_before[h] = a.grp[h].best;
+            if (imports && flat[h] >= 60)
+                skipped++;
+            imported += (uint64_t)nimp;
+            waves += nrs > 0;
             /* the group's own tables, at its own best K */
             assert_int_equal(a.grp[h].kref, a.grp[h].best.K);
             sol_energy_tables(w, &a.sp, a.grp[h].kref, a.r16, a.lin, a.rk);
             assert_memory_equal(w, a.wtab + (size_t)2 * h * (m + 1), sizeof(int64_t) * 2 * (size_t)(m + 1));
-            differ |= a.grp[h].kref != a.grp[0].kref;
+        }
+        if (due) {
+            last_ex = pre[gb].best;
+            ex_done = 1;
         }
     }
     assert_true(imported > 0);
     assert_true(waves >= 2);
-    (void)differ; /* groups at different K happen, but no test depends on it */
+    assert_true(skipped > 0); /* some group imported when its own wave was due */
     assert_memory_equal(a.cur, b.cur, sizeof(struct lcn_pt) * (size_t)R * n);
     assert_memory_equal(a.rep, b.rep, sizeof(struct sol_replica) * (size_t)R);
     /* more groups than ladders: one per ladder */
     assert_int_equal(gpu_solver_params_parse(&gp, "groups=16", err, sizeof err), 0);
     derive(&gp, &g, &d);
-    assert_int_equal(sol_ngroups(&d.sp, R, L), 6);
+    assert_int_equal(sol_ngroups(&d.sp, R, L), 5);
     free(w);
     solref_release(&a);
     solref_release(&b);
