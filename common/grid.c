@@ -56,18 +56,6 @@ int32_t grid_cell_of(const struct lcn_grid *gr, struct lcn_pt p)
     return (int32_t)(cy * gr->gx + cx);
 }
 
-static int64_t floor_div(int64_t a, int64_t b) /* b > 0 */
-{
-    int64_t q = a / b;
-    return (a % b != 0 && a < 0) ? q - 1 : q;
-}
-
-static int64_t ceil_div(int64_t a, int64_t b) /* b > 0 */
-{
-    int64_t q = a / b;
-    return (a % b != 0 && a > 0) ? q + 1 : q;
-}
-
 static void buf_push(int32_t **buf, int32_t *cap, int32_t *n, int32_t cell)
 {
     if (*n == *cap) {
@@ -96,25 +84,13 @@ int32_t grid_segment_cells_buf(const struct lcn_grid *gr, struct lcn_pt a, struc
         by = t;
     }
     LCN_ASSERT(ax >= 0 && ay >= 0 && by >= 0);
-    const int64_t cs = gr->cs, dx = bx - ax, dy = by - ay;
+    const int64_t cs = gr->cs;
     int64_t cx0 = ax / cs, cx1 = bx / cs;
     LCN_ASSERT(cx1 < gr->gx);
     int32_t n = 0;
     for (int64_t cx = cx0; cx <= cx1; cx++) {
-        int64_t ylo, yhi;
-        if (dx == 0) {
-            ylo = LCN_MIN(ay, by);
-            yhi = LCN_MAX(ay, by);
-        } else {
-            /* The segment's y over this column's closed x-range, rounded outwards. */
-            int64_t xl = LCN_MAX(ax, cx * cs), xr = LCN_MIN(bx, (cx + 1) * cs);
-            int64_t nl = (xl - ax) * dy, nr = (xr - ax) * dy;
-            int64_t y0f = ay + floor_div(nl, dx), y0c = ay + ceil_div(nl, dx);
-            int64_t y1f = ay + floor_div(nr, dx), y1c = ay + ceil_div(nr, dx);
-            ylo = LCN_MIN(y0f, y1f);
-            yhi = LCN_MAX(y0c, y1c);
-        }
-        int64_t ry0 = ylo / cs, ry1 = yhi / cs;
+        int64_t ry0, ry1;
+        grid_column_rows(cs, ax, ay, bx, by, cx, &ry0, &ry1);
         if (ry1 >= gr->gy)
             ry1 = gr->gy - 1;
         for (int64_t ry = ry0; ry <= ry1; ry++)

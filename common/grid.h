@@ -16,6 +16,7 @@
 #include <stdint.h>
 
 #include "geom.h"
+#include "hd.h"
 
 struct lcn_cell {
     int32_t *ids;
@@ -47,6 +48,48 @@ int32_t grid_side_for_edges(int32_t m);
 
 /* Index of the cell holding point p. */
 int32_t grid_cell_of(const struct lcn_grid *gr, struct lcn_pt p);
+
+/*
+ * The supercover of a closed segment, column by column, as plain arithmetic
+ * (LCN_HD: the device's edge index walks it too, docs/GPU.md): in a grid of
+ * side cs whose origin is (0, 0), the segment from (ax, ay) to (bx, by)
+ * (grid-relative, ax <= bx, every coordinate >= 0) passes through columns
+ * ax / cs .. bx / cs, and in column cx through rows *ry0 .. *ry1: its y over
+ * the column's closed x-range, rounded outwards (a few cells it only comes
+ * close to may be included, none it touches is left out). Rows are not
+ * clamped to the grid.
+ */
+LCN_HD static inline int64_t grid_floor_div(int64_t a, int64_t b) /* b > 0 */
+{
+    int64_t q = a / b;
+    return (a % b != 0 && a < 0) ? q - 1 : q;
+}
+
+LCN_HD static inline int64_t grid_ceil_div(int64_t a, int64_t b) /* b > 0 */
+{
+    int64_t q = a / b;
+    return (a % b != 0 && a > 0) ? q + 1 : q;
+}
+
+LCN_HD static inline void grid_column_rows(int64_t cs, int64_t ax, int64_t ay, int64_t bx, int64_t by,
+                                           int64_t cx, int64_t *ry0, int64_t *ry1)
+{
+    const int64_t dx = bx - ax, dy = by - ay;
+    int64_t ylo, yhi;
+    if (dx == 0) {
+        ylo = ay < by ? ay : by;
+        yhi = ay < by ? by : ay;
+    } else {
+        const int64_t xl = ax > cx * cs ? ax : cx * cs, xr = bx < (cx + 1) * cs ? bx : (cx + 1) * cs;
+        const int64_t nl = (xl - ax) * dy, nr = (xr - ax) * dy;
+        const int64_t y0f = ay + grid_floor_div(nl, dx), y0c = ay + grid_ceil_div(nl, dx);
+        const int64_t y1f = ay + grid_floor_div(nr, dx), y1c = ay + grid_ceil_div(nr, dx);
+        ylo = y0f < y1f ? y0f : y1f;
+        yhi = y0c > y1c ? y0c : y1c;
+    }
+    *ry0 = ylo / cs;
+    *ry1 = yhi / cs;
+}
 
 /*
  * Computes the cells the closed segment ab passes through (conservative: may
