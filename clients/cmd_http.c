@@ -169,7 +169,7 @@ static const struct opt submit_table[] = {
             "GPUs for one run across devices (solver.gpus: islands of replicas exchanging the "
             "elite; all: every usable GPU of the daemon; default: one)"),
     OPT_ROW("tuning", OPT_STRING, SOFF(tuning), "KNOBS",
-            "engine knobs key=value,... (solver.tuning, docs/ENGINE.md; a bad knob fails the job)"),
+            "engine knobs key=value,... (solver.tuning, docs/ENGINE.md; knobs the engine does not have are refused)"),
     OPT_ROW("from", OPT_STRING, SOFF(from), "ID",
             "start from job ID's best validated layout (a warm start; the same graph)"),
     OPT_ROW("wait", OPT_FLAG, SOFF(wait), NULL,

@@ -235,6 +235,13 @@ static int cpu_knobs_parse(struct cpu_knobs *k, const char *spec, char *err, siz
     return opts_parse_kv(knob_table, LCN_ARRAY_LEN(knob_table), k, spec, "tuning", err, errlen);
 }
 
+int engine_cpu_tuning_check(const char *tuning, char *err, size_t errlen)
+{
+    struct cpu_knobs k;
+    knobs_default(&k);
+    return cpu_knobs_parse(&k, tuning, err, errlen);
+}
+
 /* ---- shared run state ---------------------------------------------------- */
 
 #define EVQ_CAP 1024
@@ -973,8 +980,10 @@ static int cj_new(struct cpu_job *cj, const struct lcn_graph *g, const struct en
     int rc = engine_params_check(p, err, sizeof(err));
     if (!rc)
         rc = cpu_knobs_parse(&run->kn, p->tuning, err, sizeof(err));
-    if (rc)
+    if (rc) {
+        fprintf(stderr, "lcn cpu: %s\n", err);
         return rc;
+    }
     if (p->proposal_workers > 0)
         run->kn.ap.proposal_workers = p->proposal_workers;
     if (((int64_t)g->width + 1) * ((int64_t)g->height + 1) < g->n)

@@ -295,6 +295,12 @@ void engine_params_default(struct engine_params *p);
  */
 int engine_params_check(const struct engine_params *p, char *err, size_t errlen);
 
+/* Checks a tuning string ("key=value,...") against the CPU engine's knobs
+ * (docs/ENGINE.md). Returns 0, or LCN_EINVAL with err naming the knob. The
+ * daemon refuses a job whose tuning no engine that may run it accepts
+ * (422 at solver.tuning); the GPU engine's is gpu_solver_params_parse. */
+int engine_cpu_tuning_check(const char *tuning, char *err, size_t errlen);
+
 void engine_result_release(struct engine_result *r);
 
 /*

@@ -8,6 +8,7 @@
 
 #include "crossings.h"
 #include "gpu.h"
+#include "gpu_knobs.h"
 #include "opts.h"
 #include "err.h"
 #include "util.h"
@@ -584,4 +585,11 @@ int gpu_solver_params_parse(struct gpu_solver_params *sp, const char *spec, char
         rc = LCN_EINVAL;
     }
     return rc;
+}
+
+int gpu_tuning_check(const char *tuning, char *err, size_t errlen)
+{
+    struct gpu_solver_params gp;
+    gpu_solver_params_default(&gp);
+    return gpu_solver_params_parse(&gp, tuning, err, errlen);
 }

@@ -13,7 +13,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "engine.h"
 #include "err.h"
+#include "gpu_knobs.h"
 #include "server/log.h"
 #include "util.h"
 
@@ -571,6 +573,34 @@ static int admit_gpus(struct jobs *t, const struct job_request *req, struct job_
     return 0;
 }
 
+/* solver.tuning: every engine that may run the job (backend cpu or gpu, or
+ * auto: each with a usable worker here) must accept its knobs, or the job
+ * would fail when it starts. Returns 0 or -1 with *e filled (422). */
+static int admit_tuning(struct jobs *t, const struct job_request *req, struct job_error *e)
+{
+    if (!req->tuning)
+        return 0;
+    struct worker_counts cpu, gpu;
+    worker_pool_counts(t->pool, WORKER_CPU, &cpu);
+    worker_pool_counts(t->pool, WORKER_GPU, &gpu);
+    const int auto_ = req->backend == LCN_BACKEND_AUTO;
+    char why[200] = "";
+    const char *engine = NULL;
+    if ((req->backend == LCN_BACKEND_CPU || (auto_ && cpu.healthy > 0)) &&
+        engine_cpu_tuning_check(req->tuning, why, sizeof why))
+        engine = "cpu";
+    if (!engine && (req->backend == LCN_BACKEND_GPU || (auto_ && gpu.healthy > 0)) &&
+        gpu_tuning_check(req->tuning, why, sizeof why))
+        engine = "gpu";
+    if (!engine)
+        return 0;
+    snprintf(e->code, sizeof e->code, "invalid_field");
+    snprintf(e->field, sizeof e->field, "solver.tuning");
+    snprintf(e->msg, sizeof e->msg, "the %s engine refuses it: %s%s", engine, why,
+             auto_ ? " (backend auto may run the job on that engine here)" : "");
+    return -1;
+}
+
 int jobs_admit(struct jobs *t, const struct job_request *req, struct job_error *e)
 {
     char why[200];
@@ -584,6 +614,8 @@ int jobs_admit(struct jobs *t, const struct job_request *req, struct job_error *
     }
     if (admit_gpus(t, req, e))
         return LCN_ETOOBIG;
+    if (admit_tuning(t, req, e))
+        return LCN_EINVAL;
     if ((req->backend == LCN_BACKEND_GPU || jobs_gpus_needed(t, req) > 1) && t->gpu_fits &&
         t->gpu_fits(t->gpu_ctx, &req->doc.g, why, sizeof why)) {
         snprintf(e->code, sizeof e->code, "backend_unavailable");

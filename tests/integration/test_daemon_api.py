@@ -183,6 +183,11 @@ class Api(unittest.TestCase):
                          "limit_exceeded", "solver.proposal_workers", "engine limit of 256")
         self.assertError(post({"graph": g, "solver": {"chains": 2}}), 400, "invalid_field",
                          "solver.chains", "unknown field")
+        # knobs the engine that would run the job does not have: refused, not failed later
+        self.assertError(post({"graph": g, "backend": "cpu", "solver": {"tuning": "groups=3"}}), 422,
+                         "invalid_field", "solver.tuning", "cpu engine refuses it")
+        self.assertError(post({"graph": g, "solver": {"tuning": "p_swap=2"}}), 422,
+                         "invalid_field", "solver.tuning", "p_swap")
         self.assertError(post({"graph": g, "colour": "red"}), 400, "invalid_field", "colour",
                          "unknown field")
         self.assertError(post({"graph": g, "name": "x" * 129}), 400, "invalid_field", "name")

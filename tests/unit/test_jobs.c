@@ -672,6 +672,46 @@ static void test_device_lost_cpu_fallback(void **state)
     fx_free(f);
 }
 
+/* solver.tuning: knobs that an engine which may run the job refuses are
+ * refused at admission (422, solver.tuning, naming the engine and the
+ * knob) instead of failing the job when it starts; knobs of the engine the
+ * job names pass, and backend auto must suit every engine with a worker. */
+static void test_tuning_admission(void **state)
+{
+    (void)state;
+    struct fx *f = fx_new();
+    int devs[1] = {0};
+    start_pool_on(f, devs, 1, 1); /* one GPU worker, one CPU worker */
+    struct job_error e;
+    struct job_request *cpu_bad = request(9, "cpu", 30, ",\"solver\":{\"tuning\":\"groups=3\"}", NULL);
+    struct job_request *gpu_ok = request(9, "gpu", 30, ",\"solver\":{\"tuning\":\"groups=3\"}", NULL);
+    struct job_request *gpu_bad = request(9, "gpu", 30, ",\"solver\":{\"tuning\":\"groups=99\"}", NULL);
+    struct job_request *auto_gpu = request(9, "auto", 30, ",\"solver\":{\"tuning\":\"groups=3\"}", NULL);
+    struct job_request *cpu_ok = request(9, "cpu", 30, ",\"solver\":{\"tuning\":\"p_swap=0.1\"}", NULL);
+    struct job_request *both = request(9, "auto", 30, ",\"solver\":{\"tuning\":\"p_bary=0.2\"}", NULL);
+    assert_int_equal(jobs_admit(&f->t, cpu_bad, &e), LCN_EINVAL);
+    assert_int_equal(e.status, 422);
+    assert_string_equal(e.code, "invalid_field");
+    assert_string_equal(e.field, "solver.tuning");
+    assert_non_null(strstr(e.msg, "cpu engine"));
+    assert_non_null(strstr(e.msg, "groups"));
+    assert_int_equal(jobs_admit(&f->t, gpu_ok, &e), 0);
+    assert_int_equal(jobs_admit(&f->t, gpu_bad, &e), LCN_EINVAL);
+    assert_string_equal(e.field, "solver.tuning");
+    assert_non_null(strstr(e.msg, "gpu engine"));
+    assert_int_equal(jobs_admit(&f->t, auto_gpu, &e), LCN_EINVAL); /* the CPU worker may take it */
+    assert_non_null(strstr(e.msg, "backend auto"));
+    assert_int_equal(jobs_admit(&f->t, cpu_ok, &e), 0);
+    assert_int_equal(jobs_admit(&f->t, both, &e), 0); /* a knob both engines have */
+    jobs_req_put(cpu_bad);
+    jobs_req_put(gpu_ok);
+    jobs_req_put(gpu_bad);
+    jobs_req_put(auto_gpu);
+    jobs_req_put(cpu_ok);
+    jobs_req_put(both);
+    fx_free(f);
+}
+
 /* solver.gpus: more devices than exist is refused (422, solver.gpus), as is
  * the CPU backend; a run across two devices takes a worker of each (the
  * engine gets both devices), and a GPU job behind it waits for them. */
@@ -930,7 +970,7 @@ int main(void)
         cmocka_unit_test(test_admission),           cmocka_unit_test(test_cancel_queued),
         cmocka_unit_test(test_sticky_gpu_is_fatal), cmocka_unit_test(test_resume_after_restart),
         cmocka_unit_test(test_devices_spread),      cmocka_unit_test(test_device_lost_requeues),
-        cmocka_unit_test(test_device_lost_cpu_fallback), cmocka_unit_test(test_gpus_admission),
+        cmocka_unit_test(test_device_lost_cpu_fallback), cmocka_unit_test(test_tuning_admission), cmocka_unit_test(test_gpus_admission),
         cmocka_unit_test(test_no_resume),           cmocka_unit_test(test_idle_after_last_commit),
         cmocka_unit_test(test_requeued_without_checkpoint_keeps_its_time),
         cmocka_unit_test(test_cancel_meets_device_lost),
