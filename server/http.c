@@ -725,6 +725,8 @@ static void utf8_scrub(char *s)
 
 /* ---------------------------------------------------------------- routing */
 
+/* Splits path into at most max segments (the caller frees them); -1, with
+ * nothing to free, when there are more. */
 static int split_path(const char *path, char **seg, int max)
 {
     int n = 0;
@@ -732,8 +734,11 @@ static int split_path(const char *path, char **seg, int max)
     while (*p == '/')
         p++;
     while (*p) {
-        if (n == max)
+        if (n == max) {
+            while (n)
+                free(seg[--n]);
             return -1;
+        }
         const char *e = strchr(p, '/');
         size_t len = e ? (size_t)(e - p) : strlen(p);
         seg[n] = xmalloc(len + 1);

@@ -1,0 +1,60 @@
+"""test_daemon_probe3.py - regression tests for what the third reliability
+probe of 2026-12-02 found (a hostile client, an unlucky operator): each test
+is the probe's minimal reproducer. Generated graphs only; bounds on time are
+liveness bounds for a loaded machine.
+"""
+
+import os
+import socket
+import sys
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from lcnd_harness import WAIT, Daemon, need_binaries  # noqa: E402
+
+
+def rss_kib(pid):
+    with open("/proc/%d/status" % pid) as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    raise AssertionError("no VmRSS for %d" % pid)
+
+
+class DeepPathLeak(unittest.TestCase):
+    """A path of more than 16 segments (routing splits at most 16) leaked
+    the 16 segments already copied, before auth: without a token, 2,000
+    such requests of 20 x 1,000 bytes grew the daemon by 32 MB."""
+
+    def test_deep_paths_do_not_grow_the_daemon(self):
+        need_binaries(self)
+        d = Daemon(token="t" * 32)
+        self.addCleanup(d.cleanup)
+        tf = os.path.join(d.dir, "token")
+        with open(tf, "w") as f:
+            f.write(d.token)
+        d.start(extra=["--token-file", tf])
+        host, port = d.addr.rsplit(":", 1)
+        path = "/" + "/".join(["a" * 1000] * 20)
+
+        def burst(n):
+            for _ in range(n):
+                s = socket.create_connection((host, int(port)), timeout=WAIT)
+                s.sendall(("GET %s HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
+                           % path).encode())
+                head = s.recv(64)
+                while s.recv(65536):
+                    pass
+                s.close()
+                self.assertIn(b" 401 ", head)
+
+        burst(200)  # the allocator's pools settle
+        before = rss_kib(d.proc.pid)
+        burst(2000)
+        grown = rss_kib(d.proc.pid) - before
+        self.assertLess(grown, 8 * 1024, "RSS grew by %d KiB" % grown)
+        self.assertEqual(d.stop(), 0)
+
+
+if __name__ == "__main__":
+    unittest.main()
