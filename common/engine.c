@@ -235,6 +235,22 @@ static int cpu_knobs_parse(struct cpu_knobs *k, const char *spec, char *err, siz
     return opts_parse_kv(knob_table, LCN_ARRAY_LEN(knob_table), k, spec, "tuning", err, errlen);
 }
 
+int engine_tuning_fault(const char *tuning, char *knob, size_t len)
+{
+    /* the keys as opts_parse_kv reads them: items between commas, up to '=' */
+    for (const char *p = tuning; p && *p;) {
+        size_t n = strcspn(p, ","), k = strcspn(p, "=,");
+        const struct opt *o = opts_find(knob_table, LCN_ARRAY_LEN(knob_table), p, k);
+        if (k < n && o && !strncmp(o->name, "fault_", 6)) {
+            if (knob && len)
+                snprintf(knob, len, "%.*s", (int)k, p);
+            return 1;
+        }
+        p += n + (p[n] == ',');
+    }
+    return 0;
+}
+
 /* ---- shared run state ---------------------------------------------------- */
 
 #define EVQ_CAP 1024

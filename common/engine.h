@@ -295,6 +295,15 @@ void engine_params_default(struct engine_params *p);
  */
 int engine_params_check(const struct engine_params *p, char *err, size_t errlen);
 
+/*
+ * Whether tuning ("key=value,...") sets one of the CPU engine's
+ * fault-injection knobs (the fault_* rows of its knob table: a run deaf to
+ * its deadline and cancel, a final pass that counts as out of time), which
+ * exist for the tests only. Returns 1 with the knob's name as written in
+ * knob (when knob and len), else 0; malformed items are left to the parse.
+ */
+int engine_tuning_fault(const char *tuning, char *knob, size_t len);
+
 void engine_result_release(struct engine_result *r);
 
 /*

@@ -9,6 +9,7 @@
 #include <strings.h>
 
 #include "server/api.h"
+#include "engine.h"
 #include "err.h"
 #include "graphio.h"
 #include "render.h"
@@ -463,6 +464,18 @@ static void parse_submit(struct parse_work *pw)
     struct http_req *r = pw->r;
     struct job_error e;
     if (!r || admission(r, a)) {
+        jobs_req_put(pw->req);
+        parse_free(pw);
+        return;
+    }
+    char knob[64];
+    if (!a->cfg->test_engine_faults && pw->req->tuning &&
+        engine_tuning_fault(pw->req->tuning, knob, sizeof knob)) {
+        /* an engine deaf to its deadline is abandoned with its thread and
+         * memory: any client could pile such zombies up */
+        http_respond_error(r, 400, "invalid_field", "solver.tuning",
+                           "'%s' is a fault-injection knob for tests (test_engine_faults is off)",
+                           knob);
         jobs_req_put(pw->req);
         parse_free(pw);
         return;

@@ -147,6 +147,11 @@ const struct opt config_options[] = {
     ROW("test_gpu_fault_ms", OPT_INT, 0, 600000, "1000", OFF(test_gpu_fault_ms), NULL,
      "test only: milliseconds from the start of the first job on the test_gpu_fault device to "
      "its injected error"),
+    ROW("test_engine_faults", OPT_BOOL, 0, 1, "false", OFF(test_engine_faults), NULL,
+     "test only: accept the CPU engine's fault-injection knobs (fault_stall_ms, "
+     "fault_final_miss) in a request's solver.tuning; off, such a request is refused with 400, "
+     "since a run made deaf to its deadline and cancel is abandoned and holds a thread and its "
+     "memory (never in production)"),
 };
 /* clang-format on */
 const size_t config_option_count = LCN_ARRAY_LEN(config_options);

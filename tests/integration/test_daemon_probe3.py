@@ -10,7 +10,7 @@ import sys
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from lcnd_harness import WAIT, Daemon, need_binaries  # noqa: E402
+from lcnd_harness import WAIT, Daemon, gen_graph, need_binaries, tiny_graph  # noqa: E402
 
 
 def rss_kib(pid):
@@ -53,6 +53,44 @@ class DeepPathLeak(unittest.TestCase):
         burst(2000)
         grown = rss_kib(d.proc.pid) - before
         self.assertLess(grown, 8 * 1024, "RSS grew by %d KiB" % grown)
+        self.assertEqual(d.stop(), 0)
+
+
+def threads_of(pid):
+    with open("/proc/%d/status" % pid) as f:
+        for line in f:
+            if line.startswith("Threads:"):
+                return int(line.split()[1])
+    raise AssertionError("no Threads for %d" % pid)
+
+
+class FaultKnobsRefused(unittest.TestCase):
+    """The CPU engine's fault-injection knobs were open to every client
+    through solver.tuning: fault_stall_ms=600000 made a run deaf to its
+    deadline and cancel, so the daemon abandoned it with its thread and
+    memory; 10 such jobs (2,000 nodes, 64 replicas) left 14 more threads
+    and 57 MB more RSS for 10 minutes, held a worker 2.7 s each, and made
+    the next SIGTERM exit with status 4. They are refused now (400 at
+    solver.tuning) unless test_engine_faults is set."""
+
+    def test_refused_by_default(self):
+        need_binaries(self)
+        d = Daemon("--cpu-workers", "1", "--shutdown-timeout-s", "1")
+        self.addCleanup(d.cleanup)
+        d.start()
+        g = gen_graph("random", 200, seed=1)
+        job = d.submit(tiny_graph(), budget_s=0.2, solver={"tuning": "p_global=0.1"})
+        self.assertEqual(d.wait(job)["state"], "succeeded")  # the pools are up
+        before = threads_of(d.proc.pid)
+        for knob in ("fault_stall_ms=60000", "p_global=0.1,fault-stall-ms=60000",
+                     "fault_final_miss=1"):
+            r = d.request("POST", "/jobs", body={"graph": g, "budget_s": 0.3,
+                                                 "solver": {"tuning": knob}})
+            self.assertEqual(r.status, 400, r.body)
+            e = r.json()["error"]
+            self.assertEqual((e["code"], e["field"]), ("invalid_field", "solver.tuning"), e)
+            self.assertIn("fault", e["message"])
+        self.assertEqual(threads_of(d.proc.pid), before)
         self.assertEqual(d.stop(), 0)
 
 
