@@ -996,7 +996,7 @@ static int cj_new(struct cpu_job *cj, const struct lcn_graph *g, const struct en
     if (((int64_t)g->width + 1) * ((int64_t)g->height + 1) < g->n)
         return LCN_EINVAL;
     run->T = p->threads > 0 ? p->threads : default_threads();
-    run->R = p->replicas > 0 ? p->replicas : LCN_MAX(4, 2 * run->T);
+    run->R = (int32_t)LCN_CPU_REPLICAS(run->T, p->replicas);
     run->T = LCN_MIN(run->T, run->R);
     run->sweep_moves = run->kn.sweep_moves > 0 ? run->kn.sweep_moves : auto_sweep_moves(g);
     pthread_mutex_init(&run->mu, NULL);

@@ -282,6 +282,10 @@ struct engine_result {
 #define LCN_REPLICA_SETUP_NS(n, m) (2500 + 500 * ((int64_t)(n) + (int64_t)(m)))
 #define LCN_REPLICA_MEMORY_MAX ((int64_t)4 << 30)
 
+/* The replicas the CPU engine runs for engine_params threads T (> 0) and
+ * replicas R: R when it is positive, else two a thread and at least 4. */
+#define LCN_CPU_REPLICAS(T, R) ((R) > 0 ? (int64_t)(R) : LCN_MAX(4, 2 * (int64_t)(T)))
+
 /* Fills defaults: seed 1, no target, 10 s budget from now, everything else 0. */
 void engine_params_default(struct engine_params *p);
 

@@ -94,5 +94,34 @@ class FaultKnobsRefused(unittest.TestCase):
         self.assertEqual(d.stop(), 0)
 
 
+class ThreadsSetReplicas(unittest.TestCase):
+    """Admission judged solver.replicas only, but without it the CPU engine
+    runs two replicas per thread of solver.threads: {"threads": 1024} ran
+    2,048 replicas that {"replicas": 2048} is refused (on 2,000 nodes and a
+    5 s budget: 'take at least 8.20 s to set up'; it was accepted and grew
+    the daemon to 566 MB; on 30,000 nodes, 9.2 GiB of states against the
+    4 GiB a job may hold, accepted with budget_s 3600)."""
+
+    def test_threads_alone_judged_like_replicas(self):
+        need_binaries(self)
+        d = Daemon("--cpu-workers", "1")
+        self.addCleanup(d.cleanup)
+        d.start()
+        g = gen_graph("random", 2000, seed=1)
+        for solver, field in (({"replicas": 2048}, "solver.replicas"),
+                              ({"threads": 1024}, "solver.threads")):
+            r = d.request("POST", "/jobs", body={"graph": g, "budget_s": 5, "solver": solver})
+            self.assertEqual(r.status, 422, r.body)
+            e = r.json()["error"]
+            self.assertEqual((e["code"], e["field"]), ("too_large", field), e)
+            self.assertIn("2048 replicas", e["message"])
+        # what fits is still admitted, and a request without solver fields
+        # keeps the daemon's own cpu_threads
+        for solver in ({"threads": 2}, {}):
+            job = d.submit(tiny_graph(), budget_s=0.2, solver=solver)
+            self.assertEqual(d.wait(job)["state"], "succeeded")
+        self.assertEqual(d.stop(), 0)
+
+
 if __name__ == "__main__":
     unittest.main()
