@@ -7,6 +7,7 @@ liveness bounds for a loaded machine.
 import os
 import socket
 import sys
+import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -120,6 +121,54 @@ class ThreadsSetReplicas(unittest.TestCase):
         for solver in ({"threads": 2}, {}):
             job = d.submit(tiny_graph(), budget_s=0.2, solver=solver)
             self.assertEqual(d.wait(job)["state"], "succeeded")
+        self.assertEqual(d.stop(), 0)
+
+
+class SlowReadersOfPictures(unittest.TestCase):
+    """Every GET /jobs/<id>/solution.svg (or /solution) rendered its whole
+    answer and MHD held it until the client read it: clients that ask and
+    do not read made the daemon hold any number of them (40 slow readers of
+    a 20,000-node picture, 4.2 MB each: RSS +206 MB; max_body_total_bytes
+    bounded request bodies only). Answers now count against
+    max_body_total_bytes too: past it a solution or picture is answered 503
+    busy with Retry-After."""
+
+    def test_answers_held_are_bounded(self):
+        need_binaries(self)
+        d = Daemon("--cpu-workers", "1", "--max-body-bytes", "5000000",
+                   "--max-body-total-bytes", "10000000")
+        self.addCleanup(d.cleanup)
+        d.start()
+        g = gen_graph("large", 20000, seed=1)
+        job = d.submit(g, budget_s=2)
+        self.assertEqual(d.wait(job)["state"], "succeeded")
+        # larger than what the kernel's socket buffers take off the daemon
+        size = len(d.get("/jobs/%s/solution.svg" % job).body)
+        self.assertGreater(size, 4000000)
+        host, port = d.addr.rsplit(":", 1)
+        socks = []
+        for _ in range(10):
+            s = socket.socket()
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+            s.settimeout(WAIT)
+            s.connect((host, int(port)))
+            s.sendall(("GET /jobs/%s/solution.svg HTTP/1.1\r\nHost: x\r\n\r\n" % job).encode())
+            socks.append(s)
+        self.addCleanup(lambda: [s.close() for s in socks])
+        statuses = [s.recv(12)[9:12] for s in socks]  # the status line only
+        self.assertIn(b"200", statuses)
+        self.assertIn(b"503", statuses)  # all ten were held before
+        for s in socks:
+            s.close()
+        deadline = time.time() + WAIT
+        while time.time() < deadline:  # the held answers are given back
+            r = d.get("/jobs/%s/solution.svg" % job)
+            if r.status == 200:
+                break
+            self.assertEqual(r.json()["error"]["code"], "busy")
+            self.assertEqual(r.header("Retry-After"), "1")
+            time.sleep(0.1)
+        self.assertEqual(r.status, 200)
         self.assertEqual(d.stop(), 0)
 
 
