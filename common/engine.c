@@ -242,6 +242,22 @@ int engine_cpu_tuning_check(const char *tuning, char *err, size_t errlen)
     return cpu_knobs_parse(&k, tuning, err, errlen);
 }
 
+int engine_tuning_fault(const char *tuning, char *knob, size_t len)
+{
+    /* the keys as opts_parse_kv reads them: items between commas, up to '=' */
+    for (const char *p = tuning; p && *p;) {
+        size_t n = strcspn(p, ","), k = strcspn(p, "=,");
+        const struct opt *o = opts_find(knob_table, LCN_ARRAY_LEN(knob_table), p, k);
+        if (k < n && o && !strncmp(o->name, "fault_", 6)) {
+            if (knob && len)
+                snprintf(knob, len, "%.*s", (int)k, p);
+            return 1;
+        }
+        p += n + (p[n] == ',');
+    }
+    return 0;
+}
+
 /* ---- shared run state ---------------------------------------------------- */
 
 #define EVQ_CAP 1024
@@ -989,7 +1005,7 @@ static int cj_new(struct cpu_job *cj, const struct lcn_graph *g, const struct en
     if (((int64_t)g->width + 1) * ((int64_t)g->height + 1) < g->n)
         return LCN_EINVAL;
     run->T = p->threads > 0 ? p->threads : default_threads();
-    run->R = p->replicas > 0 ? p->replicas : LCN_MAX(4, 2 * run->T);
+    run->R = (int32_t)LCN_CPU_REPLICAS(run->T, p->replicas);
     run->T = LCN_MIN(run->T, run->R);
     run->sweep_moves = run->kn.sweep_moves > 0 ? run->kn.sweep_moves : auto_sweep_moves(g);
     pthread_mutex_init(&run->mu, NULL);

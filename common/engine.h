@@ -282,6 +282,10 @@ struct engine_result {
 #define LCN_REPLICA_SETUP_NS(n, m) (2500 + 500 * ((int64_t)(n) + (int64_t)(m)))
 #define LCN_REPLICA_MEMORY_MAX ((int64_t)4 << 30)
 
+/* The replicas the CPU engine runs for engine_params threads T (> 0) and
+ * replicas R: R when it is positive, else two a thread and at least 4. */
+#define LCN_CPU_REPLICAS(T, R) ((R) > 0 ? (int64_t)(R) : LCN_MAX(4, 2 * (int64_t)(T)))
+
 /* Fills defaults: seed 1, no target, 10 s budget from now, everything else 0. */
 void engine_params_default(struct engine_params *p);
 
@@ -300,6 +304,15 @@ int engine_params_check(const struct engine_params *p, char *err, size_t errlen)
  * daemon refuses a job whose tuning no engine that may run it accepts
  * (422 at solver.tuning); the GPU engine's is gpu_solver_params_parse. */
 int engine_cpu_tuning_check(const char *tuning, char *err, size_t errlen);
+
+/*
+ * Whether tuning ("key=value,...") sets one of the CPU engine's
+ * fault-injection knobs (the fault_* rows of its knob table: a run deaf to
+ * its deadline and cancel, a final pass that counts as out of time), which
+ * exist for the tests only. Returns 1 with the knob's name as written in
+ * knob (when knob and len), else 0; malformed items are left to the parse.
+ */
+int engine_tuning_fault(const char *tuning, char *knob, size_t len);
 
 void engine_result_release(struct engine_result *r);
 

@@ -9,6 +9,7 @@
 #include <strings.h>
 
 #include "server/api.h"
+#include "engine.h"
 #include "err.h"
 #include "graphio.h"
 #include "render.h"
@@ -467,6 +468,18 @@ static void parse_submit(struct parse_work *pw)
         parse_free(pw);
         return;
     }
+    char knob[64];
+    if (!a->cfg->test_engine_faults && pw->req->tuning &&
+        engine_tuning_fault(pw->req->tuning, knob, sizeof knob)) {
+        /* an engine deaf to its deadline is abandoned with its thread and
+         * memory: any client could pile such zombies up */
+        http_respond_error(r, 400, "invalid_field", "solver.tuning",
+                           "'%s' is a fault-injection knob for tests (test_engine_faults is off)",
+                           knob);
+        jobs_req_put(pw->req);
+        parse_free(pw);
+        return;
+    }
     if (jobs_admit(a->jobs, pw->req, &e)) {
         http_respond_error(r, e.status, e.code, e.field, "%s", e.msg);
         jobs_req_put(pw->req);
@@ -872,6 +885,15 @@ static void render_run(uv_work_t *w)
         snprintf(rw->msg, sizeof rw->msg, "cannot serialise the solution");
 }
 
+/* 503 busy: the answers and bodies held are at max_body_total_bytes. */
+static void answers_busy(struct http_req *r)
+{
+    http_add_header(r, "Retry-After", "1");
+    http_respond_error(r, 503, "busy", NULL,
+                       "answers and request bodies held by the server are at "
+                       "max_body_total_bytes; retry");
+}
+
 static void render_done(uv_work_t *w, int status)
 {
     (void)status;
@@ -879,7 +901,9 @@ static void render_done(uv_work_t *w, int status)
     source_release(&rw->src);
     if (rw->r) {
         http_set_cancel(rw->r, NULL, NULL);
-        if (rw->status == 200) {
+        if (rw->status == 200 && http_answer_budget_spent(rw->r)) {
+            answers_busy(rw->r); /* rendered meanwhile by others */
+        } else if (rw->status == 200) {
             http_respond(rw->r, 200, rw->kind == RENDER_SVG ? "image/svg+xml" : "application/json",
                          rw->text, rw->len);
             rw->text = NULL;
@@ -913,6 +937,8 @@ static void render_solution(struct http_req *r, struct api *a, enum render_kind 
         return not_found(r);
     if (!has_layout(r, j))
         return;
+    if (http_answer_budget_spent(r))
+        return answers_busy(r);
     struct render_work *rw = xcalloc(1, sizeof *rw);
     rw->w.data = rw;
     rw->r = r;

@@ -63,8 +63,9 @@ const struct opt config_options[] = {
      "largest accepted request body in bytes (larger: 413)"),
     ROW("max_body_total_bytes", OPT_INT, 0, 1099511627776, "268435456", OFF(max_body_total_bytes),
      NULL,
-     "request bodies all live requests may hold together, buffered or being parsed (past it: "
-     "503 with Retry-After; 0: no bound; raised to max_body_bytes when smaller)"),
+     "request bodies all live requests may hold together, buffered or being parsed, with the "
+     "answers held until their clients read them (past it: 503 with Retry-After for an upload, "
+     "a solution or a picture; 0: no bound; raised to max_body_bytes when smaller)"),
     ROW("max_nodes", OPT_INT, 1, LCN_MAX_NODES, "200000", OFF(max_nodes), NULL,
      "most nodes in a submitted graph (more: 422)"),
     ROW("max_edges", OPT_INT, 0, LCN_MAX_EDGES, "1000000", OFF(max_edges), NULL,
@@ -147,6 +148,11 @@ const struct opt config_options[] = {
     ROW("test_gpu_fault_ms", OPT_INT, 0, 600000, "1000", OFF(test_gpu_fault_ms), NULL,
      "test only: milliseconds from the start of the first job on the test_gpu_fault device to "
      "its injected error"),
+    ROW("test_engine_faults", OPT_BOOL, 0, 1, "false", OFF(test_engine_faults), NULL,
+     "test only: accept the CPU engine's fault-injection knobs (fault_stall_ms, "
+     "fault_final_miss) in a request's solver.tuning; off, such a request is refused with 400, "
+     "since a run made deaf to its deadline and cancel is abandoned and holds a thread and its "
+     "memory (never in production)"),
 };
 /* clang-format on */
 const size_t config_option_count = LCN_ARRAY_LEN(config_options);

@@ -83,6 +83,7 @@ struct lcnd_config {
     int64_t test_fake_gpu_ms;
     int64_t test_gpu_fault;    /* device index whose launch fails, -1 = off */
     int64_t test_gpu_fault_ms; /* after the first job on it started */
+    int test_engine_faults;    /* requests may set the engines' fault_* knobs */
 };
 
 /* The options table and its length. */

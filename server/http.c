@@ -53,7 +53,7 @@ struct http_server {
     int quiesced, stopping, cut;
     struct http_req *live; /* every request in progress (doubly linked) */
     size_t n_live;
-    size_t body_bytes; /* request bodies held by live requests (max_body_total) */
+    size_t body_bytes; /* request bodies and answers held by live requests (max_body_total) */
     struct http_req *susp; /* suspended requests (doubly linked) */
     size_t n_susp;
     uint64_t codes[600];
@@ -90,7 +90,7 @@ struct http_req {
     /* body */
     char *body;
     size_t len, cap;
-    size_t held; /* body bytes counted in s->body_bytes until req_free */
+    size_t held; /* body and answer bytes counted in s->body_bytes until req_free */
     int body_refused; /* 413 (past max_body) or 503 (past max_body_total): the body was dropped */
     /* early answer decided on the first call */
     int early_status;
@@ -725,6 +725,8 @@ static void utf8_scrub(char *s)
 
 /* ---------------------------------------------------------------- routing */
 
+/* Splits path into at most max segments (the caller frees them); -1, with
+ * nothing to free, when there are more. */
 static int split_path(const char *path, char **seg, int max)
 {
     int n = 0;
@@ -732,8 +734,11 @@ static int split_path(const char *path, char **seg, int max)
     while (*p == '/')
         p++;
     while (*p) {
-        if (n == max)
+        if (n == max) {
+            while (n)
+                free(seg[--n]);
             return -1;
+        }
         const char *e = strchr(p, '/');
         size_t len = e ? (size_t)(e - p) : strlen(p);
         seg[n] = xmalloc(len + 1);
@@ -1430,6 +1435,10 @@ void http_respond(struct http_req *r, int status, const char *content_type, char
     r->resp_type = content_type ? xstrdup(content_type) : NULL;
     r->resp_body = body;
     r->resp_len = body ? len : 0;
+    /* held until the request completes: MHD keeps the answer until the
+     * client has read it (a client that never reads, for ever) */
+    r->held += r->resp_len;
+    r->s->body_bytes += r->resp_len;
     r->want_suspend = 0;
     r->cancel_fn = NULL;
     resume(r);
@@ -1468,6 +1477,12 @@ void http_respond_error(struct http_req *r, int status, const char *code, const 
         json_object_set_new(e, "field", json_string(fld));
     }
     http_respond_json(r, status, json_pack("{s:o}", "error", e));
+}
+
+int http_answer_budget_spent(const struct http_req *r)
+{
+    const struct http_server *s = r->s;
+    return s->cfg.max_body_total && s->body_bytes >= s->cfg.max_body_total;
 }
 
 void http_suspend(struct http_req *r)

@@ -21,8 +21,9 @@
  *      encoded and a path that is not UTF-8 matches no route;
  *   2. the body is collected (at most max_body bytes; a chunked body that
  *      grows past it is answered 413; past max_body_total bytes held by all
- *      live requests together the body is dropped and answered 503 with
- *      Retry-After: 1);
+ *      live requests together (with the answers they hold: an answer is
+ *      held until the request completes) the body is dropped and answered
+ *      503 with Retry-After: 1);
  *   3. the handler runs. It answers now (http_respond*), or calls
  *      http_suspend and answers later from any loop callback (a store
  *      commit, a thread-pool job); the connection is suspended meanwhile,
@@ -134,6 +135,13 @@ size_t http_suspended_count(const struct http_server *s);
 /* Number of requests in progress: headers received, answer not yet
  * handed to the socket completely (streams included). */
 size_t http_live_count(const struct http_server *s);
+
+/* 1 when the request bodies and the answers (not streams) that live
+ * requests hold together have reached max_body_total (never with 0): a
+ * handler about to build a large answer (a solution, a picture) refuses
+ * it with 503 busy instead of adding to them, since a client that does not
+ * read would otherwise make the daemon hold any number of them. */
+int http_answer_budget_spent(const struct http_req *r);
 
 /* Number of open connections (idle keep-alive ones included). */
 size_t http_connection_count(const struct http_server *s);

@@ -525,25 +525,30 @@ static void fail_job(struct job *j, const char *code, const char *msg);
 
 int jobs_admit_solver(struct jobs *t, const struct job_request *req, char *why, size_t len)
 {
-    if (req->replicas <= 0 || (req->backend == LCN_BACKEND_GPU) ||
+    if ((req->replicas <= 0 && req->threads <= 0) || (req->backend == LCN_BACKEND_GPU) ||
         (req->backend == LCN_BACKEND_AUTO && jobs_backend_available(t, LCN_BACKEND_GPU)))
-        return 0; /* the engine's default, or device replicas (gpu_fits judges those) */
+        return 0; /* the engine's default for cpu_threads, or device replicas (gpu_fits) */
+    /* solver.threads alone sets the count too (two replicas a thread) */
+    int64_t reps = LCN_CPU_REPLICAS(req->threads, req->replicas);
+    char via[64] = "";
+    if (req->replicas <= 0)
+        snprintf(via, sizeof via, " (2 per thread of solver.threads %d)", (int)req->threads);
     const struct lcn_graph *g = &req->doc.g;
-    int64_t bytes = req->replicas * LCN_REPLICA_BYTES(g->n, g->m);
-    double setup_s = (double)req->replicas * (double)LCN_REPLICA_SETUP_NS(g->n, g->m) / 1e9;
+    int64_t bytes = reps * LCN_REPLICA_BYTES(g->n, g->m);
+    double setup_s = (double)reps * (double)LCN_REPLICA_SETUP_NS(g->n, g->m) / 1e9;
     if (bytes > LCN_REPLICA_MEMORY_MAX) {
         snprintf(why, len,
-                 "%d replicas of this graph need at least %.1f GiB of states, more than the "
+                 "%lld replicas%s of this graph need at least %.1f GiB of states, more than the "
                  "%.0f GiB a job may hold",
-                 (int)req->replicas, (double)bytes / (1 << 30),
+                 (long long)reps, via, (double)bytes / (1 << 30),
                  (double)LCN_REPLICA_MEMORY_MAX / (1 << 30));
         return LCN_ETOOBIG;
     }
     if (setup_s > req->budget_s) {
         snprintf(why, len,
-                 "%d replicas of this graph take at least %.2f s to set up, more than the "
+                 "%lld replicas%s of this graph take at least %.2f s to set up, more than the "
                  "budget of %.2f s",
-                 (int)req->replicas, setup_s, req->budget_s);
+                 (long long)reps, via, setup_s, req->budget_s);
         return LCN_ETOOBIG;
     }
     return 0;
@@ -625,7 +630,8 @@ int jobs_admit(struct jobs *t, const struct job_request *req, struct job_error *
     }
     if (jobs_admit_solver(t, req, why, sizeof why)) {
         snprintf(e->code, sizeof e->code, "too_large");
-        snprintf(e->field, sizeof e->field, "solver.replicas");
+        snprintf(e->field, sizeof e->field, "%s",
+                 req->replicas > 0 ? "solver.replicas" : "solver.threads");
         snprintf(e->msg, sizeof e->msg, "%s", why);
         return LCN_ETOOBIG;
     }

@@ -307,7 +307,10 @@ void jobs_retention(struct jobs *t);
 
 /* Admission of the solver fields against the engine's limits: 0, or
  * LCN_ETOOBIG with the reason in why when the replicas asked for cannot
- * be held (memory) or set up within the budget (common/engine.h). */
+ * be held (memory) or set up within the budget (common/engine.h). The
+ * replicas asked for are solver.replicas, or without it two per thread of
+ * solver.threads (LCN_CPU_REPLICAS); a request with neither runs the
+ * daemon's configured cpu_threads and is not judged here. */
 int jobs_admit_solver(struct jobs *t, const struct job_request *req, char *why, size_t len);
 
 /* 1 when a worker of the backend a job asked for exists (and is healthy). */

@@ -82,7 +82,7 @@ class Budgets(unittest.TestCase):
         knob) is stopped, then abandoned: its job fails with a clear error,
         the worker is replaced and the queue moves; SIGTERM then exits with
         status 4 since an engine is still stuck."""
-        d = self.daemon("--shutdown-timeout-s", "1")
+        d = self.daemon("--shutdown-timeout-s", "1", "--test-engine-faults", "true")
         stuck = d.submit(self.small, budget_s=0.3, solver={"tuning": "fault_stall_ms=60000"})
         behind = d.submit(tiny_graph(), budget_s=0.2)
         s = d.wait(stuck, timeout=20)
@@ -100,7 +100,7 @@ class Budgets(unittest.TestCase):
         """An engine the daemon had to stop past its deadline (deaf for
         0.5 s, then it sees the flag) ends succeeded with stop_reason
         deadline, and the log says deadline too (it said "stop cancelled")."""
-        d = self.daemon()
+        d = self.daemon("--test-engine-faults", "true")
         job = d.submit(tiny_graph(), budget_s=0.2, solver={"tuning": "fault_stall_ms=500"})
         s = d.wait(job, timeout=20)
         self.assertEqual((s["state"], s["stop_reason"]), ("succeeded", "deadline"), s)
@@ -113,7 +113,7 @@ class Budgets(unittest.TestCase):
     def test_overran_job_not_resumed(self):
         """A job whose engine overran its deadline is marked durably; after a
         kill -9 it is not resumed to block the queue again."""
-        d = self.daemon()
+        d = self.daemon("--test-engine-faults", "true")
         stuck = d.submit(self.small, budget_s=0.3, solver={"tuning": "fault_stall_ms=60000"})
         deadline = time.time() + 20
         while time.time() < deadline and not d.status(stuck).get("engine_overran"):
