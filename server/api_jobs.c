@@ -48,6 +48,16 @@ static void shutting_down(struct http_req *r)
 
 /* Parses an optional integer query argument in [lo, hi]. Returns 0, or
  * answers 400 and returns -1. */
+/* A query argument given more than once (which one counts would depend on
+ * the parser): 400 at it. Returns -1 when answered. */
+static int query_twice(struct http_req *r, const char *key)
+{
+    if (http_query_count(r, key) <= 1)
+        return 0;
+    http_respond_error(r, 400, "invalid_field", key, "query argument given more than once");
+    return -1;
+}
+
 static int query_int(struct http_req *r, const char *key, int64_t lo, int64_t hi, int64_t def,
                      int64_t *out)
 {
@@ -55,9 +65,13 @@ static int query_int(struct http_req *r, const char *key, int64_t lo, int64_t hi
     *out = def;
     if (!v)
         return 0;
+    if (query_twice(r, key))
+        return -1;
     char *end;
     long long x = strtoll(v, &end, 10);
-    if (!*v || *end || x < lo || x > hi) {
+    /* digits only (strtoll would also take leading blanks and a sign) */
+    const int digits = (v[0] >= '0' && v[0] <= '9') || (v[0] == '-' && v[1] >= '0' && v[1] <= '9');
+    if (!digits || *end || x < lo || x > hi) {
         http_respond_error(r, 400, "invalid_field", key,
                            "'%.40s' is not an integer in [%lld, %lld]", v, (long long)lo,
                            (long long)hi);
@@ -684,6 +698,8 @@ void api_jobs_list(struct http_req *r, void *ctx)
     struct api *a = ctx;
     const char *sv = http_query(r, "state");
     enum job_state state = JOB_QUEUED; /* the filter, when sv names one */
+    if (query_twice(r, "state"))
+        return;
     if (sv && job_state_parse(sv, &state)) {
         http_respond_error(r, 400, "invalid_field", "state", "'%.40s' is not a job state", sv);
         return;
@@ -692,6 +708,8 @@ void api_jobs_list(struct http_req *r, void *ctx)
     if (query_int(r, "limit", 1, 500, 50, &limit))
         return;
     const char *bv = http_query(r, "before");
+    if (query_twice(r, "before"))
+        return;
     if (bv && job_id_parse(bv, &before)) {
         http_respond_error(r, 400, "invalid_field", "before", "'%.40s' is not a job id", bv);
         return;

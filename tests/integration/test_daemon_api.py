@@ -239,6 +239,17 @@ class Api(unittest.TestCase):
         self.assertError(d.get("/nope"), 404, "not_found")
         self.assertError(d.get("/jobs/%s/progress?after=-3" % running), 400, "invalid_field",
                          "after")
+        # query integers are digits only, and each argument is given once
+        self.assertError(d.get("/jobs/%s/progress?after=%%201" % running), 400, "invalid_field",
+                         "after")
+        self.assertError(d.get("/jobs/%s/progress?after=+1" % running), 400, "invalid_field",
+                         "after")
+        self.assertError(d.get("/jobs/%s/progress?after=1&after=2" % running), 400,
+                         "invalid_field", "after", "more than once")
+        self.assertError(d.get("/jobs?limit=5&limit=6"), 400, "invalid_field", "limit")
+        self.assertError(d.get("/jobs?state=queued&state=running"), 400, "invalid_field", "state")
+        self.assertError(d.get("/jobs?before=%s&before=%s" % (running, running)), 400,
+                         "invalid_field", "before")
         # nothing else changed: same jobs, the running job still runs and ends well
         after = d.get("/jobs?limit=500").json()["jobs"]
         self.assertEqual([j["id"] for j in before], [j["id"] for j in after])
