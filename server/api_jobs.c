@@ -908,7 +908,7 @@ static void answers_busy(struct http_req *r)
 {
     http_add_header(r, "Retry-After", "1");
     http_respond_error(r, 503, "busy", NULL,
-                       "answers and request bodies held by the server are at "
+                       "answers held by the server until their clients read them would pass "
                        "max_body_total_bytes; retry");
 }
 
@@ -919,7 +919,7 @@ static void render_done(uv_work_t *w, int status)
     source_release(&rw->src);
     if (rw->r) {
         http_set_cancel(rw->r, NULL, NULL);
-        if (rw->status == 200 && http_answer_budget_spent(rw->r)) {
+        if (rw->status == 200 && http_answer_budget_spent(rw->r, rw->len)) {
             answers_busy(rw->r); /* rendered meanwhile by others */
         } else if (rw->status == 200) {
             http_respond(rw->r, 200, rw->kind == RENDER_SVG ? "image/svg+xml" : "application/json",
@@ -955,7 +955,8 @@ static void render_solution(struct http_req *r, struct api *a, enum render_kind 
         return not_found(r);
     if (!has_layout(r, j))
         return;
-    if (http_answer_budget_spent(r))
+    /* before rendering: at least 24 bytes a node in either form */
+    if (http_answer_budget_spent(r, (size_t)j->cur.n * 24))
         return answers_busy(r);
     struct render_work *rw = xcalloc(1, sizeof *rw);
     rw->w.data = rw;

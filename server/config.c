@@ -63,9 +63,10 @@ const struct opt config_options[] = {
      "largest accepted request body in bytes (larger: 413)"),
     ROW("max_body_total_bytes", OPT_INT, 0, 1099511627776, "268435456", OFF(max_body_total_bytes),
      NULL,
-     "request bodies all live requests may hold together, buffered or being parsed, with the "
-     "answers held until their clients read them (past it: 503 with Retry-After for an upload, "
-     "a solution or a picture; 0: no bound; raised to max_body_bytes when smaller)"),
+     "request bodies all live requests may hold together, buffered or being parsed, and, as a "
+     "bound of their own, the answers held until their clients read them (past it: 503 with "
+     "Retry-After for an upload, or a solution or picture over 64 KiB; 0: no bound; raised to "
+     "max_body_bytes when smaller)"),
     ROW("max_nodes", OPT_INT, 1, LCN_MAX_NODES, "200000", OFF(max_nodes), NULL,
      "most nodes in a submitted graph (more: 422)"),
     ROW("max_edges", OPT_INT, 0, LCN_MAX_EDGES, "1000000", OFF(max_edges), NULL,

@@ -53,7 +53,8 @@ struct http_server {
     int quiesced, stopping, cut;
     struct http_req *live; /* every request in progress (doubly linked) */
     size_t n_live;
-    size_t body_bytes; /* request bodies and answers held by live requests (max_body_total) */
+    size_t body_bytes;   /* request bodies held by live requests (max_body_total) */
+    size_t answer_bytes; /* answers held by live requests until read (max_body_total too) */
     struct http_req *susp; /* suspended requests (doubly linked) */
     size_t n_susp;
     uint64_t codes[600];
@@ -90,7 +91,8 @@ struct http_req {
     /* body */
     char *body;
     size_t len, cap;
-    size_t held; /* body and answer bytes counted in s->body_bytes until req_free */
+    size_t held;        /* body bytes counted in s->body_bytes until req_free */
+    size_t held_answer; /* answer bytes counted in s->answer_bytes until req_free */
     int body_refused; /* 413 (past max_body) or 503 (past max_body_total): the body was dropped */
     /* early answer decided on the first call */
     int early_status;
@@ -532,6 +534,7 @@ static void req_free(struct http_req *r)
     LCN_DLIST_UNLINK(s->live, r, lprev, lnext);
     s->n_live--;
     s->body_bytes -= r->held;
+    s->answer_bytes -= r->held_answer;
     if (r->is_stream && r->cl)
         r->cl(r->stream_arg);
     free(r->path);
@@ -1437,8 +1440,8 @@ void http_respond(struct http_req *r, int status, const char *content_type, char
     r->resp_len = body ? len : 0;
     /* held until the request completes: MHD keeps the answer until the
      * client has read it (a client that never reads, for ever) */
-    r->held += r->resp_len;
-    r->s->body_bytes += r->resp_len;
+    r->held_answer += r->resp_len;
+    r->s->answer_bytes += r->resp_len;
     r->want_suspend = 0;
     r->cancel_fn = NULL;
     resume(r);
@@ -1479,10 +1482,12 @@ void http_respond_error(struct http_req *r, int status, const char *code, const 
     http_respond_json(r, status, json_pack("{s:o}", "error", e));
 }
 
-int http_answer_budget_spent(const struct http_req *r)
+int http_answer_budget_spent(const struct http_req *r, size_t len)
 {
     const struct http_server *s = r->s;
-    return s->cfg.max_body_total && s->body_bytes >= s->cfg.max_body_total;
+    if (!s->cfg.max_body_total || len <= HTTP_SMALL_ANSWER)
+        return 0;
+    return s->answer_bytes > 0 && s->answer_bytes + len > s->cfg.max_body_total;
 }
 
 void http_suspend(struct http_req *r)

@@ -136,12 +136,18 @@ size_t http_suspended_count(const struct http_server *s);
  * handed to the socket completely (streams included). */
 size_t http_live_count(const struct http_server *s);
 
-/* 1 when the request bodies and the answers (not streams) that live
- * requests hold together have reached max_body_total (never with 0): a
- * handler about to build a large answer (a solution, a picture) refuses
- * it with 503 busy instead of adding to them, since a client that does not
- * read would otherwise make the daemon hold any number of them. */
-int http_answer_budget_spent(const struct http_req *r);
+/* 1 when an answer of len bytes would take the answers (not streams) that
+ * live requests hold until their clients read them past max_body_total
+ * (never with 0): a handler about to build a large answer (a solution, a
+ * picture) refuses it with 503 busy instead of adding to them, since a
+ * client that does not read would otherwise make the daemon hold any
+ * number of them. Answers have this budget to themselves (request bodies
+ * have theirs), one answer always passes when none is held, and answers of
+ * at most HTTP_SMALL_ANSWER bytes always pass: what they can hold is
+ * bounded by max_connections, and a stuck reader of a large picture cannot
+ * keep small solutions from everyone else. */
+#define HTTP_SMALL_ANSWER 65536
+int http_answer_budget_spent(const struct http_req *r, size_t len);
 
 /* Number of open connections (idle keep-alive ones included). */
 size_t http_connection_count(const struct http_server *s);

@@ -578,9 +578,11 @@ static int admit_gpus(struct jobs *t, const struct job_request *req, struct job_
     return 0;
 }
 
-/* solver.tuning: every engine that may run the job (backend cpu or gpu, or
- * auto: each with a usable worker here) must accept its knobs, or the job
- * would fail when it starts. Returns 0 or -1 with *e filled (422). */
+/* solver.tuning: every engine that may run the job must accept its knobs,
+ * or the job would fail when it starts. Backend cpu or gpu names one; auto
+ * runs on a GPU when one is usable and a slot holds the graph (the
+ * scheduler), on the CPU otherwise, and with gpu_required false also on the
+ * CPU after the last GPU is lost. Returns 0 or -1 with *e filled (422). */
 static int admit_tuning(struct jobs *t, const struct job_request *req, struct job_error *e)
 {
     if (!req->tuning)
@@ -589,13 +591,14 @@ static int admit_tuning(struct jobs *t, const struct job_request *req, struct jo
     worker_pool_counts(t->pool, WORKER_CPU, &cpu);
     worker_pool_counts(t->pool, WORKER_GPU, &gpu);
     const int auto_ = req->backend == LCN_BACKEND_AUTO;
+    const int on_gpu = req->backend == LCN_BACKEND_GPU || (auto_ && gpu.healthy > 0 && gpu_fits(t, req));
+    const int on_cpu = req->backend == LCN_BACKEND_CPU ||
+                       (auto_ && cpu.healthy > 0 && (!on_gpu || !t->cfg->gpu_required));
     char why[200] = "";
     const char *engine = NULL;
-    if ((req->backend == LCN_BACKEND_CPU || (auto_ && cpu.healthy > 0)) &&
-        engine_cpu_tuning_check(req->tuning, why, sizeof why))
+    if (on_cpu && engine_cpu_tuning_check(req->tuning, why, sizeof why))
         engine = "cpu";
-    if (!engine && (req->backend == LCN_BACKEND_GPU || (auto_ && gpu.healthy > 0)) &&
-        gpu_tuning_check(req->tuning, why, sizeof why))
+    if (!engine && on_gpu && gpu_tuning_check(req->tuning, why, sizeof why))
         engine = "gpu";
     if (!engine)
         return 0;

@@ -674,8 +674,10 @@ static void test_device_lost_cpu_fallback(void **state)
 
 /* solver.tuning: knobs that an engine which may run the job refuses are
  * refused at admission (422, solver.tuning, naming the engine and the
- * knob) instead of failing the job when it starts; knobs of the engine the
- * job names pass, and backend auto must suit every engine with a worker. */
+ * knob) instead of failing the job when it starts. Backend auto asks the
+ * engine the scheduler would give it: the GPU's when a GPU is usable and a
+ * slot holds the graph, the CPU's when not, both with gpu_required false
+ * (the CPU takes it after the last GPU is lost). */
 static void test_tuning_admission(void **state)
 {
     (void)state;
@@ -687,7 +689,7 @@ static void test_tuning_admission(void **state)
     struct job_request *gpu_ok = request(9, "gpu", 30, ",\"solver\":{\"tuning\":\"groups=3\"}", NULL);
     struct job_request *gpu_bad = request(9, "gpu", 30, ",\"solver\":{\"tuning\":\"groups=99\"}", NULL);
     struct job_request *auto_gpu = request(9, "auto", 30, ",\"solver\":{\"tuning\":\"groups=3\"}", NULL);
-    struct job_request *cpu_ok = request(9, "cpu", 30, ",\"solver\":{\"tuning\":\"p_swap=0.1\"}", NULL);
+    struct job_request *auto_cpu = request(9, "auto", 30, ",\"solver\":{\"tuning\":\"p_swap=0.1\"}", NULL);
     struct job_request *both = request(9, "auto", 30, ",\"solver\":{\"tuning\":\"p_bary=0.2\"}", NULL);
     assert_int_equal(jobs_admit(&f->t, cpu_bad, &e), LCN_EINVAL);
     assert_int_equal(e.status, 422);
@@ -699,15 +701,29 @@ static void test_tuning_admission(void **state)
     assert_int_equal(jobs_admit(&f->t, gpu_bad, &e), LCN_EINVAL);
     assert_string_equal(e.field, "solver.tuning");
     assert_non_null(strstr(e.msg, "gpu engine"));
-    assert_int_equal(jobs_admit(&f->t, auto_gpu, &e), LCN_EINVAL); /* the CPU worker may take it */
-    assert_non_null(strstr(e.msg, "backend auto"));
-    assert_int_equal(jobs_admit(&f->t, cpu_ok, &e), 0);
     assert_int_equal(jobs_admit(&f->t, both, &e), 0); /* a knob both engines have */
+    /* auto, the graph fits the GPU: the GPU's knobs */
+    f->gpu_fits = 1;
+    assert_int_equal(jobs_admit(&f->t, auto_gpu, &e), 0);
+    assert_int_equal(jobs_admit(&f->t, auto_cpu, &e), LCN_EINVAL);
+    assert_non_null(strstr(e.msg, "gpu engine"));
+    assert_non_null(strstr(e.msg, "backend auto"));
+    /* the graph fits no slot: the CPU runs it */
+    f->gpu_fits = 0;
+    assert_int_equal(jobs_admit(&f->t, auto_cpu, &e), 0);
+    assert_int_equal(jobs_admit(&f->t, auto_gpu, &e), LCN_EINVAL);
+    assert_non_null(strstr(e.msg, "cpu engine"));
+    /* gpu_required false: the CPU may take it after the last GPU is lost */
+    f->gpu_fits = 1;
+    f->cfg.gpu_required = 0;
+    assert_int_equal(jobs_admit(&f->t, auto_gpu, &e), LCN_EINVAL);
+    assert_non_null(strstr(e.msg, "cpu engine"));
+    assert_int_equal(jobs_admit(&f->t, both, &e), 0);
     jobs_req_put(cpu_bad);
     jobs_req_put(gpu_ok);
     jobs_req_put(gpu_bad);
     jobs_req_put(auto_gpu);
-    jobs_req_put(cpu_ok);
+    jobs_req_put(auto_cpu);
     jobs_req_put(both);
     fx_free(f);
 }
