@@ -6,21 +6,26 @@
 
 #include "util.h"
 
-void grid_init(struct lcn_grid *gr, int64_t x0, int64_t y0, int64_t x1, int64_t y1,
-               int32_t per_side)
+void grid_dims(int64_t x0, int64_t y0, int64_t x1, int64_t y1, int32_t per_side, int64_t *cs,
+               int32_t *gx, int32_t *gy)
 {
     LCN_ASSERT(x1 >= x0 && y1 >= y0);
     if (per_side < 1)
         per_side = 1;
     int64_t span = LCN_MAX(x1 - x0, y1 - y0) + 1;
-    int64_t cs = (span + per_side - 1) / per_side;
-    if (cs < 1)
-        cs = 1;
+    *cs = (span + per_side - 1) / per_side;
+    if (*cs < 1)
+        *cs = 1;
+    *gx = (int32_t)((x1 - x0) / *cs + 1);
+    *gy = (int32_t)((y1 - y0) / *cs + 1);
+}
+
+void grid_init(struct lcn_grid *gr, int64_t x0, int64_t y0, int64_t x1, int64_t y1,
+               int32_t per_side)
+{
+    grid_dims(x0, y0, x1, y1, per_side, &gr->cs, &gr->gx, &gr->gy);
     gr->ox = x0;
     gr->oy = y0;
-    gr->cs = cs;
-    gr->gx = (int32_t)((x1 - x0) / cs + 1);
-    gr->gy = (int32_t)((y1 - y0) / cs + 1);
     gr->cells = xcalloc((size_t)gr->gx * (size_t)gr->gy, sizeof(*gr->cells));
     gr->tmp_cap = 64;
     gr->tmp = xmalloc(sizeof(int32_t) * (size_t)gr->tmp_cap);

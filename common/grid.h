@@ -39,6 +39,10 @@ struct lcn_grid {
  */
 void grid_init(struct lcn_grid *gr, int64_t x0, int64_t y0, int64_t x1, int64_t y1,
                int32_t per_side);
+/* The side and cell counts grid_init gives such a grid (for a caller that
+ * keeps its own cells: the device's edge index, gpu/edge_index.h). */
+void grid_dims(int64_t x0, int64_t y0, int64_t x1, int64_t y1, int32_t per_side, int64_t *cs,
+               int32_t *gx, int32_t *gy);
 void grid_release(struct lcn_grid *gr);
 /* Empties every cell, keeping the memory. */
 void grid_clear(struct lcn_grid *gr);

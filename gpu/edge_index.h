@@ -40,24 +40,11 @@ struct eix_geom {
     int32_t cap; /* an edge listed in more cells than this goes to the long list */
 };
 
-/* The grid for m edges on a width x height drawing: about sqrt(m) / 1.5
- * cells along the longer side (the CPU engine's, grid_side_for_edges), and
- * edges of more than 4 x that many cells long. */
-LCN_HD static inline struct eix_geom eix_geom_for(int32_t width, int32_t height, int32_t m)
-{
-    int64_t side = 1;
-    while (side * side * 9 < (int64_t)m * 4 && side < 1024) /* side ~ ceil(sqrt(m) / 1.5) */
-        side++;
-    const int64_t span = (width > height ? width : height) + 1;
-    struct eix_geom g;
-    g.cs = (span + side - 1) / side;
-    if (g.cs < 1)
-        g.cs = 1;
-    g.gx = (int32_t)(width / g.cs + 1);
-    g.gy = (int32_t)(height / g.cs + 1);
-    g.cap = (int32_t)(4 * side);
-    return g;
-}
+/* The grid for m edges on a width x height drawing: the CPU engine's
+ * (grid_side_for_edges cells along the longer side, grid_dims), and edges
+ * of more than 4 x that many cells long. Host only: the device takes the
+ * result. */
+struct eix_geom eix_geom_for(int32_t width, int32_t height, int32_t m);
 
 /* The cell holding p (inside the drawing). */
 LCN_HD static inline int32_t eix_cell_of(const struct eix_geom *g, struct lcn_pt p)

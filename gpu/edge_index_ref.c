@@ -11,6 +11,15 @@
 #include "graph.h"
 #include "util.h"
 
+struct eix_geom eix_geom_for(int32_t width, int32_t height, int32_t m)
+{
+    struct eix_geom g;
+    const int32_t side = grid_side_for_edges(m);
+    grid_dims(0, 0, width, height, side, &g.cs, &g.gx, &g.gy);
+    g.cap = 4 * side;
+    return g;
+}
+
 void eix_init(struct eix *x, const struct lcn_graph *g)
 {
     memset(x, 0, sizeof(*x));
