@@ -301,8 +301,9 @@ int engine_params_check(const struct engine_params *p, char *err, size_t errlen)
 
 /* Checks a tuning string ("key=value,...") against the CPU engine's knobs
  * (docs/ENGINE.md). Returns 0, or LCN_EINVAL with err naming the knob. The
- * daemon refuses a job whose tuning no engine that may run it accepts
- * (422 at solver.tuning); the GPU engine's is gpu_solver_params_parse. */
+ * daemon refuses a job whose tuning the engine that would run it does not
+ * accept (422 at solver.tuning); the GPU engine's check is gpu_tuning_check
+ * (gpu/gpu_knobs.h). */
 int engine_cpu_tuning_check(const char *tuning, char *err, size_t errlen);
 
 /*

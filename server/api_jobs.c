@@ -46,18 +46,23 @@ static void shutting_down(struct http_req *r)
     http_respond_error(r, 503, "shutting_down", NULL, "the daemon is stopping");
 }
 
-/* Parses an optional integer query argument in [lo, hi]. Returns 0, or
- * answers 400 and returns -1. */
 /* A query argument given more than once (which one counts would depend on
- * the parser): 400 at it. Returns -1 when answered. */
-static int query_twice(struct http_req *r, const char *key)
+ * the parser: a proxy may read the other one), or holding %00, which the
+ * HTTP layer leaves encoded (http.c): 400 at it. Returns -1 when answered. */
+static int query_arg_refused(struct http_req *r, const char *key)
 {
-    if (http_query_count(r, key) <= 1)
+    const char *v = http_query(r, key);
+    const char *why = http_query_count(r, key) > 1 ? "query argument given more than once"
+                      : v && strstr(v, "%00")    ? "query argument holds %00 (a NUL byte)"
+                                                 : NULL;
+    if (!why)
         return 0;
-    http_respond_error(r, 400, "invalid_field", key, "query argument given more than once");
+    http_respond_error(r, 400, "invalid_field", key, "%s", why);
     return -1;
 }
 
+/* Parses an optional integer query argument in [lo, hi]. Returns 0, or
+ * answers 400 and returns -1. */
 static int query_int(struct http_req *r, const char *key, int64_t lo, int64_t hi, int64_t def,
                      int64_t *out)
 {
@@ -65,7 +70,7 @@ static int query_int(struct http_req *r, const char *key, int64_t lo, int64_t hi
     *out = def;
     if (!v)
         return 0;
-    if (query_twice(r, key))
+    if (query_arg_refused(r, key))
         return -1;
     char *end;
     long long x = strtoll(v, &end, 10);
@@ -643,22 +648,13 @@ static int is_json_type(const char *ct)
     return *ct == 0 || *ct == ';';
 }
 
-/* A request field given twice as a query argument (which one counts would
- * depend on the parser: a proxy may read the other one), or holding %00,
- * which the HTTP layer leaves encoded (http.c): 400 at the argument.
+/* The request fields given as query arguments (query_arg_refused).
  * Returns -1 when answered. */
 static int query_refused(struct http_req *r)
 {
-    for (int i = 0; i < JOB_QUERY_COUNT; i++) {
-        const char *k = job_query_names[i], *v = http_query(r, k);
-        const char *why = http_query_count(r, k) > 1 ? "query argument given more than once"
-                          : v && strstr(v, "%00")    ? "query argument holds %00 (a NUL byte)"
-                                                     : NULL;
-        if (why) {
-            http_respond_error(r, 400, "invalid_field", k, "%s", why);
+    for (int i = 0; i < JOB_QUERY_COUNT; i++)
+        if (query_arg_refused(r, job_query_names[i]))
             return -1;
-        }
-    }
     return 0;
 }
 
@@ -698,7 +694,7 @@ void api_jobs_list(struct http_req *r, void *ctx)
     struct api *a = ctx;
     const char *sv = http_query(r, "state");
     enum job_state state = JOB_QUEUED; /* the filter, when sv names one */
-    if (query_twice(r, "state"))
+    if (query_arg_refused(r, "state"))
         return;
     if (sv && job_state_parse(sv, &state)) {
         http_respond_error(r, 400, "invalid_field", "state", "'%.40s' is not a job state", sv);
@@ -708,7 +704,7 @@ void api_jobs_list(struct http_req *r, void *ctx)
     if (query_int(r, "limit", 1, 500, 50, &limit))
         return;
     const char *bv = http_query(r, "before");
-    if (query_twice(r, "before"))
+    if (query_arg_refused(r, "before"))
         return;
     if (bv && job_id_parse(bv, &before)) {
         http_respond_error(r, 400, "invalid_field", "before", "'%.40s' is not a job id", bv);
@@ -903,7 +899,7 @@ static void render_run(uv_work_t *w)
         snprintf(rw->msg, sizeof rw->msg, "cannot serialise the solution");
 }
 
-/* 503 busy: the answers and bodies held are at max_body_total_bytes. */
+/* 503 busy: the answers held until read would pass max_body_total_bytes. */
 static void answers_busy(struct http_req *r)
 {
     http_add_header(r, "Retry-After", "1");
