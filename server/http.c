@@ -942,6 +942,24 @@ static int body_budget_spent(const struct http_server *s, size_t n)
     return s->cfg.max_body_total && s->body_bytes + n > s->cfg.max_body_total;
 }
 
+/*
+ * The path of a request target: an absolute-form target ("http://host/jobs",
+ * which RFC 9112 section 3.2.2 says a server must accept) is answered as its
+ * origin form ("/jobs"; "/" when it names no path). Other targets as given.
+ */
+static const char *origin_form(const char *url)
+{
+    size_t n = 0;
+    if (!strncasecmp(url, "http://", 7))
+        n = 7;
+    else if (!strncasecmp(url, "https://", 8))
+        n = 8;
+    if (!n)
+        return url;
+    const char *p = strchr(url + n, '/');
+    return p ? p : "/";
+}
+
 static enum MHD_Result on_access(void *cls, struct MHD_Connection *c, const char *url,
                                  const char *method, const char *version, const char *upload_data,
                                  size_t *upload_data_size, void **con_cls)
@@ -955,7 +973,7 @@ static enum MHD_Result on_access(void *cls, struct MHD_Connection *c, const char
         r->conn = c;
         r->received_ns = lcn_now_ns();
         snprintf(r->method, sizeof r->method, "%s", method);
-        r->path = xstrdup(url);
+        r->path = xstrdup(origin_form(url));
         LCN_DLIST_PUSH(s->live, r, lprev, lnext);
         s->n_live++;
         *con_cls = r;

@@ -179,5 +179,40 @@ class SlowReadersOfPictures(unittest.TestCase):
         self.assertEqual(d.stop(), 0)
 
 
+class AbsoluteFormTarget(unittest.TestCase):
+    """A request target in absolute form (RFC 9112 3.2.2: a server must
+    accept it) was answered 404 whatever it named."""
+
+    def test_absolute_form_is_routed(self):
+        need_binaries(self)
+        d = Daemon()
+        self.addCleanup(d.cleanup)
+        d.start()
+        host, port = d.addr.rsplit(":", 1)
+
+        def status(target):
+            with socket.create_connection((host, int(port)), timeout=WAIT) as s:
+                s.sendall(("GET %s HTTP/1.1\r\nHost: %s\r\nConnection: close\r\n\r\n"
+                           % (target, d.addr)).encode())
+                data = b""
+                while True:
+                    b = s.recv(65536)
+                    if not b:
+                        break
+                    data += b
+            return int(data.split(b" ", 2)[1]), data
+
+        code, data = status("http://%s/healthz" % d.addr)
+        self.assertEqual(code, 200, data[:200])
+        code, _ = status("HTTPS://%s/version" % d.addr)
+        self.assertEqual(code, 200)
+        code, data = status("http://%s/jobs/nosuchjob" % d.addr)
+        self.assertEqual(code, 404)
+        self.assertIn(b"not_found", data)
+        code, _ = status("http://%s" % d.addr)  # no path: "/"
+        self.assertNotEqual(code, 500)
+        self.assertEqual(d.stop(), 0)
+
+
 if __name__ == "__main__":
     unittest.main()
