@@ -79,6 +79,7 @@ extern "C" void gpu_config_default(struct gpu_config *cfg)
     cfg->max_nodes = 20000;
     cfg->max_edges = SOL_MAX_EDGES;
     cfg->max_replicas = 2048;
+    cfg->index_bytes = 512ll << 20;
 }
 
 template <typename T> static int dalloc(struct gpu_ctx *ctx, T **p, size_t count)
@@ -174,8 +175,10 @@ static int slot_init(struct gpu_ctx *ctx, struct gpu_slot *s)
         (rc = dalloc(ctx, &s->cell_items, (size_t)s->max_items)) ||
         (rc = dalloc(ctx, &s->long_list, M)) || (rc = dalloc(ctx, &s->long_n, 1)) ||
         (rc = dalloc(ctx, &s->fpos, 2 * N)) ||
-        (rc = dalloc(ctx, (char **)&s->scan_tmp, s->scan_tmp_bytes)))
+        (rc = dalloc(ctx, (char **)&s->scan_tmp, s->scan_tmp_bytes)) ||
+        (rc = dalloc(ctx, &s->ix_pool, (size_t)(c->index_bytes > 0 ? c->index_bytes / sizeof(int) : 0))))
         return rc;
+    s->ix_ints = c->index_bytes > 0 ? (size_t)c->index_bytes / sizeof(int) : 0;
     GPU_CHECK(ctx, cudaMallocHost((void **)&s->rec_host, sizeof(struct gpu_record)));
     return 0;
 }
@@ -185,7 +188,7 @@ static void slot_release(struct gpu_ctx *ctx, struct gpu_slot *s)
     void *ptrs[] = {s->edges, s->inc_off, s->inc, s->cur, s->best, s->cnt, s->bcnt, s->hist, s->rep,
                     s->wtab, s->rk, s->temps, s->rec, s->pts, s->q, s->v, s->counts, s->out, s->valid,
                     s->tests, s->cell_count, s->cell_start, s->cell_items, s->long_list,
-                    s->long_n, s->fpos, s->scan_tmp};
+                    s->long_n, s->fpos, s->scan_tmp, s->ix_pool};
     for (size_t i = 0; i < sizeof(ptrs) / sizeof(ptrs[0]); i++)
         dfree(ctx, ptrs[i]);
     if (s->rec_host)

@@ -34,6 +34,8 @@ struct gpu_config {
     int32_t max_nodes;    /* per slot */
     int32_t max_edges;    /* per slot, <= 32768 for the solver */
     int32_t max_replicas; /* per slot */
+    int64_t index_bytes;  /* per slot: the solver replicas' edge grids (issue 17); a job whose
+                           * grids need more runs the scan */
 };
 
 /* Counters since gpu_ctx_new (the residency evidence). */
@@ -211,7 +213,21 @@ struct gpu_solver_params {
     int32_t groups;        /* replica groups within one device's run (1..SOL_GROUPS_MAX): each
                             * its own best, table K and restarts, importing the run's elite
                             * by island_every and island_take (at most SOL_TAKE_MAX) */
+    int32_t evaluator;     /* which edges a step tests (issue 17; GPU_EVAL_*): auto (timed per
+                            * run, either gives the same trajectory), index (the replica's edge
+                            * grid, edge_index.h) or scan (every edge, box-filtered) */
+    int32_t index_items;   /* the grid's cell entries per edge a replica may hold; a build that
+                            * needs more leaves that replica on the scan until the next one */
+    int32_t index_rebuild; /* edges moved since the build that trigger a rebuild (0: m / 8, at
+                            * least 64); every launch also starts with one */
+    int32_t chunk;         /* largest scan chunk in edges (0: the shared-memory plan's; tests) */
 };
+
+/* evaluator knob values */
+#define GPU_EVAL_AUTO 0
+#define GPU_EVAL_INDEX 1
+#define GPU_EVAL_SCAN 2
+#define GPU_EVAL_CHOICES "auto|index|scan"
 
 void gpu_solver_params_default(struct gpu_solver_params *sp);
 
@@ -219,7 +235,8 @@ void gpu_solver_params_default(struct gpu_solver_params *sp);
  * Applies "key=value,..." knobs (replicas, ladder, W, block, batch_steps,
  * tournament, t_lo, t_hi, cool, beta, beta_alt, beta_k, alt_every, pnorm_rho, pnorm_up, p_hot,
  * p_local, p_bary, p_median, ops (fixed or bandit), bandit_floor, lin, restart_steps, restart_node,
- * restart_share, restart_pool, reuse) to sp.
+ * restart_share, restart_pool, reuse, island_every, island_take, groups, evaluator,
+ * index_items, index_rebuild, chunk) to sp.
  * Returns 0, or LCN_EINVAL with a message for an unknown key or a value out
  * of range.
  */

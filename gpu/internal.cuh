@@ -58,6 +58,8 @@ struct gpu_slot {
     void *scan_tmp;
     size_t scan_tmp_bytes;
     int32_t max_cells, max_items;
+    int *ix_pool;   /* the solver's edge grids (struct sol_eix), ix_ints ints */
+    size_t ix_ints;
 };
 
 struct gpu_ctx {

@@ -45,6 +45,7 @@
 
 extern "C" {
 #include "crossings.h"
+#include "edge_index.h"
 #include "layout.h"
 #include "repair.h"
 #include "solver_ref.h"
@@ -58,6 +59,20 @@ extern "C" {
 #define LCAP_PREFER_BYTES (54 * 1024)
 #define SOL_LMAX 64 /* longest ladder */
 
+/*
+ * The replicas' edge grids (issue 17, edge_index.h), in global memory: per
+ * replica ncell + 1 cell starts, ncell build counts, icap entries, the long
+ * list and the dirty list (m each). Built by the block at every launch's
+ * start and when more than dthr edges moved since (ix_build).
+ */
+struct sol_eix {
+    int *start, *fill, *items, *lng, *dirty;
+    struct eix_geom g;
+    int ncell, icap, dthr;
+};
+
+#define IX_SEGMAX 1024 /* most (centre, far end) segments of one query; more: the scan */
+
 struct sol_dev {
     const int2 *edges;
     const int *inc_off, *inc;
@@ -68,6 +83,7 @@ struct sol_dev {
     const double *ltab, *temps;
     struct gpu_record *rec;
     int R, L;
+    struct sol_eix ix;
 };
 
 struct sh_step {
@@ -83,6 +99,10 @@ struct sh_step {
     long long bsum[2];      /* sum of v's neighbours' coordinates */
     struct sol_replica rep;
     int tour_e[SOL_TMAX];   /* the tournament's edges by draw */
+    /* the edge grid: long and dirty list lengths, the build fitted icap
+     * (else the scan until the next build), a query's hits overflowed lcap */
+    int nlong, ndirty, ixok, ovf;
+    int wsum[33]; /* block_scan: per-warp sums, [32] the total */
 };
 
 __device__ static inline struct lcn_pt P(int2 v)
@@ -109,21 +129,32 @@ struct carve {
     struct lcn_pt *inc_p;
     int *inc_e, *inc_u, *ncom, *cbad, *cntc, *hits, *hoc;
     unsigned short *hnc; /* keep: new crossings per (candidate, kept edge), G x lcap */
+    /* the edge grid's query (ix): edges seen (m bits), edges dirty (m bits),
+     * the query's segments' first columns (IX_SEGMAX + 1) */
+    unsigned *seen, *dflag;
+    int *segpre;
 };
 
 #define NCH(dmax) (((dmax) + 63) / 64)
 
-__host__ __device__ static inline size_t smem_bytes(int n, int W, int G, int dmax, int lcap, int keep)
+#define MWORDS(m) (((m) + 31) / 32)
+
+/* keep's shorts rounded up to a whole int, so the grid's words stay aligned */
+#define HNC_INTS(G, lcap) (((size_t)(G) * (lcap) + 1) / 2)
+
+__host__ __device__ static inline size_t smem_bytes(int n, int m, int W, int G, int dmax, int lcap,
+                                                   int keep, int ix)
 {
     return sizeof(struct lcn_u32x4) * 2 * (size_t)W + sizeof(int4) * (size_t)((W + G - 1) / G) +
            sizeof(long long) * ((size_t)W + 2 * (size_t)lcap * NCH(dmax)) +
            sizeof(int2) * ((size_t)n + dmax + W) +
            sizeof(int) * (3 * (size_t)dmax + (size_t)W + (size_t)G * dmax + 2 * (size_t)lcap) +
-           (keep ? sizeof(unsigned short) * (size_t)G * lcap : 0);
+           (keep ? sizeof(int) * HNC_INTS(G, lcap) : 0) +
+           (ix ? sizeof(int) * (2 * (size_t)MWORDS(m) + IX_SEGMAX + 1) : 0);
 }
 
-__device__ static inline struct carve carve_smem(unsigned char *base, int n, int W, int G, int dmax,
-                                                 int lcap)
+__device__ static inline struct carve carve_smem(unsigned char *base, int n, int m, int W, int G,
+                                                 int dmax, int lcap, int keep)
 {
     struct carve c;
     c.cdraw = (struct lcn_u32x4 *)base;
@@ -142,6 +173,9 @@ __device__ static inline struct carve carve_smem(unsigned char *base, int n, int
     c.hits = c.cntc + (size_t)G * dmax;
     c.hoc = c.hits + lcap;
     c.hnc = (unsigned short *)(c.hoc + lcap);
+    c.seen = (unsigned *)(c.hoc + lcap + (keep ? HNC_INTS(G, lcap) : 0));
+    c.dflag = c.seen + MWORDS(m);
+    c.segpre = (int *)(c.dflag + MWORDS(m));
     return c;
 }
 
@@ -177,6 +211,209 @@ __device__ static inline void collect_hits(const struct sol_dev &dv, struct carv
         if (box_meets(sh.bx0, sh.by0, sh.bx1, sh.by1, c.sc[ee.x], c.sc[ee.y]))
             c.hits[atomicAdd(&sh.H, 1)] = f;
     }
+}
+
+/*
+ * Exclusive prefix sums of a[0..n) in place (shared or global memory), the
+ * total in sh.wsum[32]; every thread of the block calls it (blockDim a
+ * multiple of 32). Ends with a barrier.
+ */
+__device__ static void block_scan(int *a, int n, struct sh_step &sh)
+{
+    const int B = blockDim.x, tid = threadIdx.x, lane = tid & 31, w = tid >> 5;
+    const int per = (n + B - 1) / B, lo = min(n, tid * per), hi = min(n, lo + per);
+    int own = 0;
+    for (int i = lo; i < hi; i++)
+        own += a[i];
+    int x = own;
+    for (int off = 1; off < 32; off <<= 1) {
+        const int y = __shfl_up_sync(0xffffffffu, x, off);
+        if (lane >= off)
+            x += y;
+    }
+    if (lane == 31)
+        sh.wsum[w] = x;
+    __syncthreads();
+    if (w == 0) {
+        const int nw = B >> 5;
+        int t = lane < nw ? sh.wsum[lane] : 0;
+        for (int off = 1; off < 32; off <<= 1) {
+            const int y = __shfl_up_sync(0xffffffffu, t, off);
+            if (lane >= off)
+                t += y;
+        }
+        if (lane < nw)
+            sh.wsum[lane] = t;
+        if (lane == nw - 1)
+            sh.wsum[32] = t;
+    }
+    __syncthreads();
+    int base = (w ? sh.wsum[w - 1] : 0) + x - own;
+    for (int i = lo; i < hi; i++) {
+        const int v = a[i];
+        a[i] = base;
+        base += v;
+    }
+    __syncthreads();
+}
+
+/* Edge e's cells in the grid, each given to fn(cell). */
+template <typename F>
+__device__ __forceinline__ static void ix_cells(const struct eix_geom &g, struct lcn_pt a,
+                                                struct lcn_pt b, F fn)
+{
+    eix_order(&a, &b);
+    for (int64_t cx = a.x / g.cs; cx <= b.x / g.cs; cx++) {
+        int64_t r0, r1;
+        eix_rows(&g, a, b, cx, &r0, &r1);
+        for (int64_t r = r0; r <= r1; r++)
+            fn((int)(r * g.gx + cx));
+    }
+}
+
+/*
+ * The replica's edge grid from its layout in shared memory (edge_index.h's
+ * eix_build, on the device): counts per cell, their prefix sums, then every
+ * listed edge scattered; edges of more than cap cells to the long list. The
+ * dirty list empties. When the entries exceed icap, sh.ixok is 0 and the
+ * replica's steps scan until the next build. Starts and ends with a barrier
+ * (the caller's threads may still read sh.ndirty before it).
+ */
+__device__ static void ix_build(const struct sol_dev &dv, struct carve &c, struct sh_step &sh,
+                                int m)
+{
+    const struct sol_eix &x = dv.ix;
+    const int r = blockIdx.x, tid = threadIdx.x, B = blockDim.x;
+    int *fill = x.fill + (size_t)r * x.ncell, *st = x.start + (size_t)r * (x.ncell + 1);
+    int *items = x.items + (size_t)r * x.icap, *lng = x.lng + (size_t)r * m;
+    __syncthreads();
+    for (int i = tid; i < x.ncell; i += B)
+        fill[i] = 0;
+    for (int i = tid; i < MWORDS(m); i += B)
+        c.dflag[i] = 0;
+    if (tid == 0)
+        sh.nlong = sh.ndirty = 0;
+    __syncthreads();
+    for (int e = tid; e < m; e += B) {
+        const int2 ee = dv.edges[e];
+        const struct lcn_pt a = P(c.sc[ee.x]), b = P(c.sc[ee.y]);
+        if (eix_seg_count(&x.g, a, b) > x.g.cap)
+            lng[atomicAdd(&sh.nlong, 1)] = e;
+        else
+            ix_cells(x.g, a, b, [&](int cell) { atomicAdd(&fill[cell], 1); });
+    }
+    __syncthreads();
+    for (int i = tid; i < x.ncell; i += B)
+        st[i] = fill[i];
+    block_scan(st, x.ncell, sh);
+    if (tid == 0) {
+        st[x.ncell] = sh.wsum[32];
+        sh.ixok = sh.wsum[32] <= x.icap;
+    }
+    __syncthreads();
+    if (sh.ixok)
+        for (int e = tid; e < m; e += B) {
+            const int2 ee = dv.edges[e];
+            const struct lcn_pt a = P(c.sc[ee.x]), b = P(c.sc[ee.y]);
+            if (eix_seg_count(&x.g, a, b) <= x.g.cap)
+                ix_cells(x.g, a, b, [&](int cell) { items[st[cell] + atomicSub(&fill[cell], 1) - 1] = e; });
+        }
+    __syncthreads();
+}
+
+/* A committed move of v: its incident edges join the dirty list (once). */
+__device__ __forceinline__ static void ix_mark(const struct sol_dev &dv, struct carve &c,
+                                               struct sh_step &sh, int m, int d)
+{
+    int *dl = dv.ix.dirty + (size_t)blockIdx.x * m;
+    for (int j = threadIdx.x; j < d; j += blockDim.x) {
+        const int e = c.inc_e[j];
+        const unsigned bit = 1u << (e & 31);
+        if (!(atomicOr(&c.dflag[e >> 5], bit) & bit))
+            dl[atomicAdd(&sh.ndirty, 1)] = e;
+    }
+}
+
+/* Segment s of a query, ordered: centre s / (d + 1) (0: v's point p, i > 0:
+ * candidate g0 + i - 1) to far end s % (d + 1) (d: the centre itself). */
+__device__ __forceinline__ static void ix_seg(const struct carve &c, int s, int d, int g0,
+                                              struct lcn_pt p, struct lcn_pt *a, struct lcn_pt *b)
+{
+    const int i = s / (d + 1), k = s - i * (d + 1);
+    *a = i ? P(c.cand[g0 + i - 1]) : p;
+    *b = k < d ? c.inc_p[k] : *a;
+    eix_order(a, b);
+}
+
+/* A query's first phase: the seen bits cleared, each segment's columns. */
+__device__ __forceinline__ static void ix_cols(const struct sol_dev &dv, struct carve &c,
+                                               struct sh_step &sh, int m, struct lcn_pt p, int d,
+                                               int g0, int nseg)
+{
+    for (int i = threadIdx.x; i < MWORDS(m); i += blockDim.x)
+        c.seen[i] = 0;
+    for (int s = threadIdx.x; s < nseg; s += blockDim.x) {
+        struct lcn_pt a, b;
+        ix_seg(c, s, d, g0, p, &a, &b);
+        c.segpre[s] = (int)(b.x / dv.ix.g.cs - a.x / dv.ix.g.cs + 1);
+    }
+    if (threadIdx.x == 0)
+        sh.ovf = 0;
+}
+
+/* Edge f met by the query: kept once, when not incident to v and its box
+ * meets bx (the scan's filter), into hits (sh.ovf past lcap). */
+__device__ __forceinline__ static void ix_take(const struct sol_dev &dv, struct carve &c,
+                                               struct sh_step &sh, int v, int4 bx, int lcap, int f)
+{
+    const unsigned bit = 1u << (f & 31);
+    if (atomicOr(&c.seen[f >> 5], bit) & bit)
+        return;
+    const int2 ee = dv.edges[f];
+    if (ee.x == v || ee.y == v || !box_meets(bx.x, bx.y, bx.z, bx.w, c.sc[ee.x], c.sc[ee.y]))
+        return;
+    const int h = atomicAdd(&sh.H, 1);
+    if (h < lcap)
+        c.hits[h] = f;
+    else
+        sh.ovf = 1;
+}
+
+/* A query's walk, after the columns' prefix sums (ncol in all): a thread per
+ * (segment, column), the listed edges of its cells, then the long and the
+ * dirty lists. */
+__device__ __forceinline__ static void ix_walk(const struct sol_dev &dv, struct carve &c,
+                                               struct sh_step &sh, int m, int v, struct lcn_pt p,
+                                               int d, int4 bx, int g0, int nseg, int ncol, int lcap)
+{
+    const struct sol_eix &x = dv.ix;
+    const int r = blockIdx.x;
+    const int *st = x.start + (size_t)r * (x.ncell + 1), *items = x.items + (size_t)r * x.icap;
+    for (int t = threadIdx.x; t < ncol; t += blockDim.x) {
+        int lo = 0, hi = nseg - 1; /* the last segment starting at or before t */
+        while (lo < hi) {
+            const int mid = (lo + hi + 1) >> 1;
+            if (c.segpre[mid] <= t)
+                lo = mid;
+            else
+                hi = mid - 1;
+        }
+        struct lcn_pt a, b;
+        ix_seg(c, lo, d, g0, p, &a, &b);
+        const int64_t cx = a.x / x.g.cs + (t - c.segpre[lo]);
+        int64_t r0, r1;
+        eix_rows(&x.g, a, b, cx, &r0, &r1);
+        for (int64_t row = r0; row <= r1; row++) {
+            const int cell = (int)(row * x.g.gx + cx);
+            for (int i = st[cell]; i < st[cell + 1]; i++)
+                ix_take(dv, c, sh, v, bx, lcap, items[i]);
+        }
+    }
+    const int *lng = x.lng + (size_t)r * m, *dl = x.dirty + (size_t)r * m;
+    for (int i = threadIdx.x; i < sh.nlong; i += blockDim.x)
+        ix_take(dv, c, sh, v, bx, lcap, lng[i]);
+    for (int i = threadIdx.x; i < sh.ndirty; i += blockDim.x)
+        ix_take(dv, c, sh, v, bx, lcap, dl[i]);
 }
 
 /*
@@ -389,38 +626,57 @@ __device__ __forceinline__ static void step_candidates(const struct sol_params &
         c.cntc[i] = 0;
 }
 
+/* Kept edge h (edge f): its star masks (sol_star_masks) and the old
+ * position's crossings with it. */
+template <int SMALL>
+__device__ __forceinline__ static void keep_one(struct carve &c, int h, int f, int2 ee,
+                                                struct lcn_pt p, int d, unsigned long long &tests)
+{
+    const int nch = (d + 63) >> 6;
+    const struct lcn_pt a = P(c.sc[ee.x]), b = P(c.sc[ee.y]);
+    c.hits[h] = f;
+    int oc = 0;
+    for (int kc = 0; kc < nch; kc++) {
+        uint64_t pos, neg;
+        sol_star_masks(SMALL, c.inc_p, c.inc_u, d, kc * 64, ee.x, ee.y, a, b, &pos, &neg);
+        c.hpos[h * nch + kc] = pos;
+        c.hneg[h * nch + kc] = neg;
+        tests += sol_star_counted(pos, neg);
+        oc += __popcll(sol_star_meets(SMALL, p, a, b, pos, neg, c.inc_p, kc * 64));
+    }
+    c.hoc[h] = oc;
+}
+
 /* (4) kept edges of chunk [base, lim) (box-filtered, not incident to v),
- * each with its star masks (sol_star_masks) and the old position's
- * crossings with it, a thread per edge. */
+ * each kept (keep_one), a thread per edge. */
 template <int SMALL>
 __device__ __forceinline__ static void scan_keep(const struct sol_dev &dv, struct carve &c,
                                                  struct sh_step &sh, const struct kstep &k, int v,
                                                  struct lcn_pt p, int d, int4 bx, int base, int lim,
                                                  unsigned long long &tests)
 {
-    const int nch = (d + 63) >> 6;
     for (int f = base + k.tid; f < lim; f += k.B) {
         int2 ee = dv.edges[f];
         if (ee.x == v || ee.y == v)
             continue;
-        int2 a2 = c.sc[ee.x], b2 = c.sc[ee.y];
-        if (!box_meets(bx.x, bx.y, bx.z, bx.w, a2, b2))
+        if (!box_meets(bx.x, bx.y, bx.z, bx.w, c.sc[ee.x], c.sc[ee.y]))
             continue;
-        const int h = atomicAdd(&sh.H, 1);
-        const struct lcn_pt a = P(a2), b = P(b2);
-        c.hits[h] = f;
-        int oc = 0;
-        for (int kc = 0; kc < nch; kc++) {
-            uint64_t pos, neg;
-            sol_star_masks(SMALL, c.inc_p, c.inc_u, d, kc * 64, ee.x, ee.y, a, b, &pos, &neg);
-            c.hpos[h * nch + kc] = pos;
-            c.hneg[h * nch + kc] = neg;
-            tests += sol_star_counted(pos, neg);
-            oc += __popcll(sol_star_meets(SMALL, p, a, b, pos, neg, c.inc_p, kc * 64));
-        }
-        c.hoc[h] = oc;
+        keep_one<SMALL>(c, atomicAdd(&sh.H, 1), f, ee, p, d, tests);
     }
 }
+
+/* (4) with the edge grid: the query's kept edges (ix_walk), each kept. */
+template <int SMALL>
+__device__ __forceinline__ static void ix_keep(const struct sol_dev &dv, struct carve &c,
+                                               const struct kstep &k, struct lcn_pt p, int d, int H,
+                                               unsigned long long &tests)
+{
+    for (int h = k.tid; h < H; h += k.B) {
+        const int f = c.hits[h];
+        keep_one<SMALL>(c, h, f, dv.edges[f], p, d, tests);
+    }
+}
+
 
 /* (5) (candidate, kept edge) pairs, warp-uniform trips: each warp's energy
  * changes are summed per candidate (warp_sum_by_key) before one shared
@@ -493,6 +749,39 @@ __device__ __forceinline__ static void scan_nodes(struct carve &c, const struct 
                 break;
             }
     }
+}
+
+/*
+ * (4) and (5) for one group with the edge grid (sol_eix): the query's
+ * segments, their columns' prefix sums, the walk; then, unless the kept
+ * edges overflowed lcap, their masks, the pairs and V2/V3. Returns 0 after
+ * an overflow (sh.H is then 0 again): the caller scans instead.
+ */
+template <int SMALL>
+__device__ __forceinline__ static int ix_group(const struct sol_dev &dv, struct carve &c,
+                                               struct sh_step &sh, const struct kstep &k, int v,
+                                               struct lcn_pt p, int d, int4 bx, int g0, int Gc,
+                                               unsigned long long &tests)
+{
+    const int nseg = (1 + Gc) * (d + 1);
+    ix_cols(dv, c, sh, k.m, p, d, g0, nseg);
+    __syncthreads();
+    block_scan(c.segpre, nseg, sh);
+    ix_walk(dv, c, sh, k.m, v, p, d, bx, g0, nseg, sh.wsum[32], k.lcap);
+    __syncthreads();
+    if (sh.ovf) {
+        __syncthreads(); /* every thread has read ovf */
+        if (k.tid == 0)
+            sh.H = 0;
+        __syncthreads();
+        return 0;
+    }
+    ix_keep<SMALL>(dv, c, k, p, d, sh.H, tests);
+    __syncthreads();
+    scan_pairs<SMALL>(dv, c, k, sh.ib, d, g0, Gc, sh.H, tests);
+    scan_nodes(c, k, v, d, bx, g0, Gc);
+    __syncthreads();
+    return 1;
 }
 
 /* (6) for groups of at most 32 candidates: warp 0 adds the incident edges'
@@ -717,12 +1006,12 @@ __device__ __forceinline__ static void copy_best(const struct sol_dev &dv, const
 template <int SMALL>
 static __global__ void __launch_bounds__(1024)
     k_steps(const struct sol_params sp, const struct sol_dev dv, int S, long long max_steps,
-            double tscale, int dmax, int G, int lcap, int keep)
+            double tscale, int dmax, int G, int lcap, int keep, int ix)
 {
     extern __shared__ __align__(16) unsigned char smem[];
     __shared__ struct sh_step sh;
     const struct kstep k = kstep_make(sp, dv, G, lcap, keep);
-    struct carve c = carve_smem(smem, k.n, k.W, G, dmax, lcap);
+    struct carve c = carve_smem(smem, k.n, k.m, k.W, G, dmax, lcap, keep);
     unsigned long long tests = 0;
 
     for (int i = k.tid; i < k.n; i += k.B)
@@ -735,11 +1024,15 @@ static __global__ void __launch_bounds__(1024)
     }
     __syncthreads();
     const uint64_t step0 = sh.rep.step;
+    if (ix)
+        ix_build(dv, c, sh, k.m);
 
     for (int s = 0; s < S; s++) {
         const uint64_t step = step0 + (uint64_t)s;
         if (max_steps > 0 && (long long)step >= max_steps)
             break;
+        if (ix && sh.ndirty > dv.ix.dthr)
+            ix_build(dv, c, sh, k.m);
         const struct lcn_u32x4 nd = sol_node_draw(&sp, step, (uint32_t)k.r);
         const int hot = sol_node_hot(&sp, nd);
         step_draws(sp, c, sh, k, step, hot);
@@ -767,7 +1060,10 @@ static __global__ void __launch_bounds__(1024)
             const int4 gb = c.gbox[gi];
             const int4 bx = make_int4(min(sh.ib[0], gb.x), min(sh.ib[1], gb.y), max(sh.ib[2], gb.z),
                                       max(sh.ib[3], gb.w));
-            for (int base = 0; base < k.m || base == 0; base += lcap) { /* once when m = 0: V2/V3 */
+            const int queried = ix && sh.ixok && (1 + Gc) * (d + 1) <= IX_SEGMAX &&
+                                ix_group<SMALL>(dv, c, sh, k, v, p, d, bx, g0, Gc, tests);
+            for (int base = 0; !queried && (base < k.m || base == 0); base += lcap) {
+                /* once when m = 0: V2/V3 */
                 if (base > 0) {
                     if (k.tid == 0)
                         sh.H = 0;
@@ -811,6 +1107,8 @@ static __global__ void __launch_bounds__(1024)
                 }
                 commit_star(c, sh, k, d);
             }
+            if (ix)
+                ix_mark(dv, c, sh, k.m, d);
             __syncthreads();
             commit_tuple(c, sh, k, v, q);
             __syncthreads();
@@ -1037,6 +1335,8 @@ struct sjob {
     int64_t lin;
     int R, L, G, B, dmax, lcap;
     int keep;  /* the commit reuses the scan's kept edges (smem_plan) */
+    int ix;    /* the replicas have edge grids (sjob_ix_plan) */
+    int ix_on; /* this batch queries them (else it scans; either, the same trajectory) */
     int small; /* every coordinate within [0, GEOM_SMALL]: k_steps<1>, 32-bit orientations */
     size_t smem;
     unsigned long long batch;
@@ -1044,7 +1344,7 @@ struct sjob {
 };
 
 typedef void (*steps_fn)(const struct sol_params, const struct sol_dev, int, long long, double, int,
-                         int, int, int);
+                         int, int, int, int);
 
 static steps_fn steps_kernel(const struct sjob *j)
 {
@@ -1062,8 +1362,8 @@ static steps_fn steps_kernel(const struct sjob *j)
  * shorts) fit in LCAP_PREFER_BYTES too; the commit then reuses the scan's
  * kept edges instead of scanning again. Returns 0 or LCN_ETOOBIG.
  */
-static int smem_plan(const struct gpu_ctx *ctx, const struct lcn_graph *g, int W, int reuse, int *G,
-                     int *dmax, int *lcap, int *keep, size_t *bytes)
+static int smem_plan(const struct gpu_ctx *ctx, const struct lcn_graph *g, int W, int reuse,
+                     int chunk, int *G, int *dmax, int *lcap, int *keep, size_t *bytes)
 {
     int d = g->max_degree > 0 ? g->max_degree : 1;
     int grp = W;
@@ -1079,15 +1379,18 @@ static int smem_plan(const struct gpu_ctx *ctx, const struct lcn_graph *g, int W
         l = 32;
 #define LCAP_NEXT(l) ((l) > LCAP_MAX ? LCAP_MAX : ((l) & ((l) - 1) ? 1 << (31 - __builtin_clz((unsigned)(l))) : (l) / 2))
     /* four blocks per SM (a quarter of its 228 KB) before long chunks */
-    while (l > 1024 && smem_bytes(g->n, W, grp, d, l, 0) > LCAP_PREFER_BYTES)
+    while (l > 1024 && smem_bytes(g->n, g->m, W, grp, d, l, 0, 0) > LCAP_PREFER_BYTES)
         l = LCAP_NEXT(l);
-    while (l > LCAP_MIN && smem_bytes(g->n, W, grp, d, l, 0) > limit)
+    while (l > LCAP_MIN && smem_bytes(g->n, g->m, W, grp, d, l, 0, 0) > limit)
         l = LCAP_NEXT(l);
 #undef LCAP_NEXT
+    if (chunk > 0 && l > chunk)
+        l = chunk < 32 ? 32 : chunk & ~31;
     *lcap = l;
-    *keep = reuse && l >= g->m && grp >= W && smem_bytes(g->n, W, grp, d, l, 1) <= LCAP_PREFER_BYTES &&
-            smem_bytes(g->n, W, grp, d, l, 1) <= limit;
-    *bytes = smem_bytes(g->n, W, grp, d, l, *keep);
+    *keep = reuse && l >= g->m && grp >= W &&
+            smem_bytes(g->n, g->m, W, grp, d, l, 1, 0) <= LCAP_PREFER_BYTES &&
+            smem_bytes(g->n, g->m, W, grp, d, l, 1, 0) <= limit;
+    *bytes = smem_bytes(g->n, g->m, W, grp, d, l, *keep, 0);
     return *bytes <= limit ? 0 : LCN_ETOOBIG;
 }
 
@@ -1110,11 +1413,51 @@ extern "C" int gpu_fits(const struct gpu_ctx *ctx, const struct lcn_graph *g, ch
                  SOL_DMAX);
         return LCN_ETOOBIG;
     }
-    if (smem_plan(ctx, g, SOL_WMAX, 0, &G, &dmax, &lcap, &keep, &bytes) &&
-        smem_plan(ctx, g, 1, 0, &G, &dmax, &lcap, &keep, &bytes)) {
+    if (smem_plan(ctx, g, SOL_WMAX, 0, 0, &G, &dmax, &lcap, &keep, &bytes) &&
+        smem_plan(ctx, g, 1, 0, 0, &G, &dmax, &lcap, &keep, &bytes)) {
         snprintf(why, len, "layout of %d nodes does not fit the gpu's shared memory", g->n);
         return LCN_ETOOBIG;
     }
+    return 0;
+}
+
+/*
+ * Whether the replicas get edge grids (issue 17; the knob evaluator): not
+ * with `scan`; else when the grids' words and the query's segments fit the
+ * shared memory without fewer blocks per SM (the replica count, and so the
+ * trajectory, never depends on it) and every replica's grid fits the slot's
+ * pool (gpu_config.index_bytes). Sets the grids' views in j->dv.ix.
+ */
+static int sjob_ix_plan(struct sjob *j, int dyn_max)
+{
+    const struct lcn_graph *g = j->g;
+    j->ix = j->ix_on = 0;
+    if (j->gp.evaluator == GPU_EVAL_SCAN)
+        return 0;
+    const size_t with = smem_bytes(g->n, g->m, j->gp.W, j->G, j->dmax, j->lcap, j->keep, 1);
+    if (with > (size_t)dyn_max)
+        return 0;
+    int a = 0, b = 0;
+    GPU_CHECK(j->ctx, cudaOccupancyMaxActiveBlocksPerMultiprocessor(&a, steps_kernel(j), j->gp.block, j->smem));
+    GPU_CHECK(j->ctx, cudaOccupancyMaxActiveBlocksPerMultiprocessor(&b, steps_kernel(j), j->gp.block, with));
+    struct sol_eix *x = &j->dv.ix;
+    x->g = eix_geom_for(g->width, g->height, g->m);
+    x->ncell = x->g.gx * x->g.gy;
+    x->icap = (int)LCN_MIN((int64_t)j->gp.index_items * g->m, (int64_t)INT_MAX / 2);
+    x->dthr = j->gp.index_rebuild > 0 ? j->gp.index_rebuild : LCN_MAX(64, g->m / 8);
+    const size_t m = (size_t)g->m, per = 2 * (size_t)x->ncell + 1 + (size_t)x->icap + 2 * m;
+    if (a != b || per * (size_t)j->R > j->s->ix_ints)
+        return 0;
+    int *base = j->s->ix_pool;
+    const size_t R = (size_t)j->R;
+    x->start = base;
+    x->fill = x->start + R * (x->ncell + 1);
+    x->items = x->fill + R * x->ncell;
+    x->lng = x->items + R * x->icap;
+    x->dirty = x->lng + R * m;
+    j->smem = with;
+    j->ix = 1;
+    j->ix_on = j->gp.evaluator != GPU_EVAL_SCAN;
     return 0;
 }
 
@@ -1139,7 +1482,8 @@ static int sjob_plan(struct gpu_ctx *ctx, int slot, const struct lcn_graph *g,
         snprintf(why, len, "invalid gpu solver parameters");
         return LCN_EINVAL;
     }
-    if (smem_plan(ctx, g, gp->W, gp->reuse, &j->G, &j->dmax, &j->lcap, &j->keep, &j->smem)) {
+    if (smem_plan(ctx, g, gp->W, gp->reuse, gp->chunk, &j->G, &j->dmax, &j->lcap, &j->keep,
+                  &j->smem)) {
         snprintf(why, len, "%d proposal workers do not fit the gpu's shared memory for this graph", gp->W);
         return LCN_ETOOBIG;
     }
@@ -1174,7 +1518,7 @@ static int sjob_plan(struct gpu_ctx *ctx, int slot, const struct lcn_graph *g,
         return LCN_EINVAL;
     }
     j->R = R;
-    return 0;
+    return sjob_ix_plan(j, dyn_max);
 }
 
 /* The device pointers the kernels take (struct sol_dev), from the slot. */
@@ -1310,7 +1654,7 @@ static int sjob_launch(struct sjob *j, int S, long long max_steps, double tscale
         return rc;
     GPU_CHECK(ctx, cudaSetDevice(ctx->cfg.device));
     steps_kernel(j)<<<j->R, j->B, j->smem, s->stream>>>(j->sp, j->dv, S, max_steps, tscale, j->dmax,
-                                                         j->G, j->lcap, j->keep);
+                                                         j->G, j->lcap, j->keep, j->ix && j->ix_on);
     GPU_LAUNCHED(ctx);
     k_best<<<1, 1024, 0, s->stream>>>(j->sp, j->dv, (int64_t *)s->wtab, j->r16, j->lin, s->rk,
                                       j->batch);
@@ -1530,6 +1874,11 @@ struct grun {
     uint64_t fetches;
     int64_t last_pub;
     enum engine_stop stop;
+    /* the evaluator per batch (grun_ev_pick): this batch's, auto's choice,
+     * the trial batches' time and steps per path, batches per path */
+    int ev_cur, ev_pick;
+    int64_t ev_ns[2], ev_steps[2];
+    uint64_t ev_batches[2];
 };
 
 static void grun_free(struct grun *r)
@@ -1614,6 +1963,7 @@ static int grun_new(struct grun *r, struct gpu_ctx *const *ctx, int n, const str
     r->p = p;
     r->ttt = -1;
     r->stop = ENGINE_STOP_DEADLINE;
+    r->ev_pick = 1;
     int rc = grun_knobs(r, gsp);
     if (rc)
         return rc;
@@ -1867,6 +2217,47 @@ static void grun_tel(const struct grun *r, struct engine_telemetry *t, double el
     }
 }
 
+/*
+ * The evaluator of the next batch. With evaluator=auto both paths are timed
+ * per step over trial batches, alternately (batches 2..7 of every
+ * EV_PERIOD), and the faster runs the others: the grid is exact, so either
+ * path gives the same trajectory and only the speed differs; the layout's
+ * shape changes during a run, hence the trials again every period.
+ */
+#define EV_PERIOD 512
+#define EV_TRIALS 6
+
+static void grun_ev_pick(struct grun *r)
+{
+    int on = r->gp.evaluator != GPU_EVAL_SCAN;
+    if (r->gp.evaluator == GPU_EVAL_AUTO) {
+        const unsigned long long b = r->j[0].batch % EV_PERIOD;
+        on = b >= 2 && b < 2 + EV_TRIALS ? !(b & 1) : r->ev_pick;
+    }
+    r->ev_cur = on && r->j[0].ix;
+    for (int i = 0; i < r->ni; i++)
+        r->j[i].ix_on = on;
+}
+
+/* After a batch of S steps that took ns: the trial's sums, and at the
+ * trials' end auto's choice (the grid on a tie). */
+static void grun_ev_note(struct grun *r, int64_t ns, int S)
+{
+    r->ev_batches[r->ev_cur]++;
+    if (r->gp.evaluator != GPU_EVAL_AUTO || !r->j[0].ix)
+        return;
+    const unsigned long long b = (r->j[0].batch - 1) % EV_PERIOD;
+    if (b >= 2 && b < 2 + EV_TRIALS) {
+        r->ev_ns[r->ev_cur] += ns;
+        r->ev_steps[r->ev_cur] += S;
+    }
+    if (b == 1 + EV_TRIALS) {
+        r->ev_pick = (double)r->ev_ns[1] * (double)r->ev_steps[0] <=
+                     (double)r->ev_ns[0] * (double)r->ev_steps[1];
+        r->ev_ns[0] = r->ev_ns[1] = r->ev_steps[0] = r->ev_steps[1] = 0;
+    }
+}
+
 /* Batches until a stop: progress on each better best, a checkpoint (the
  * layout, revalidated) at most every checkpoint interval and at once when
  * the target is first reached, telemetry every interval, and the islands'
@@ -1902,9 +2293,11 @@ static int grun_loop(struct grun *r)
         double prog = (now - p->start_ns) / span;
         double tscale = pow(r->gp.cool, prog < 0 ? 0 : (prog > 1 ? 1 : prog));
         int64_t b0 = lcn_now_ns();
+        grun_ev_pick(r);
         if ((rc = grun_batch(r, S, tscale)))
             return rc;
         batch_ns = lcn_now_ns() - b0;
+        grun_ev_note(r, batch_ns, S);
         if (r->gp.batch_steps <= 0) {
             /* keep a launch near 20 ms: the host checks the deadline at least every ~50 ms */
             double f = 20e6 / (double)(batch_ns > 0 ? batch_ns : 1);
@@ -1976,7 +2369,7 @@ static int grun_finish(struct grun *r, struct engine_result *out)
     out->time_to_target_s = r->ttt;
     out->stop = r->stop;
     out->backend = "gpu";
-    out->evaluator = "device-scan";
+    out->evaluator = r->ev_batches[1] > r->ev_batches[0] ? "device-index" : "device-scan";
     out->threads = 1;
     out->replicas = 0;
     for (int i = 0; i < r->ni; i++)

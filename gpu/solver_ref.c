@@ -539,6 +539,10 @@ void gpu_solver_params_default(struct gpu_solver_params *sp)
     sp->island_every = 25;
     sp->island_take = 2;
     sp->groups = 1;
+    sp->evaluator = GPU_EVAL_AUTO;
+    sp->index_items = 8;
+    sp->index_rebuild = 0;
+    sp->chunk = 0;
 }
 
 /* The GPU engine's knobs: one table drives parsing and ranges (opts.h). */
@@ -574,6 +578,10 @@ static const struct opt gknobs[] = {
     OPT_I32("island_every", GK(island_every), 1, 1000000),
     OPT_I32("island_take", GK(island_take), 0, 65536),
     OPT_I32("groups", GK(groups), 1, SOL_GROUPS_MAX),
+    OPT_CHOICE("evaluator", GK(evaluator), GPU_EVAL_CHOICES),
+    OPT_I32("index_items", GK(index_items), 1, 64),
+    OPT_I32("index_rebuild", GK(index_rebuild), 0, 1 << 30),
+    OPT_I32("chunk", GK(chunk), 0, 1 << 20),
 };
 #undef GK
 

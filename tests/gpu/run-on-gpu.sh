@@ -23,6 +23,10 @@
 #            (ISLAND_DEVICES 0,0, ISLAND_REPLICAS 132) -> islands.jsonl, layouts/
 #   steprate k_steps step rate of two binaries side by side (LCN_BIN_OLD vs LCN_BIN),
 #            same deterministic runs of Automatic-3 and -7 -> steprate.jsonl
+#            (STEPRATE_TUNING_B: knobs added on LCN_BIN's side only)
+#   evaluators the device's scan and edge grids side by side, and auto, on the rate
+#            graph, Automatic-3/-7, instance_04/06 (EVAL_GRAPHS, EVAL_BUDGET=10,
+#            EVAL_REPS=2, EVAL_W=4); the CPU engine on the rate graph -> evaluators.jsonl
 #   profile  Nsight Compute on k_steps (one launch after PROFILE_SKIP=30) of a
 #            PROFILE_S=4 s run of PROFILE_GRAPH with PROFILE_REPLICAS=48:
 #            warp states, scheduler, occupancy, stall sampling -> profile.txt
@@ -288,9 +292,9 @@ steprate)
         G=$LCN_INSTANCES/gd2025-automatic/$g.json
         for i in $(seq 1 "$REPS"); do
             for side in A B; do
-                if [ $side = A ]; then L=$OLD/lcnd; else L=$BIN/lcnd; fi
+                if [ $side = A ]; then L=$OLD/lcnd; T=; else L=$BIN/lcnd; T=${STEPRATE_TUNING_B:+,$STEPRATE_TUNING_B}; fi
                 "$L" solve "$G" --backend gpu --seed 1 --budget-s 120 --move-limit "$lim" \
-                    --tuning cool=1,batch_steps=256 --quiet --out "$OUTDIR/steprate-$g-$side-$i.layout.json" \
+                    --tuning "cool=1,batch_steps=256$T" --quiet --out "$OUTDIR/steprate-$g-$side-$i.layout.json" \
                     > "$OUTDIR/steprate-$g-$side-$i.json" 2> "$OUTDIR/steprate-$g-$side-$i.err"
                 python3 - "$OUTDIR/steprate-$g-$side-$i.json" "$g" "$side" "$i" "$OUTDIR/steprate-$g-$side-$i.layout.json" >> "$OUTDIR/steprate.jsonl" <<'PY'
 import hashlib, json, sys
@@ -306,6 +310,47 @@ PY
         done
     done
     cat "$OUTDIR/steprate.jsonl"
+    ;;
+evaluators)
+    # issue 17: the device's two evaluators side by side (the scan of every
+    # edge, box-filtered, and the replicas' edge grids), and auto's choice,
+    # on each graph: same seed and budget, alternating, EVAL_REPS pairs; the
+    # rate graph (generated grid 2519/4938) also on the CPU engine, one
+    # thread. Rates are candidate evaluations per second of the whole run
+    # (the start phase included, as in the rate phase). -> evaluators.jsonl
+    REPS=${EVAL_REPS:-2}
+    B=${EVAL_BUDGET:-10}
+    G="$OUTDIR/grid-2519.json"
+    "$BIN/lcnctl" gen grid --nodes 2519 --edges 4938 --seed 7 -o "$G" >/dev/null
+    GRAPHS=${EVAL_GRAPHS:-$G $LCN_INSTANCES/gd2025-automatic/Automatic-3.json $LCN_INSTANCES/gd2025-automatic/Automatic-7.json $LCN_INSTANCES/course-2026/instance_04.json $LCN_INSTANCES/course-2026/instance_06.json}
+    manifest evaluators "lcnd solve G --backend gpu --seed 1 --budget-s $B --proposal-workers ${EVAL_W:-4} --tuning evaluator=scan|index (alternating, $REPS pairs), then evaluator=auto; lcnd solve grid-2519 --backend cpu --threads 1 (same W); graphs $(echo $GRAPHS)"
+    : > "$OUTDIR/evaluators.jsonl"
+    one() { # graph tag backend args...
+        local g=$1 tag=$2; shift 2
+        local base; base=$(basename "$g" .json)
+        "$BIN/lcnd" solve "$g" --seed 1 --budget-s "$B" --proposal-workers "${EVAL_W:-4}" "$@" --quiet \
+            --out "$OUTDIR/ev-$base-$tag.layout.json" > "$OUTDIR/ev-$base-$tag.json" 2> "$OUTDIR/ev-$base-$tag.err"
+        python3 - "$OUTDIR/ev-$base-$tag.json" "$base" "$tag" >> "$OUTDIR/evaluators.jsonl" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+t = d.get("telemetry", {})
+ev = t.get("evaluated") or 0
+print(json.dumps({"graph": sys.argv[2], "run": sys.argv[3], "evaluator": d.get("evaluator"),
+                  "elapsed_s": d["elapsed_s"], "evaluated": ev,
+                  "evaluated_per_s": ev / d["elapsed_s"],
+                  "pair_tests_per_candidate": (t.get("pair_tests") or 0) / ev if ev else None,
+                  "replicas": d.get("replicas"), "best": d.get("best")}))
+PY
+    }
+    for g in $GRAPHS; do
+        for i in $(seq 1 "$REPS"); do
+            one "$g" "scan-$i" --backend gpu --tuning evaluator=scan
+            one "$g" "index-$i" --backend gpu --tuning evaluator=index
+        done
+        one "$g" auto --backend gpu --tuning evaluator=auto
+    done
+    one "$G" cpu --backend cpu --threads 1
+    cat "$OUTDIR/evaluators.jsonl"
     ;;
 profile)
     PG=${PROFILE_GRAPH:-$LCN_INSTANCES/gd2025-automatic/Automatic-3.json}

@@ -196,6 +196,9 @@ static int32_t graph_property(const struct gen_params *p, int which)
     return v;
 }
 
+/* the last solver_vs_twin_graph's pair tests: [0] its tuning, [1] the scan */
+static uint64_t twin_tests[2];
+
 static void solver_vs_twin_graph(const struct gen_params *gen, int32_t R, int32_t L, int32_t W,
                                  int32_t batches, int32_t steps, const char *tuning)
 {
@@ -282,11 +285,33 @@ static void solver_vs_twin_graph(const struct gen_params *gen, int32_t R, int32_
         assert_int_equal(obj_cmp(&vr.obj, &rep[r].best), 0);
         report_release(&vr);
     }
-    /* same seed, same state hashes */
+    /* same seed on the scan (issue 17: the first run queried the replicas'
+     * edge grids unless the tuning said scan): the same states, and never
+     * more pair tests with the grid than without */
     struct lcn_pt *cur2 = xmalloc(sizeof(*cur2) * R * nn);
-    assert_int_equal(gpu_solver_debug_run(ctx, 0, &g, pts, &gp, 99, batches, steps, cur2, best, cnt, rep), 0);
+    struct sol_replica *rep2 = xmalloc(sizeof(*rep2) * (size_t)R);
+    int32_t *cnt2 = xmalloc(sizeof(int32_t) * R * mm);
+    struct gpu_solver_params gs = gp;
+    assert_int_equal(gpu_solver_params_parse(&gs, "evaluator=scan", err, sizeof(err)), 0);
+    assert_int_equal(gpu_solver_debug_run(ctx, 0, &g, pts, &gs, 99, batches, steps, cur2, best, cnt2, rep2), 0);
     assert_true(layout_hash(cur, (int32_t)(R * nn)) == layout_hash(cur2, (int32_t)(R * nn)));
+    assert_memory_equal(cnt, cnt2, sizeof(int32_t) * R * mm);
+    uint64_t t_ix = 0, t_scan = 0;
+    for (int32_t r = 0; r < R; r++) {
+        assert_true(rep[r].pair_tests <= rep2[r].pair_tests);
+        t_ix += rep[r].pair_tests;
+        t_scan += rep2[r].pair_tests;
+        rep2[r].pair_tests = rep[r].pair_tests;
+    }
+    assert_memory_equal(rep, rep2, sizeof(*rep) * (size_t)R);
+    twin_tests[0] = t_ix;
+    twin_tests[1] = t_scan;
+    if (strstr(tuning, "evaluator=index"))
+        fprintf(stderr, "  %s: pair tests %llu with the edge grid, %llu with the scan\n", tuning,
+                (unsigned long long)t_ix, (unsigned long long)t_scan);
     free(cur2);
+    free(rep2);
+    free(cnt2);
     solref_release(&tw);
     free(cur);
     free(best);
@@ -395,6 +420,25 @@ static void test_solver_restarts(void **st)
     /* uneven groups: five ladders of 4 in groups of 2, 2 and 1 ladders */
     solver_vs_twin_tuned(GEN_PLANTED, 30, 20, 4, 4, 24, 20,
                          "restart_steps=20,restart_node=0,groups=3,island_every=2,island_take=2");
+}
+
+/* the replicas' edge grids (issue 17) where they are forced: rebuilt after
+ * every move (index_rebuild 1), a build that does not fit (index_items 1:
+ * those replicas scan), queries that overflow small chunks (chunk 64: the
+ * scan again, and the scanning commit), wide coordinates, high degrees */
+static void test_solver_index(void **st)
+{
+    solver_vs_twin_tuned(GEN_GRID, 400, 4, 2, 4, 3, 40, "restart_steps=0,evaluator=index");
+    assert_true(twin_tests[0] < twin_tests[1]); /* the grid ran */
+    solver_vs_twin_tuned(GEN_RANDOM, 60, 4, 2, 4, 3, 40, "restart_steps=0,evaluator=index,index_rebuild=1");
+    solver_vs_twin_tuned(GEN_GRID, 400, 4, 2, 4, 3, 40, "restart_steps=0,evaluator=index,index_items=1");
+    solver_vs_twin_tuned(GEN_GRID, 1200, 2, 2, 4, 2, 30, "restart_steps=0,evaluator=index,chunk=64");
+    assert_true(twin_tests[0] < twin_tests[1]);
+    solver_vs_twin_tuned(GEN_PLANTED, 60, 4, 4, 32, 3, 20, "restart_steps=0,evaluator=index,chunk=32");
+    struct gen_params w = {.family = GEN_RANDOM, .n = 60, .width = 200000, .height = 150000, .seed = 21};
+    solver_vs_twin_graph(&w, 4, 2, 4, 3, 30, "restart_steps=0,evaluator=index,index_rebuild=8");
+    struct gen_params h = {.family = GEN_RANDOM, .n = 90, .m = 2600, .width = 3000, .height = 3000, .seed = 21};
+    solver_vs_twin_graph(&h, 2, 2, 4, 2, 20, "restart_steps=0,evaluator=index");
 }
 
 struct runlog {
@@ -839,6 +883,7 @@ int main(void)
         cmocka_unit_test(test_solver_ops),
         cmocka_unit_test(test_solver_beta_k),
         cmocka_unit_test(test_solver_restarts),
+        cmocka_unit_test(test_solver_index),
         cmocka_unit_test(test_engine_budget_residency),
         cmocka_unit_test(test_engine_concurrent_plans),
         cmocka_unit_test(test_engine_islands),
