@@ -216,12 +216,14 @@ __device__ static inline void collect_hits(const struct sol_dev &dv, struct carv
 /*
  * Exclusive prefix sums of a[0..n) in place (shared or global memory), the
  * total in sh.wsum[32]; every thread of the block calls it (blockDim a
- * multiple of 32). Ends with a barrier.
+ * multiple of 32). Starts with a barrier (each thread sums a contiguous run
+ * that other threads wrote) and ends with one.
  */
 __device__ static void block_scan(int *a, int n, struct sh_step &sh)
 {
     const int B = blockDim.x, tid = threadIdx.x, lane = tid & 31, w = tid >> 5;
     const int per = (n + B - 1) / B, lo = min(n, tid * per), hi = min(n, lo + per);
+    __syncthreads();
     int own = 0;
     for (int i = lo; i < hi; i++)
         own += a[i];
@@ -765,7 +767,6 @@ __device__ __forceinline__ static int ix_group(const struct sol_dev &dv, struct 
 {
     const int nseg = (1 + Gc) * (d + 1);
     ix_cols(dv, c, sh, k.m, p, d, g0, nseg);
-    __syncthreads();
     block_scan(c.segpre, nseg, sh);
     ix_walk(dv, c, sh, k.m, v, p, d, bx, g0, nseg, sh.wsum[32], k.lcap);
     __syncthreads();
@@ -1337,6 +1338,7 @@ struct sjob {
     int keep;  /* the commit reuses the scan's kept edges (smem_plan) */
     int ix;    /* the replicas have edge grids (sjob_ix_plan) */
     int ix_on; /* this batch queries them (else it scans; either, the same trajectory) */
+    size_t smem_ix; /* a querying launch's shared memory: smem and the query's words */
     int small; /* every coordinate within [0, GEOM_SMALL]: k_steps<1>, 32-bit orientations */
     size_t smem;
     unsigned long long batch;
@@ -1423,30 +1425,30 @@ extern "C" int gpu_fits(const struct gpu_ctx *ctx, const struct lcn_graph *g, ch
 
 /*
  * Whether the replicas get edge grids (issue 17; the knob evaluator): not
- * with `scan`; else when the grids' words and the query's segments fit the
- * shared memory without fewer blocks per SM (the replica count, and so the
- * trajectory, never depends on it) and every replica's grid fits the slot's
- * pool (gpu_config.index_bytes). Sets the grids' views in j->dv.ix.
+ * with `scan`; else when the query's words (the seen and dirty bits, the
+ * segments) fit the shared memory on top of the scan's plan and every
+ * replica's grid fits the slot's pool (gpu_config.index_bytes). A querying
+ * launch asks for the larger shared memory, a scanning one for the plan's:
+ * the replica count (sjob_plan's, from the plan) never depends on it. Sets
+ * the grids' views in j->dv.ix.
  */
 static int sjob_ix_plan(struct sjob *j, int dyn_max)
 {
     const struct lcn_graph *g = j->g;
     j->ix = j->ix_on = 0;
+    j->smem_ix = j->smem;
     if (j->gp.evaluator == GPU_EVAL_SCAN)
         return 0;
     const size_t with = smem_bytes(g->n, g->m, j->gp.W, j->G, j->dmax, j->lcap, j->keep, 1);
     if (with > (size_t)dyn_max)
         return 0;
-    int a = 0, b = 0;
-    GPU_CHECK(j->ctx, cudaOccupancyMaxActiveBlocksPerMultiprocessor(&a, steps_kernel(j), j->gp.block, j->smem));
-    GPU_CHECK(j->ctx, cudaOccupancyMaxActiveBlocksPerMultiprocessor(&b, steps_kernel(j), j->gp.block, with));
     struct sol_eix *x = &j->dv.ix;
     x->g = eix_geom_for(g->width, g->height, g->m);
     x->ncell = x->g.gx * x->g.gy;
     x->icap = (int)LCN_MIN((int64_t)j->gp.index_items * g->m, (int64_t)INT_MAX / 2);
     x->dthr = j->gp.index_rebuild > 0 ? j->gp.index_rebuild : LCN_MAX(64, g->m / 8);
     const size_t m = (size_t)g->m, per = 2 * (size_t)x->ncell + 1 + (size_t)x->icap + 2 * m;
-    if (a != b || per * (size_t)j->R > j->s->ix_ints)
+    if (per * (size_t)j->R > j->s->ix_ints)
         return 0;
     int *base = j->s->ix_pool;
     const size_t R = (size_t)j->R;
@@ -1455,7 +1457,7 @@ static int sjob_ix_plan(struct sjob *j, int dyn_max)
     x->items = x->fill + R * x->ncell;
     x->lng = x->items + R * x->icap;
     x->dirty = x->lng + R * m;
-    j->smem = with;
+    j->smem_ix = with;
     j->ix = 1;
     j->ix_on = j->gp.evaluator != GPU_EVAL_SCAN;
     return 0;
@@ -1653,8 +1655,9 @@ static int sjob_launch(struct sjob *j, int S, long long max_steps, double tscale
     if (rc)
         return rc;
     GPU_CHECK(ctx, cudaSetDevice(ctx->cfg.device));
-    steps_kernel(j)<<<j->R, j->B, j->smem, s->stream>>>(j->sp, j->dv, S, max_steps, tscale, j->dmax,
-                                                         j->G, j->lcap, j->keep, j->ix && j->ix_on);
+    const int ix = j->ix && j->ix_on;
+    steps_kernel(j)<<<j->R, j->B, ix ? j->smem_ix : j->smem, s->stream>>>(
+        j->sp, j->dv, S, max_steps, tscale, j->dmax, j->G, j->lcap, j->keep, ix);
     GPU_LAUNCHED(ctx);
     k_best<<<1, 1024, 0, s->stream>>>(j->sp, j->dv, (int64_t *)s->wtab, j->r16, j->lin, s->rk,
                                       j->batch);
