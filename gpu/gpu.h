@@ -213,9 +213,10 @@ struct gpu_solver_params {
     int32_t groups;        /* replica groups within one device's run (1..SOL_GROUPS_MAX): each
                             * its own best, table K and restarts, importing the run's elite
                             * by island_every and island_take (at most SOL_TAKE_MAX) */
-    int32_t evaluator;     /* which edges a step tests (issue 17; GPU_EVAL_*): auto (timed per
-                            * run, either gives the same trajectory), index (the replica's edge
-                            * grid, edge_index.h) or scan (every edge, box-filtered) */
+    int32_t evaluator;     /* which edges a step tests (issue 17; GPU_EVAL_*): scan (every edge,
+                            * box-filtered; the default: faster on every graph measured, docs/GPU.md),
+                            * index (the replica's edge grid, edge_index.h) or auto (both timed
+                            * during the run, the faster kept); all give the same trajectory */
     int32_t index_items;   /* the grid's cell entries per edge a replica may hold; a build that
                             * needs more leaves that replica on the scan until the next one */
     int32_t index_rebuild; /* edges moved since the build that trigger a rebuild (0: m / 8, at

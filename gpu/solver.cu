@@ -778,6 +778,8 @@ __device__ __forceinline__ static int ix_group(const struct sol_dev &dv, struct 
         return 0;
     }
     ix_keep<SMALL>(dv, c, k, p, d, sh.H, tests);
+    if (k.tid == 0)
+        sh.rep.grid_groups++;
     __syncthreads();
     scan_pairs<SMALL>(dv, c, k, sh.ib, d, g0, Gc, sh.H, tests);
     scan_nodes(c, k, v, d, bx, g0, Gc);

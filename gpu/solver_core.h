@@ -94,6 +94,8 @@ struct sol_replica {
     uint32_t op_cut[SOL_OPS]; /* op_cut[SOL_OPS - 1] = 65536 (keeps the struct free of padding) */
     uint32_t win_tried[SOL_OPS], win_gain[SOL_OPS]; /* bandit window: candidates, winners accepted with dE < 0 */
     uint64_t op_tried[SOL_OPS], op_valid[SOL_OPS], op_acc[SOL_OPS], op_imp[SOL_OPS]; /* engine_op_stats */
+    uint64_t grid_groups; /* candidate groups whose edges came from the replica's edge grid
+                           * (issue 17; the device's alone: the twin scans, like pair_tests) */
 };
 
 enum sol_lane {

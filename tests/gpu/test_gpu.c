@@ -196,8 +196,9 @@ static int32_t graph_property(const struct gen_params *p, int which)
     return v;
 }
 
-/* the last solver_vs_twin_graph's pair tests: [0] its tuning, [1] the scan */
-static uint64_t twin_tests[2];
+/* the last solver_vs_twin_graph's pair tests ([0] its tuning, [1] the
+ * scan) and candidate groups served by the edge grid */
+static uint64_t twin_tests[2], twin_grid;
 
 static void solver_vs_twin_graph(const struct gen_params *gen, int32_t R, int32_t L, int32_t W,
                                  int32_t batches, int32_t steps, const char *tuning)
@@ -213,6 +214,9 @@ static void solver_vs_twin_graph(const struct gen_params *gen, int32_t R, int32_
     gp.W = W;
     gp.block = 128;
     char err[160];
+    /* the device queries its edge grids unless the tuning says otherwise
+     * (the scan's run below must reach the same states) */
+    assert_int_equal(gpu_solver_params_parse(&gp, "evaluator=index", err, sizeof(err)), 0);
     assert_int_equal(gpu_solver_params_parse(&gp, tuning, err, sizeof(err)), 0);
     const int32_t restart_steps = gp.restart_steps;
     size_t nn = (size_t)g.n, mm = (size_t)g.m;
@@ -245,6 +249,7 @@ static void solver_vs_twin_graph(const struct gen_params *gen, int32_t R, int32_
     for (int32_t r = 0; r < R; r++) {
         struct sol_replica a = rep[r], t = tw.rep[r];
         a.pair_tests = t.pair_tests = 0; /* the kernel skips boxed-out pairs */
+        a.grid_groups = 0;                /* and the twin has no edge grid */
         if (memcmp(&a, &t, sizeof(a)) != 0) {
             fprintf(stderr, "replica %d: step %llu/%llu E %lld/%lld K %d/%d sigma %d/%d slot %d/%d valid %llu/%llu committed %llu/%llu\n",
                     r, (unsigned long long)a.step, (unsigned long long)t.step, (long long)a.E,
@@ -296,19 +301,23 @@ static void solver_vs_twin_graph(const struct gen_params *gen, int32_t R, int32_
     assert_int_equal(gpu_solver_debug_run(ctx, 0, &g, pts, &gs, 99, batches, steps, cur2, best, cnt2, rep2), 0);
     assert_true(layout_hash(cur, (int32_t)(R * nn)) == layout_hash(cur2, (int32_t)(R * nn)));
     assert_memory_equal(cnt, cnt2, sizeof(int32_t) * R * mm);
-    uint64_t t_ix = 0, t_scan = 0;
+    uint64_t t_ix = 0, t_scan = 0, grid = 0;
     for (int32_t r = 0; r < R; r++) {
         assert_true(rep[r].pair_tests <= rep2[r].pair_tests);
+        assert_true(rep2[r].grid_groups == 0);
         t_ix += rep[r].pair_tests;
         t_scan += rep2[r].pair_tests;
+        grid += rep[r].grid_groups;
         rep2[r].pair_tests = rep[r].pair_tests;
+        rep2[r].grid_groups = rep[r].grid_groups;
     }
     assert_memory_equal(rep, rep2, sizeof(*rep) * (size_t)R);
     twin_tests[0] = t_ix;
     twin_tests[1] = t_scan;
+    twin_grid = grid;
     if (strstr(tuning, "evaluator=index"))
-        fprintf(stderr, "  %s: pair tests %llu with the edge grid, %llu with the scan\n", tuning,
-                (unsigned long long)t_ix, (unsigned long long)t_scan);
+        fprintf(stderr, "  %s: pair tests %llu with the edge grid (%llu groups from it), %llu with the scan\n",
+                tuning, (unsigned long long)t_ix, (unsigned long long)grid, (unsigned long long)t_scan);
     free(cur2);
     free(rep2);
     free(cnt2);
@@ -429,11 +438,13 @@ static void test_solver_restarts(void **st)
 static void test_solver_index(void **st)
 {
     solver_vs_twin_tuned(GEN_GRID, 400, 4, 2, 4, 3, 40, "restart_steps=0,evaluator=index");
-    assert_true(twin_tests[0] < twin_tests[1]); /* the grid ran */
+    assert_true(twin_grid == 4 * 3 * 40); /* every group of every step */
     solver_vs_twin_tuned(GEN_RANDOM, 60, 4, 2, 4, 3, 40, "restart_steps=0,evaluator=index,index_rebuild=1");
+    assert_true(twin_grid > 0);
+    /* builds that may not fit: those replicas scan until the next one */
     solver_vs_twin_tuned(GEN_GRID, 400, 4, 2, 4, 3, 40, "restart_steps=0,evaluator=index,index_items=1");
     solver_vs_twin_tuned(GEN_GRID, 1200, 2, 2, 4, 2, 30, "restart_steps=0,evaluator=index,chunk=64");
-    assert_true(twin_tests[0] < twin_tests[1]);
+    assert_true(twin_grid > 0 && twin_grid < 2 * 2 * 30); /* some queries overflowed */
     solver_vs_twin_tuned(GEN_PLANTED, 60, 4, 4, 32, 3, 20, "restart_steps=0,evaluator=index,chunk=32");
     struct gen_params w = {.family = GEN_RANDOM, .n = 60, .width = 200000, .height = 150000, .seed = 21};
     solver_vs_twin_graph(&w, 4, 2, 4, 3, 30, "restart_steps=0,evaluator=index,index_rebuild=8");
