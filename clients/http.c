@@ -132,7 +132,17 @@ struct xfer {
     size_t cap;
     const struct lcnhttp_stream *s; /* NULL for plain requests */
     int decided;                    /* the status and content type have been looked at */
+    size_t max;                     /* plain requests: the largest body taken */
+    int too_large;                  /* the body grew past max: the transfer was cut */
 };
+
+/* The largest answer to a request for path (http.h). */
+static size_t answer_max(const char *path)
+{
+    size_t n = strcspn(path, "?"), k = strlen("/solution");
+    return n >= k && memcmp(path + n - k, "/solution", k) == 0 ? LCNHTTP_MAX_SOLUTION
+                                                               : LCNHTTP_MAX_ANSWER;
+}
 
 static void body_add(struct xfer *x, const char *p, size_t n)
 {
@@ -167,6 +177,10 @@ static size_t on_write(char *p, size_t size, size_t nmemb, void *arg)
             return 0; /* makes curl stop with CURLE_WRITE_ERROR */
         }
         return n;
+    }
+    if (x->r->len + n > x->max) {
+        x->too_large = 1;
+        return 0; /* makes curl stop with CURLE_WRITE_ERROR */
     }
     body_add(x, p, n);
     return n;
@@ -245,7 +259,7 @@ static int request_once(struct lcnhttp *h, const char *method, const char *path,
 {
     memset(r, 0, sizeof *r);
     char errbuf[CURL_ERROR_SIZE] = "";
-    struct xfer x = {h->curl, r, 0, NULL, 0};
+    struct xfer x = {h->curl, r, 0, NULL, 0, answer_max(path), 0};
     struct curl_slist *hdr = setup(h, &x, method, path, body, len, errbuf);
     hdr = curl_slist_append(hdr, "Accept: application/json");
     curl_easy_setopt(h->curl, CURLOPT_HTTPHEADER, hdr);
@@ -255,6 +269,10 @@ static int request_once(struct lcnhttp *h, const char *method, const char *path,
         decide(&x); /* an empty body */
     if (rc != CURLE_OK) {
         fail_msg(h, r, rc, errbuf);
+        if (x.too_large)
+            snprintf(r->err, sizeof r->err, "%s: the answer is larger than %zu MiB: not lcnd?",
+                     h->base, x.max >> 20);
+        lcnhttp_resp_release(r);
         r->status = 0;
         return LCN_EIO;
     }
@@ -309,7 +327,7 @@ int lcnhttp_stream(struct lcnhttp *h, const char *path, const struct lcnhttp_str
 {
     memset(r, 0, sizeof *r);
     char errbuf[CURL_ERROR_SIZE] = "";
-    struct xfer x = {h->curl, r, 0, s, 0};
+    struct xfer x = {h->curl, r, 0, s, 0, LCNHTTP_MAX_ANSWER, 0};
     struct curl_slist *hdr = setup(h, &x, "GET", path, NULL, 0, errbuf);
     hdr = curl_slist_append(hdr, "Accept: text/event-stream");
     if (s->last_event_id) {

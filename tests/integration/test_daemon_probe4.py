@@ -5,13 +5,17 @@ graphs only; bounds on time are liveness bounds for a loaded machine.
 """
 
 import os
+import resource
+import socket
 import sqlite3
+import subprocess
 import sys
+import threading
 import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from lcnd_harness import WAIT, Daemon, gen_graph, need_binaries  # noqa: E402
+from lcnd_harness import LCNCTL, WAIT, Daemon, gen_graph, need_binaries  # noqa: E402
 
 
 class ShutdownWithStuckStore(unittest.TestCase):
@@ -46,6 +50,67 @@ class ShutdownWithStuckStore(unittest.TestCase):
         d.start()
         self.assertIn(d.status(job)["state"], ("queued", "running"))
         self.assertEqual(d.stop(), 0)
+
+
+class EndlessServer:
+    """A server on a loopback port that answers every request 200 with an
+    application/json body that never ends (chunked)."""
+
+    def __init__(self):
+        self.s = socket.socket()
+        self.s.bind(("127.0.0.1", 0))
+        self.s.listen(8)
+        self.port = self.s.getsockname()[1]
+        self.done = threading.Event()
+        threading.Thread(target=self.serve, daemon=True).start()
+
+    def serve(self):
+        while not self.done.is_set():
+            try:
+                c, _ = self.s.accept()
+            except OSError:
+                return
+            threading.Thread(target=self.answer, args=(c,), daemon=True).start()
+
+    def answer(self, c):
+        try:
+            c.recv(65536)
+            c.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+                      b"Transfer-Encoding: chunked\r\n\r\n")
+            chunk = b"[" * (1 << 20)
+            while not self.done.is_set():
+                c.sendall(b"%x\r\n" % len(chunk) + chunk + b"\r\n")
+        except OSError:
+            pass
+        finally:
+            c.close()
+
+    def close(self):
+        self.done.set()
+        self.s.close()
+
+
+def limit_memory():
+    # 1 GiB of address space: lcnctl holding an endless answer dies of it
+    resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))
+
+
+class LcnctlEndlessAnswer(unittest.TestCase):
+    """lcnctl held a whole answer in memory however large it grew: against
+    a server sending an endless body, `lcnctl get` reached 2.8 GB of
+    resident memory in 15 s and went on until memory ran out. An answer is
+    now cut past 64 MiB (2 GiB for a solution) with exit status 4."""
+
+    def test_endless_answer_is_cut(self):
+        need_binaries(self)
+        srv = EndlessServer()
+        self.addCleanup(srv.close)
+        for cmd in (["get", "j0000000000000001"], ["list"], ["wait", "j0000000000000001"]):
+            p = subprocess.run([LCNCTL, "--server", "127.0.0.1:%d" % srv.port] + cmd,
+                               capture_output=True, text=True, timeout=WAIT,
+                               preexec_fn=limit_memory)
+            self.assertEqual(p.returncode, 4, (cmd, p.returncode, p.stderr[-500:]))
+            self.assertIn("larger than 64 MiB", p.stderr)
 
 
 if __name__ == "__main__":
