@@ -13,6 +13,7 @@ import sys
 import threading
 import time
 import unittest
+from concurrent.futures import ThreadPoolExecutor
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from lcnd_harness import LCNCTL, WAIT, Daemon, gen_graph, need_binaries  # noqa: E402
@@ -49,6 +50,39 @@ class ShutdownWithStuckStore(unittest.TestCase):
         # nothing was lost that a client was told: the job resumes
         d.start()
         self.assertIn(d.status(job)["state"], ("queued", "running"))
+        self.assertEqual(d.stop(), 0)
+
+
+class SolutionOfJobDeletedByRetention(unittest.TestCase):
+    """A solution (or picture) of a finished job asked for just before
+    retention deleted the job is rendered on the thread pool, which reads
+    the job's rows from the store: when they were gone by then, the answer
+    was 409 no_solution ("no validated layout exists for this job"; 8 of
+    12 requests in the probe), or 503 not_ready when they went between the
+    layout and the request. Either told the client to come back later for
+    a job that no longer exists; the API's answer is 404."""
+
+    def test_render_after_retention_is_404(self):
+        need_binaries(self)
+        d = Daemon("--retain-jobs", "1", "--cpu-workers", "1")
+        self.addCleanup(d.cleanup)
+        d.start()
+        old = d.submit(gen_graph(nodes=5000), budget_s=3)
+        self.assertEqual(d.wait(old)["state"], "succeeded")
+        # the next job to finish makes retention delete the old one, while
+        # the renders of the old one's picture queue on the thread pool
+        new = d.submit(gen_graph(nodes=30), budget_s=1)
+        d.wait(new, states=("running",))
+        with ThreadPoolExecutor(16) as ex:
+            fs = [ex.submit(d.get, "/jobs/%s/solution.svg" % old) for _ in range(12)]
+            fs += [ex.submit(d.get, "/jobs/%s/solution" % old) for _ in range(4)]
+            d.wait(new)
+            got = [f.result() for f in fs]
+        self.assertEqual(d.get("/jobs/" + old).status, 404)
+        for r in got:
+            self.assertIn(r.status, (200, 404), r.body[:200])
+            if r.status == 404:
+                self.assertEqual(r.json()["error"]["code"], "not_found")
         self.assertEqual(d.stop(), 0)
 
 
