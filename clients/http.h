@@ -37,7 +37,11 @@ struct lcnhttp {
  * a solution (a path ending in /solution) is at most the submitted graph
  * (max_body_bytes, at most 1 GiB) with its coordinates, every other lcnd
  * answer a few MiB (500 statuses, 1000 events). A server that sends more
- * is not lcnd, and lcnctl does not grow until memory runs out. */
+ * is not lcnd, and lcnctl does not grow until memory runs out. Nor does
+ * it wait for ever on a server that trickles: once an answer's header has
+ * come, its body must arrive within 10 s plus its size at 64 KiB/s (lcnd
+ * sends an answer from memory in one go); no byte at all for 60 s is a
+ * stall, before the header too. */
 #define LCNHTTP_MAX_ANSWER   ((size_t)64 << 20)
 #define LCNHTTP_MAX_SOLUTION ((size_t)2 << 30)
 

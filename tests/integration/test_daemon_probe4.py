@@ -88,9 +88,11 @@ class SolutionOfJobDeletedByRetention(unittest.TestCase):
 
 class EndlessServer:
     """A server on a loopback port that answers every request 200 with an
-    application/json body that never ends (chunked)."""
+    application/json body that never ends (chunked): as fast as it can, or
+    (trickle) one byte every 0.2 s."""
 
-    def __init__(self):
+    def __init__(self, trickle=False):
+        self.trickle = trickle
         self.s = socket.socket()
         self.s.bind(("127.0.0.1", 0))
         self.s.listen(8)
@@ -111,9 +113,11 @@ class EndlessServer:
             c.recv(65536)
             c.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
                       b"Transfer-Encoding: chunked\r\n\r\n")
-            chunk = b"[" * (1 << 20)
+            chunk = b"[" if self.trickle else b"[" * (1 << 20)
             while not self.done.is_set():
                 c.sendall(b"%x\r\n" % len(chunk) + chunk + b"\r\n")
+                if self.trickle:
+                    time.sleep(0.2)
         except OSError:
             pass
         finally:
@@ -145,6 +149,26 @@ class LcnctlEndlessAnswer(unittest.TestCase):
                                preexec_fn=limit_memory)
             self.assertEqual(p.returncode, 4, (cmd, p.returncode, p.stderr[-500:]))
             self.assertIn("larger than 64 MiB", p.stderr)
+
+
+
+class LcnctlTrickledAnswer(unittest.TestCase):
+    """A server that sends a byte of its answer now and then never trips
+    lcnctl's stall rule (no byte for 60 s): at 2 bytes a second, `lcnctl
+    get` was still waiting after 100 s, and would have for as long as the
+    server went on. An answer's body must now come within 10 s plus its
+    size at 64 KiB/s of its header (exit status 4 otherwise)."""
+
+    def test_trickled_answer_is_cut(self):
+        need_binaries(self)
+        srv = EndlessServer(trickle=True)
+        self.addCleanup(srv.close)
+        t0 = time.time()
+        p = subprocess.run([LCNCTL, "--server", "127.0.0.1:%d" % srv.port, "get",
+                            "j0000000000000001"], capture_output=True, text=True, timeout=45)
+        self.assertEqual(p.returncode, 4, p.stderr[-500:])
+        self.assertIn("less than 64 KiB/s", p.stderr)
+        self.assertLess(time.time() - t0, 45)
 
 
 if __name__ == "__main__":
