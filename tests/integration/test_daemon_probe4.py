@@ -6,6 +6,7 @@ graphs only; bounds on time are liveness bounds for a loaded machine.
 
 import os
 import resource
+import shutil
 import socket
 import sqlite3
 import subprocess
@@ -16,7 +17,7 @@ import unittest
 from concurrent.futures import ThreadPoolExecutor
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from lcnd_harness import LCNCTL, WAIT, Daemon, gen_graph, need_binaries  # noqa: E402
+from lcnd_harness import LCNCTL, WAIT, Daemon, gen_graph, need_binaries, tiny_graph  # noqa: E402
 
 
 class ShutdownWithStuckStore(unittest.TestCase):
@@ -84,6 +85,38 @@ class SolutionOfJobDeletedByRetention(unittest.TestCase):
             if r.status == 404:
                 self.assertEqual(r.json()["error"]["code"], "not_found")
         self.assertEqual(d.stop(), 0)
+
+
+class StateDirReplaced(unittest.TestCase):
+    """A state directory renamed away and made anew under a running daemon
+    (or its jobs.db deleted): the daemon went on committing into the old
+    file, which no later start reads, and answered POST /jobs 201 and
+    /readyz ready; a second daemon then started on the same path (the old
+    directory's lock no longer covers it) and issued j0000000000000001
+    again. The store now counts as failing once its file is no longer
+    the one it opened: 503 and not ready, so nothing is acknowledged that
+    a restart would not find."""
+
+    def test_commits_refused_after_replacement(self):
+        need_binaries(self)
+        d = Daemon("--shutdown-timeout-s", "1")
+        self.addCleanup(d.cleanup)
+        self.addCleanup(shutil.rmtree, d.dir + ".old", True)
+        d.start()
+        a = d.submit(tiny_graph(), budget_s=0.2)
+        self.assertEqual(d.wait(a)["state"], "succeeded")
+        os.rename(d.dir, d.dir + ".old")
+        os.makedirs(d.dir)
+        r = d.request("POST", "/jobs", body={"graph": tiny_graph(), "budget_s": 0.2})
+        self.assertEqual(r.status, 503, r.body[:300])
+        self.assertEqual(r.json()["error"]["code"], "not_ready")
+        r = d.get("/readyz")
+        self.assertEqual(r.status, 503, r.body)
+        self.assertEqual(r.json()["store"], "unhealthy")
+        self.assertEqual(d.get("/jobs/" + a).status, 200)  # reads go on
+        self.assertEqual(d.stop(), 0)
+        with open(os.path.join(d.dir + ".old", "lcnd.log")) as f:
+            self.assertIn("was removed or replaced", f.read())
 
 
 class EndlessServer:
