@@ -142,7 +142,7 @@ struct xfer {
     int decided;                    /* the status and content type have been looked at */
     size_t max;                     /* plain requests: the largest body taken */
     int too_large;                  /* the body grew past max: the transfer was cut */
-    int64_t header_ns;              /* when the answer's first header line came (0: not yet) */
+    int64_t header_ns;              /* when the final answer's header ended (0: not yet) */
     int too_slow;                   /* plain requests: the body came too slowly: cut */
 };
 
@@ -215,8 +215,13 @@ static size_t on_header(char *p, size_t size, size_t nmemb, void *arg)
 {
     struct xfer *x = arg;
     size_t n = size * nmemb;
-    if (!x->header_ns)
-        x->header_ns = lcn_now_ns();
+    if (!x->header_ns && (n == 2 || n == 1) && (p[0] == '\r' || p[0] == '\n')) {
+        /* the end of a header block: a final answer's, not a 1xx one's */
+        long code = 0;
+        curl_easy_getinfo(x->curl, CURLINFO_RESPONSE_CODE, &code);
+        if (code >= 200)
+            x->header_ns = lcn_now_ns();
+    }
     static const char ra[] = "retry-after:";
     if (n > sizeof ra - 1 && strncasecmp(p, ra, sizeof ra - 1) == 0) {
         const char *v = p + sizeof ra - 1;
