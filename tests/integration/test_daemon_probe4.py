@@ -185,6 +185,26 @@ class LcnctlEndlessAnswer(unittest.TestCase):
 
 
 
+class PythonClientEndlessAnswer(unittest.TestCase):
+    """lcn_client read a whole answer (resp.read()) and a whole stream line
+    however large: the same endless server grew it until memory ran out.
+    It now raises ConnectionError past 64 MiB."""
+
+    def test_endless_answer_raises(self):
+        srv = EndlessServer()
+        self.addCleanup(srv.close)
+        pkg = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "clients",
+                           "python")
+        code = ("import sys; from lcn_client import Client\n"
+                "try:\n    Client('127.0.0.1:%d').status('j0000000000000001')\n"
+                "except ConnectionError as e:\n    print(e); sys.exit(4)\n" % srv.port)
+        p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                           timeout=WAIT, preexec_fn=limit_memory,
+                           env=dict(os.environ, PYTHONPATH=pkg))
+        self.assertEqual(p.returncode, 4, p.stderr[-500:])
+        self.assertIn("larger than 64 MiB", p.stdout)
+
+
 class LcnctlTrickledAnswer(unittest.TestCase):
     """A server that sends a byte of its answer now and then never trips
     lcnctl's stall rule (no byte for 60 s): at 2 bytes a second, `lcnctl
