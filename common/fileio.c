@@ -99,10 +99,31 @@ static int sync_dir(const char *path)
     return rc;
 }
 
+/* Writes into what is at path as it is (fileio.h: a device, a FIFO, ...). */
+static int write_in_place(const char *path, const void *data, size_t len, char *err,
+                          size_t errlen)
+{
+    int fd = open(path, O_WRONLY | O_NOCTTY | O_CLOEXEC);
+    if (fd < 0)
+        return fail(err, errlen, LCN_EIO, "cannot open '%s': %s", path, strerror(errno));
+    int rc = write_all(fd, data, len);
+    int e = errno;
+    if (close(fd) != 0 && rc == 0) {
+        rc = -1;
+        e = errno;
+    }
+    if (rc)
+        return fail(err, errlen, LCN_EIO, "cannot write '%s': %s", path, strerror(e));
+    return 0;
+}
+
 int lcn_write_atomic(const char *path, const void *data, size_t len, char *err, size_t errlen)
 {
     if (!path || !*path) /* as open("") would say; the temp name would land in "." */
         return fail(err, errlen, LCN_EIO, "cannot write '': %s", strerror(ENOENT));
+    struct stat at;
+    if (stat(path, &at) == 0 && !S_ISREG(at.st_mode) && !S_ISDIR(at.st_mode))
+        return write_in_place(path, data, len, err, errlen);
     char *tmp;
     int fd = create_temp(path, &tmp);
     if (fd < 0) {

@@ -21,7 +21,11 @@
  * A new file gets the mode fopen would give it (0666 less the umask); an
  * existing regular file keeps its rwx permission bits (not its owner, nor
  * setuid, setgid or sticky). A symbolic link at path is replaced by the
- * file, not followed.
+ * file, not followed. What is neither a regular file nor a directory (a
+ * device, a FIFO, a socket, a terminal; /dev/null, /dev/stdout when it
+ * names a pipe or a terminal) is written in place instead, without a
+ * temporary file: a rename over it replaced the node itself (run as root,
+ * `--out /dev/null` turned /dev/null into a regular file).
  *
  * Returns 0 on success. On failure (an empty path included) returns LCN_EIO,
  * writes a lower-case message naming the path and the system's
