@@ -121,6 +121,30 @@ class StateDirReplaced(unittest.TestCase):
             self.assertIn("was removed or replaced", f.read())
 
 
+class LcnctlShowsNamesSafely(unittest.TestCase):
+    """A job's name is any submitter's text (128 bytes without NUL); the
+    log escapes its control bytes, but `lcnctl list` and `lcnctl get`
+    printed it raw, so a name could retitle an operator's terminal, clear
+    it or forge lines of the listing (ESC, CR, LF measured coming through).
+    They now print control bytes as \\xNN."""
+
+    def test_control_bytes_escaped(self):
+        need_binaries(self)
+        d = Daemon()
+        self.addCleanup(d.cleanup)
+        d.start()
+        job = d.submit(tiny_graph(), budget_s=0.1, name="\x1b]0;pwned\x07\x1b[2J\r\nFAKE")
+        d.wait(job)
+        for cmd in (["list"], ["get", job]):
+            p = subprocess.run([LCNCTL, "--server", d.addr] + cmd, capture_output=True,
+                               timeout=WAIT)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            for bad in (b"\x1b", b"\x07", b"\r"):
+                self.assertNotIn(bad, p.stdout, cmd)
+            self.assertIn(b"\\x1b]0;pwned\\x07\\x1b[2J\\x0d\\x0aFAKE", p.stdout, cmd)
+        self.assertEqual(d.stop(), 0)
+
+
 class EndlessServer:
     """A server on a loopback port that answers every request 200 with an
     application/json body that never ends (chunked): as fast as it can, or
