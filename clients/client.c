@@ -187,6 +187,22 @@ const char *client_str(const json_t *o, const char *key)
     return json_string_value(json_object_get(o, key));
 }
 
+const char *client_printable(const char *s, char *buf, size_t len)
+{
+    size_t o = 0;
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        int ctl = *p < 0x20 || *p == 0x7f;
+        if (o + (ctl ? 4 : 1) >= len)
+            break;
+        if (ctl)
+            o += (size_t)snprintf(buf + o, len - o, "\\x%02x", *p);
+        else
+            buf[o++] = (char)*p;
+    }
+    buf[o] = '\0';
+    return buf;
+}
+
 double client_num(const json_t *o, const char *key, double dflt)
 {
     json_t *v = json_object_get(o, key);

@@ -76,6 +76,10 @@ void client_print_summary(FILE *f, const json_t *status);
 
 /* String member, or NULL when absent or not a string. */
 const char *client_str(const json_t *o, const char *key);
+/* s for a terminal: its control bytes (below 0x20, and 0x7f) as \xNN, so a
+ * job's name (any submitter's text) cannot send escape sequences or forge
+ * lines; at most len - 1 bytes (cut whole) in buf, which it returns. */
+const char *client_printable(const char *s, char *buf, size_t len);
 /* Number member (integer or real), or dflt. */
 double client_num(const json_t *o, const char *key, double dflt);
 

@@ -404,14 +404,16 @@ static const char get_exit_status[] =
 static void print_field(const char *key, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
+/* One line of a status; what the server sent (a job's name: anyone's
+ * text) is made printable first. */
 static void print_field(const char *key, const char *fmt, ...)
 {
+    char text[1024], safe[1024];
     va_list ap;
     va_start(ap, fmt);
-    printf("%-12s ", key);
-    vprintf(fmt, ap);
-    putchar('\n');
+    vsnprintf(text, sizeof text, fmt, ap);
     va_end(ap);
+    printf("%-12s %s\n", key, client_printable(text, safe, sizeof safe));
 }
 
 static const char *or_dash(const char *s)
@@ -694,9 +696,14 @@ static int cmd_list(const struct lcnctl_cmd *cmd, const struct lcnctl_args *a)
             client_format_tuple(tuple, sizeof tuple, json_object_get(j, "best"));
             snprintf(eb, sizeof eb, "%.1f/%g s", client_num(j, "elapsed_s", 0),
                      client_num(j, "budget_s", 0));
-            printf("%-18s %-11s %-7s %17s  %-32s %s\n", or_dash(client_str(j, "id")),
-                   or_dash(client_str(j, "state")), or_dash(client_str(j, "backend")), eb, tuple,
-                   client_str(j, "name") ? client_str(j, "name") : "");
+            char sid[64], sstate[64], sbackend[64], sname[600];
+            printf("%-18s %-11s %-7s %17s  %-32s %s\n",
+                   client_printable(or_dash(client_str(j, "id")), sid, sizeof sid),
+                   client_printable(or_dash(client_str(j, "state")), sstate, sizeof sstate),
+                   client_printable(or_dash(client_str(j, "backend")), sbackend, sizeof sbackend),
+                   eb, tuple,
+                   client_printable(client_str(j, "name") ? client_str(j, "name") : "", sname,
+                                    sizeof sname));
         }
         const char *next = client_str(page, "next_before");
         if (next)

@@ -21,6 +21,14 @@
 #define CONNECT_TIMEOUT_S 10L
 #define STALL_TIMEOUT_S   60L
 
+/* A plain answer's body, once its header has come, must arrive within
+ * ANSWER_GRACE_S plus its size at ANSWER_MIN_RATE bytes a second (http.h):
+ * lcnd sends an answer from memory in one go, while a server trickling a
+ * byte now and then kept lcnctl for hours (the stall rule above never
+ * fires while bytes come). */
+#define ANSWER_GRACE_S  10.0
+#define ANSWER_MIN_RATE 65536.0
+
 static char *read_token_file(const char *path, char *err, size_t errlen)
 {
     FILE *f = fopen(path, "r");
@@ -132,7 +140,19 @@ struct xfer {
     size_t cap;
     const struct lcnhttp_stream *s; /* NULL for plain requests */
     int decided;                    /* the status and content type have been looked at */
+    size_t max;                     /* plain requests: the largest body taken */
+    int too_large;                  /* the body grew past max: the transfer was cut */
+    int64_t header_ns;              /* when the final answer's header ended (0: not yet) */
+    int too_slow;                   /* plain requests: the body came too slowly: cut */
 };
+
+/* The largest answer to a request for path (http.h). */
+static size_t answer_max(const char *path)
+{
+    size_t n = strcspn(path, "?"), k = strlen("/solution");
+    return n >= k && memcmp(path + n - k, "/solution", k) == 0 ? LCNHTTP_MAX_SOLUTION
+                                                               : LCNHTTP_MAX_ANSWER;
+}
 
 static void body_add(struct xfer *x, const char *p, size_t n)
 {
@@ -168,14 +188,40 @@ static size_t on_write(char *p, size_t size, size_t nmemb, void *arg)
         }
         return n;
     }
+    if (x->r->len + n > x->max) {
+        x->too_large = 1;
+        return 0; /* makes curl stop with CURLE_WRITE_ERROR */
+    }
     body_add(x, p, n);
     return n;
+}
+
+/* Plain requests: cuts an answer whose body comes too slowly (ANSWER_*). */
+static int on_progress(void *arg, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal,
+                       curl_off_t ulnow)
+{
+    (void)dltotal, (void)ultotal, (void)ulnow;
+    struct xfer *x = arg;
+    if (x->s || !x->header_ns)
+        return 0;
+    double t = (double)(lcn_now_ns() - x->header_ns) / 1e9;
+    if (t <= ANSWER_GRACE_S + (double)dlnow / ANSWER_MIN_RATE)
+        return 0;
+    x->too_slow = 1;
+    return 1; /* makes curl stop with CURLE_ABORTED_BY_CALLBACK */
 }
 
 static size_t on_header(char *p, size_t size, size_t nmemb, void *arg)
 {
     struct xfer *x = arg;
     size_t n = size * nmemb;
+    if (!x->header_ns && (n == 2 || n == 1) && (p[0] == '\r' || p[0] == '\n')) {
+        /* the end of a header block: a final answer's, not a 1xx one's */
+        long code = 0;
+        curl_easy_getinfo(x->curl, CURLINFO_RESPONSE_CODE, &code);
+        if (code >= 200)
+            x->header_ns = lcn_now_ns();
+    }
     static const char ra[] = "retry-after:";
     if (n > sizeof ra - 1 && strncasecmp(p, ra, sizeof ra - 1) == 0) {
         const char *v = p + sizeof ra - 1;
@@ -210,6 +256,9 @@ static struct curl_slist *setup(struct lcnhttp *h, struct xfer *x, const char *m
     curl_easy_setopt(c, CURLOPT_WRITEDATA, x);
     curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, on_header);
     curl_easy_setopt(c, CURLOPT_HEADERDATA, x);
+    curl_easy_setopt(c, CURLOPT_XFERINFOFUNCTION, on_progress);
+    curl_easy_setopt(c, CURLOPT_XFERINFODATA, x);
+    curl_easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
     struct curl_slist *hdr = NULL;
     if (h->token) {
         size_t n = strlen(h->token) + 32;
@@ -245,7 +294,7 @@ static int request_once(struct lcnhttp *h, const char *method, const char *path,
 {
     memset(r, 0, sizeof *r);
     char errbuf[CURL_ERROR_SIZE] = "";
-    struct xfer x = {h->curl, r, 0, NULL, 0};
+    struct xfer x = {h->curl, r, 0, NULL, 0, answer_max(path), 0, 0, 0};
     struct curl_slist *hdr = setup(h, &x, method, path, body, len, errbuf);
     hdr = curl_slist_append(hdr, "Accept: application/json");
     curl_easy_setopt(h->curl, CURLOPT_HTTPHEADER, hdr);
@@ -255,6 +304,14 @@ static int request_once(struct lcnhttp *h, const char *method, const char *path,
         decide(&x); /* an empty body */
     if (rc != CURLE_OK) {
         fail_msg(h, r, rc, errbuf);
+        if (x.too_large)
+            snprintf(r->err, sizeof r->err, "%s: the answer is larger than %zu MiB: not lcnd?",
+                     h->base, x.max >> 20);
+        if (x.too_slow)
+            snprintf(r->err, sizeof r->err,
+                     "%s: the answer came at less than %.0f KiB/s after its header: not lcnd?",
+                     h->base, ANSWER_MIN_RATE / 1024);
+        lcnhttp_resp_release(r);
         r->status = 0;
         return LCN_EIO;
     }
@@ -309,7 +366,7 @@ int lcnhttp_stream(struct lcnhttp *h, const char *path, const struct lcnhttp_str
 {
     memset(r, 0, sizeof *r);
     char errbuf[CURL_ERROR_SIZE] = "";
-    struct xfer x = {h->curl, r, 0, s, 0};
+    struct xfer x = {h->curl, r, 0, s, 0, LCNHTTP_MAX_ANSWER, 0, 0, 0};
     struct curl_slist *hdr = setup(h, &x, "GET", path, NULL, 0, errbuf);
     hdr = curl_slist_append(hdr, "Accept: text/event-stream");
     if (s->last_event_id) {

@@ -32,6 +32,19 @@ struct lcnhttp {
 #define LCNHTTP_RETRY_DEFAULT_S 5
 #define LCNHTTP_RETRY_MAX_S     60
 
+/* The largest answer body lcnhttp_request takes (past it the transfer is
+ * cut and the call fails like an unreachable server, with err saying so):
+ * a solution (a path ending in /solution) is at most the submitted graph
+ * (max_body_bytes, at most 1 GiB) with its coordinates, every other lcnd
+ * answer a few MiB (500 statuses, 1000 events). A server that sends more
+ * is not lcnd, and lcnctl does not grow until memory runs out. Nor does
+ * it wait for ever on a server that trickles: once an answer's header has
+ * come, its body must arrive within 10 s plus its size at 64 KiB/s (lcnd
+ * sends an answer from memory in one go); no byte at all for 60 s is a
+ * stall, before the header too. */
+#define LCNHTTP_MAX_ANSWER   ((size_t)64 << 20)
+#define LCNHTTP_MAX_SOLUTION ((size_t)2 << 30)
+
 /* A response. status is 0 when no response arrived (err says why). */
 struct lcnhttp_resp {
     long status;

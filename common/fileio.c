@@ -99,10 +99,85 @@ static int sync_dir(const char *path)
     return rc;
 }
 
+/* Writes into what is at path as it is (fileio.h: a device, a FIFO, a name
+ * of a descriptor). A regular file reached so is truncated first. */
+static int write_in_place(const char *path, int is_reg, const void *data, size_t len, char *err,
+                          size_t errlen)
+{
+    int fd = open(path, O_WRONLY | (is_reg ? O_TRUNC : 0) | O_NOCTTY | O_CLOEXEC);
+    if (fd < 0)
+        return fail(err, errlen, LCN_EIO, "cannot open '%s': %s", path, strerror(errno));
+    int rc = write_all(fd, data, len);
+    int e = errno;
+    if (close(fd) != 0 && rc == 0) {
+        rc = -1;
+        e = errno;
+    }
+    if (rc)
+        return fail(err, errlen, LCN_EIO, "cannot write '%s': %s", path, strerror(e));
+    return 0;
+}
+
+/* Whether path names an open descriptor (fileio.h): a path in /proc or
+ * /dev/fd, or a symbolic link into /proc (/dev/stdout). */
+static int names_descriptor(const char *path)
+{
+    if (!strncmp(path, "/proc/", 6) || !strncmp(path, "/dev/fd/", 8))
+        return 1;
+    char link[16];
+    ssize_t n = readlink(path, link, sizeof link - 1);
+    return n >= 6 && !strncmp(link, "/proc/", 6);
+}
+
+/* This process's descriptor that path names (/proc/self/fd/N, /dev/fd/N,
+ * or a link to one: /dev/stdout), or -1. */
+static int own_descriptor(const char *path)
+{
+    char link[64];
+    const char *p = path;
+    ssize_t n = readlink(path, link, sizeof link - 1);
+    if (n > 0 && strncmp(path, "/proc/", 6) && strncmp(path, "/dev/fd/", 8)) {
+        link[n] = '\0';
+        p = link;
+    }
+    const char *num = !strncmp(p, "/proc/self/fd/", 14) ? p + 14
+                      : !strncmp(p, "/dev/fd/", 8)      ? p + 8
+                                                        : NULL;
+    if (!num || !*num || strlen(num) > 6 || strspn(num, "0123456789") != strlen(num))
+        return -1;
+    int fd = atoi(num);
+    return fcntl(fd, F_GETFD) == -1 ? -1 : fd;
+}
+
+/* What is at path, when it is to be written in place rather than replaced
+ * (fileio.h); 0 when not. */
+static int in_place(const char *path, const void *data, size_t len, char *err, size_t errlen,
+                    int *done)
+{
+    struct stat at;
+    *done = 0;
+    if (stat(path, &at) != 0 || S_ISDIR(at.st_mode))
+        return 0;
+    int desc = names_descriptor(path);
+    if (S_ISREG(at.st_mode) && !desc)
+        return 0;
+    *done = 1;
+    int own = desc ? own_descriptor(path) : -1;
+    if (own < 0)
+        return write_in_place(path, S_ISREG(at.st_mode), data, len, err, errlen);
+    /* the descriptor itself, at its offset: as a write to stdout would */
+    if (write_all(own, data, len) != 0)
+        return fail(err, errlen, LCN_EIO, "cannot write '%s': %s", path, strerror(errno));
+    return 0;
+}
+
 int lcn_write_atomic(const char *path, const void *data, size_t len, char *err, size_t errlen)
 {
     if (!path || !*path) /* as open("") would say; the temp name would land in "." */
         return fail(err, errlen, LCN_EIO, "cannot write '': %s", strerror(ENOENT));
+    int done, rc = in_place(path, data, len, err, errlen, &done);
+    if (done)
+        return rc;
     char *tmp;
     int fd = create_temp(path, &tmp);
     if (fd < 0) {

@@ -21,7 +21,16 @@
  * A new file gets the mode fopen would give it (0666 less the umask); an
  * existing regular file keeps its rwx permission bits (not its owner, nor
  * setuid, setgid or sticky). A symbolic link at path is replaced by the
- * file, not followed.
+ * file, not followed. What is neither a regular file nor a directory (a
+ * device, a FIFO, a socket, a terminal; /dev/null, /dev/stdout when it
+ * names a pipe or a terminal) is written in place instead, without a
+ * temporary file: a rename over it replaced the node itself (run as root,
+ * `--out /dev/null` turned /dev/null into a regular file). So is a name of
+ * an open descriptor (/dev/stdout, /dev/fd/N, /proc/self/fd/N: a path in
+ * /proc or /dev/fd, or a symbolic link into /proc), whatever it is open
+ * on: one of this process's own descriptors (/dev/stdout) is written
+ * through that descriptor at its offset, as a write to stdout would be, so
+ * `-o /dev/stdout > file` fills the file and leaves /dev/stdout a link.
  *
  * Returns 0 on success. On failure (an empty path included) returns LCN_EIO,
  * writes a lower-case message naming the path and the system's

@@ -600,6 +600,13 @@ static void warm_done(uv_work_t *w, int status)
 {
     (void)status;
     struct parse_work *pw = w->data;
+    if (pw->src->status && !jobs_find(pw->a->jobs, pw->src->id)) {
+        /* retention deleted the job while its rows were read */
+        char id[24];
+        job_id_format(pw->src->id, id, sizeof id);
+        pw->rc = warm_refuse(pw, 422, "init_from_unusable");
+        snprintf(pw->err.msg, sizeof pw->err.msg, "no job %s (deleted by retention)", id);
+    }
     source_release(pw->src);
     free(pw->src);
     pw->src = NULL;
@@ -830,6 +837,7 @@ enum render_kind { RENDER_JSON, RENDER_SVG };
 
 struct render_work {
     uv_work_t w;
+    struct api *a;
     struct http_req *r;
     enum render_kind kind;
     struct source src;
@@ -915,7 +923,11 @@ static void render_done(uv_work_t *w, int status)
     source_release(&rw->src);
     if (rw->r) {
         http_set_cancel(rw->r, NULL, NULL);
-        if (rw->status == 200 && http_answer_budget_spent(rw->r, rw->len)) {
+        if (rw->status != 200 && !jobs_find(rw->a->jobs, rw->src.id)) {
+            /* retention deleted the job while the render waited or read
+             * the store: its rows were gone, which is no 409 or 503 */
+            http_respond_error(rw->r, 404, "not_found", NULL, "the job was deleted by retention");
+        } else if (rw->status == 200 && http_answer_budget_spent(rw->r, rw->len)) {
             answers_busy(rw->r); /* rendered meanwhile by others */
         } else if (rw->status == 200) {
             http_respond(rw->r, 200, rw->kind == RENDER_SVG ? "image/svg+xml" : "application/json",
@@ -956,6 +968,7 @@ static void render_solution(struct http_req *r, struct api *a, enum render_kind 
         return answers_busy(r);
     struct render_work *rw = xcalloc(1, sizeof *rw);
     rw->w.data = rw;
+    rw->a = a;
     rw->r = r;
     rw->kind = kind;
     source_take(&rw->src, a, j);

@@ -255,8 +255,15 @@ int config_load_file(struct lcnd_config *c, const char *path, char *err, size_t 
     char *line = NULL;
     size_t cap = 0;
     int lineno = 0, rc = 0;
-    while (getline(&line, &cap, f) >= 0) {
+    ssize_t len;
+    while ((len = getline(&line, &cap, f)) >= 0) {
         lineno++;
+        if (strlen(line) != (size_t)len) {
+            /* it would end the line there, silently */
+            snprintf(err, errlen, "%s:%d: NUL byte in the line", path, lineno);
+            rc = LCN_EINVAL;
+            break;
+        }
         /* a '#' at the start or after a blank starts a comment */
         for (char *p = line; *p; p++) {
             if (*p == '#' && (p == line || p[-1] == ' ' || p[-1] == '\t')) {

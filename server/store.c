@@ -1,5 +1,6 @@
 #include "server/store.h"
 
+#include <errno.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -7,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 
 #include <sqlite3.h>
 
@@ -96,6 +98,9 @@ struct store {
     sqlite3 *w, *r, *b;
     struct checkpointer ck;
     atomic_int fail_commits; /* test hook (store_fail_commits) */
+    char *path;              /* the database file, and what it was at the open: */
+    dev_t dev;               /* db_replaced compares them with what the path */
+    ino_t ino;               /* names now */
     sqlite3_stmt *ws[Q_COUNT_W];
     sqlite3_stmt *rs[Q_COUNT_R];
     sqlite3_stmt *bs[Q_COUNT_R];
@@ -440,6 +445,38 @@ static void checkpointer_stop(struct store *st)
     ck->db = NULL;
 }
 
+/*
+ * Whether the database file was removed or replaced under the daemon (its
+ * state directory renamed and made anew, jobs.db deleted or copied over):
+ * the open connections still write the old file, which no later start
+ * reads, and the directory's lock no longer keeps a second daemon off the
+ * path. Every commit would then be acknowledged and lost, so the store
+ * counts as failing instead: commits (store_apply) and the health check's
+ * read (store_ping) fail, with why in err.
+ */
+static int db_replaced(const struct store *st, char *err, size_t errlen)
+{
+    struct stat sb;
+    if (stat(st->path, &sb) == 0 && sb.st_dev == st->dev && sb.st_ino == st->ino)
+        return 0;
+    lcn_errmsg(err, errlen, "%s was removed or replaced since the daemon opened it: "
+               "restart the daemon", st->path);
+    return LCN_ESTORE;
+}
+
+static int remember_file(struct store *st, const char *path, char *why, size_t len)
+{
+    struct stat sb;
+    if (stat(path, &sb)) {
+        snprintf(why, len, "stat: %s", strerror(errno));
+        return LCN_ESTORE;
+    }
+    st->path = xstrdup(path);
+    st->dev = sb.st_dev;
+    st->ino = sb.st_ino;
+    return 0;
+}
+
 int store_open(const char *path, int sync, struct store **out, char *err, size_t errlen)
 {
     struct store *st = xcalloc(1, sizeof *st);
@@ -476,6 +513,8 @@ int store_open(const char *path, int sync, struct store **out, char *err, size_t
         rc = prepare_all(st->b, rsql, st->bs, Q_COUNT_R, why, sizeof why);
     if (!rc)
         rc = checkpointer_start(st, path, why, sizeof why);
+    if (!rc)
+        rc = remember_file(st, path, why, sizeof why);
     if (rc) {
         lcn_errmsg(err, errlen, "%s: %s", path, why);
         store_close(st);
@@ -504,6 +543,7 @@ void store_close(struct store *st)
     sqlite3_close(st->b);
     sqlite3_close(st->r);
     sqlite3_close(st->w);
+    free(st->path);
     free(st);
 }
 
@@ -594,7 +634,9 @@ int store_apply(struct store *st, struct store_op *ops, char *err, size_t errlen
 {
     if (st->pg)
         return pg_store_apply(st->pg, ops, err, errlen);
-    int rc = exec(st->w, "BEGIN IMMEDIATE", err, errlen);
+    int rc = db_replaced(st, err, errlen);
+    if (!rc)
+        rc = exec(st->w, "BEGIN IMMEDIATE", err, errlen);
     if (rc) {
         for (struct store_op *op = ops; op; op = op->next)
             op->rc = rc;
@@ -795,6 +837,8 @@ int store_ping(struct store *st)
 {
     if (st->pg)
         return pg_store_ping(st->pg);
+    if (db_replaced(st, NULL, 0))
+        return LCN_ESTORE;
     sqlite3_mutex_enter(sqlite3_db_mutex(st->r));
     sqlite3_stmt *s = st->rs[R_PING];
     int rc = sqlite3_step(s);

@@ -177,10 +177,14 @@ int64_t storeq_inflight_age_ns(struct storeq *q)
     return since ? lcn_now_ns() - since : 0;
 }
 
+/* Ops dropped uncommitted at the close, owners included (storeq.h): a
+ * shutdown forced past a failing store left them, and their owners, to
+ * leak. */
 static void free_list(struct store_op *op)
 {
     while (op) {
         struct store_op *next = op->next;
+        free(op->owner);
         store_op_free(op);
         op = next;
     }

@@ -103,7 +103,9 @@ int64_t storeq_inflight_age_ns(struct storeq *q);
 
 /* Stops the thread (after the batch in flight, if any, finishes) and
  * closes the loop handles. Ops still pending are freed without being
- * committed: call it once storeq_idle() holds. */
+ * committed, with their owners (plain allocations: free()), as after a
+ * shutdown that stopped waiting for a store that cannot commit; otherwise
+ * call it once storeq_idle() holds. */
 void storeq_close(struct storeq *q);
 
 #endif

@@ -544,14 +544,26 @@ int worker_pool_in_engine(struct worker_pool *p)
     return n;
 }
 
-/* Waits until thread t exited or deadline_ns passed; returns 1 if it exited. */
+/* How long past the deadline a thread outside any engine call may take to
+ * see its quit flag and exit: microseconds, but it has to be scheduled. */
+#define QUIT_GRACE_NS (1000000000LL)
+
+/* Waits until thread t exited or deadline_ns passed; returns 1 if it exited.
+ * A thread not in an engine call exits as soon as it runs, so it is waited
+ * for past the deadline too (up to QUIT_GRACE_NS): a shutdown forced at
+ * its deadline (a store that cannot commit) once took every idle worker,
+ * not yet woken, for an engine left behind and exited with status 4. */
 static int wait_exit(struct worker_thread *t, int64_t deadline_ns)
 {
+    const int64_t grace_ns = LCN_MAX(deadline_ns, lcn_now_ns()) + QUIT_GRACE_NS;
     pthread_mutex_lock(&t->mu);
     while (t->thread_started != 2) {
         int64_t now = lcn_now_ns();
-        if (now >= deadline_ns)
-            break;
+        if (now >= deadline_ns) {
+            if (t->in_engine || now >= grace_ns)
+                break;
+            deadline_ns = grace_ns; /* not in an engine: it is about to exit */
+        }
         struct timespec ts;
         clock_gettime(CLOCK_MONOTONIC, &ts);
         int64_t wait = LCN_MIN(deadline_ns - now, 100000000LL);

@@ -16,14 +16,19 @@
 #include "opts.h"
 #include "util.h"
 
-static char *write_tmp(const char *text)
+static char *write_tmp_len(const char *text, size_t len)
 {
     char *path = xstrdup("/tmp/lcn-test-config-XXXXXX");
     int fd = mkstemp(path);
     assert_true(fd >= 0);
-    assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+    assert_int_equal(write(fd, text, len), (ssize_t)len);
     close(fd);
     return path;
+}
+
+static char *write_tmp(const char *text)
+{
+    return write_tmp_len(text, strlen(text));
 }
 
 static char *read_all(FILE *f, size_t *len)
@@ -136,6 +141,15 @@ static void test_file(void **state)
     p = write_tmp("max_edges = -1\n");
     assert_int_equal(config_load_file(&c, p, err, sizeof err), LCN_ERANGE);
     assert_non_null(strstr(err, ":1: max_edges: expected an integer in [0, 4000000], got '-1'"));
+    unlink(p);
+    free(p);
+
+    /* a NUL byte ended the line where it stood: "max_nodes = 7\0junk" was
+     * read as max_nodes = 7, whatever followed (probe 4) */
+    static const char nul[] = "max_nodes = 7\0junk\n";
+    p = write_tmp_len(nul, sizeof nul - 1);
+    assert_int_equal(config_load_file(&c, p, err, sizeof err), LCN_EINVAL);
+    assert_non_null(strstr(err, ":1: NUL byte in the line"));
     unlink(p);
     free(p);
 

@@ -14,6 +14,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -246,6 +247,57 @@ static void empty_name_fails(void **state)
     assert_int_equal(lcn_write_atomic("", "x", 1, NULL, 0), LCN_EIO);
 }
 
+/* A FIFO (as /dev/null, /dev/stdout on a pipe: not a regular file) is
+ * written in place: renaming the temporary file over it replaced the node
+ * with a regular file (probe 4: as root, --out /dev/full made /dev/full a
+ * regular file and the write "succeeded"). */
+static void fifo_written_in_place(void **state)
+{
+    struct fx *f = *state;
+    char p[PATH_MAX + 16], buf[64];
+    in_dir(f, "fifo", p, sizeof p);
+    assert_int_equal(mkfifo(p, 0600), 0);
+    int rd = open(p, O_RDONLY | O_NONBLOCK); /* a reader, so the write does not wait */
+    assert_true(rd >= 0);
+    char err[256] = "";
+    assert_int_equal(lcn_write_atomic(p, "through", 7, err, sizeof err), 0);
+    ssize_t n = read(rd, buf, sizeof buf);
+    close(rd);
+    assert_int_equal(n, 7);
+    assert_memory_equal(buf, "through", 7);
+    struct stat st;
+    assert_int_equal(lstat(p, &st), 0);
+    assert_true(S_ISFIFO(st.st_mode));
+    const char *const names[] = {"fifo", NULL};
+    assert_listing(f->dir, names);
+}
+
+/* A symbolic link into /proc (as /dev/stdout is) names an open descriptor:
+ * the file it is open on is written, the link stays (probe 4: as root,
+ * `lcnctl render ... -o /dev/stdout > pic.svg` replaced /dev/stdout with a
+ * regular file and left pic.svg empty). */
+static void descriptor_link_written_in_place(void **state)
+{
+    struct fx *f = *state;
+    char file[PATH_MAX + 16], link[PATH_MAX + 16], target[64], buf[64];
+    in_dir(f, "file", file, sizeof file);
+    in_dir(f, "stdout", link, sizeof link);
+    int fd = open(file, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    assert_true(fd >= 0);
+    snprintf(target, sizeof target, "/proc/self/fd/%d", fd);
+    assert_int_equal(symlink(target, link), 0);
+    char err[256] = "";
+    assert_int_equal(lcn_write_atomic(link, "through", 7, err, sizeof err), 0);
+    close(fd);
+    assert_int_equal(slurp(file, buf, sizeof buf), 7);
+    assert_memory_equal(buf, "through", 7);
+    struct stat st;
+    assert_int_equal(lstat(link, &st), 0);
+    assert_true(S_ISLNK(st.st_mode));
+    const char *const names[] = {"file", "stdout", NULL};
+    assert_listing(f->dir, names);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -257,6 +309,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(read_only_directory_fails, setup, teardown),
         cmocka_unit_test_setup_teardown(failed_rename_removes_temp, setup, teardown),
         cmocka_unit_test(empty_name_fails),
+        cmocka_unit_test_setup_teardown(fifo_written_in_place, setup, teardown),
+        cmocka_unit_test_setup_teardown(descriptor_link_written_in_place, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

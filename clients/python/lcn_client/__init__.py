@@ -9,8 +9,11 @@ docs/openapi.json). Standard library only.
 Every method that talks to the daemon raises LcnError when it answers with
 an error status; the exception carries the status and the API's error body
 (code, message, field). Network failures raise the urllib/OSError
-exceptions unchanged. A Client holds no connection between calls, so one
-may be shared by threads.
+exceptions unchanged, and so does an answer no lcnd sends: one larger than
+64 MiB (2 GiB for a solution) or a stream line over 16 MiB raises
+ConnectionError instead of being held in memory however large it grows.
+A Client holds no connection between calls, so one may be shared by
+threads.
 """
 
 import json
@@ -23,6 +26,11 @@ import urllib.request
 __all__ = ["Client", "LcnError", "TERMINAL"]
 
 TERMINAL = ("succeeded", "failed", "cancelled", "interrupted")
+
+# the largest answers read (lcnctl's bounds, clients/http.h and sse.h)
+MAX_ANSWER = 64 << 20
+MAX_SOLUTION = 2 << 30
+MAX_LINE = 16 << 20
 
 # solver fields of POST /jobs taken as keyword arguments of submit()
 _SOLVER = ("threads", "replicas", "proposal_workers", "gpus", "tuning")
@@ -99,7 +107,7 @@ class Client:
         """GET /jobs/<id>/solution: the best validated layout, the submitted
         graph with coordinates plus an "lcn" record (K, nK, Phi, C, final).
         LcnError 409 no_solution while none exists."""
-        return self._json("GET", "/jobs/%s/solution" % _seg(job))
+        return self._json("GET", "/jobs/%s/solution" % _seg(job), limit=MAX_SOLUTION)
 
     def cancel(self, job):
         """DELETE /jobs/<id>: cancels a queued or running job and returns its
@@ -158,7 +166,10 @@ class Client:
             data = []
             while True:
                 try:
-                    line = resp.readline()
+                    line = resp.readline(MAX_LINE + 1)
+                    if len(line) > MAX_LINE:
+                        raise ConnectionError("a progress stream line is longer than %d MiB: "
+                                              "not lcnd?" % (MAX_LINE >> 20))
                 except (socket.timeout, TimeoutError):
                     _left(deadline)
                     raise TimeoutError("no progress event for %.0f s" % self.timeout)
@@ -209,13 +220,21 @@ class Client:
             return urllib.request.urlopen(req, timeout=timeout or self.timeout)
         except urllib.error.HTTPError as e:
             with e:
-                raw = e.read()
+                raw = _read(e, MAX_ANSWER)
             ra = e.headers.get("Retry-After")
             raise LcnError(e.code, raw, float(ra) if ra and ra.isdigit() else None) from None
 
-    def _json(self, method, path, body=None):
+    def _json(self, method, path, body=None, limit=MAX_ANSWER):
         with self._open(method, path, body=body) as resp:
-            return json.loads(resp.read())
+            return json.loads(_read(resp, limit))
+
+
+def _read(resp, limit):
+    """The whole body of resp, at most limit bytes (ConnectionError past)."""
+    raw = resp.read(limit + 1)
+    if len(raw) > limit:
+        raise ConnectionError("the answer is larger than %d MiB: not lcnd?" % (limit >> 20))
+    return raw
 
 
 def _seg(job):
