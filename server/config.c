@@ -120,6 +120,10 @@ const struct opt config_options[] = {
      "sqlite synchronous mode: full survives power loss, normal survives a process crash"),
     ROW("resume_interrupted", OPT_BOOL, 0, 1, "true", OFF(resume_interrupted), NULL,
      "resume jobs found running at start from their last checkpoint (false: mark them interrupted)"),
+    ROW("max_resumes", OPT_INT, 0, 1000000, "5", OFF(max_resumes), NULL,
+     "resume_interrupted: a job found running after this many resumes is marked interrupted "
+     "instead (a job that brings its daemon down, or one killed again and again before its "
+     "first checkpoint, does not run forever; 0: no limit)"),
     ROW("retain_jobs", OPT_INT, 1, 10000000, "1000", OFF(retain_jobs), NULL,
      "finished jobs kept in the store; the oldest beyond this are deleted"),
     ROW("retain_days", OPT_DOUBLE, 0, 36500, "30", OFF(retain_days), NULL,

@@ -71,6 +71,7 @@ struct lcnd_config {
     char *node_name;         /* this daemon's name in the shared queue; "" = host:port */
     enum config_sync store_sync;
     int resume_interrupted;
+    int64_t max_resumes; /* resumes before a job found running stays interrupted (0: none) */
     int64_t retain_jobs;
     double retain_days;
     /* lifecycle and logging */

@@ -1611,8 +1611,14 @@ static enum recovered recover_active(struct jobs *t, struct job *j, struct store
     if (j->pub.engine_overran)
         log_job(LOG_LEVEL_WARN, j->id,
                 "its engine overran the budget before the restart; not resumed");
+    const int worn = t->cfg->max_resumes > 0 && j->cur.resumes >= t->cfg->max_resumes;
+    if (worn && t->cfg->resume_interrupted && !j->pub.cancel_requested)
+        log_job(LOG_LEVEL_WARN, j->id,
+                "found running after %d resumes (max_resumes %lld); not resumed again",
+                (int)j->cur.resumes, (long long)t->cfg->max_resumes);
     enum recovered out;
-    if (t->cfg->resume_interrupted && !j->pub.cancel_requested && !j->pub.engine_overran) {
+    if (t->cfg->resume_interrupted && !j->pub.cancel_requested && !j->pub.engine_overran &&
+        !worn) {
         j->cur.resumes++;
         j->cur.state = JOB_QUEUED;
         t->waiting++;

@@ -103,6 +103,29 @@ class Restart(unittest.TestCase):
         finally:
             d.cleanup()
 
+    def test_kill9_resume_limit(self):
+        """A job found running after max_resumes resumes stays interrupted
+        (the fourth probe: one killed before its first checkpoint, again and
+        again, was resumed at every restart with its whole budget)."""
+        d = Daemon("--cpu-workers", "1", "--checkpoint-interval-s", "0.2", "--max-resumes", "1")
+        try:
+            d.start()
+            job = d.submit(self.g, budget_s=60)
+            d.wait(job, ("running",))
+            d.kill9()
+            d.start()
+            s = d.wait(job, ("running",))
+            self.assertEqual(s["resumes"], 1)
+            d.kill9()
+            d.start()
+            s = d.status(job)
+            self.assertEqual(s["state"], "interrupted", s)
+            self.assertEqual(s["stop_reason"], "interrupted")
+            self.assertEqual(s["resumes"], 1)
+            self.assertEqual(d.stop(), 0)
+        finally:
+            d.cleanup()
+
     def test_sigterm_checkpoints_and_resumes(self):
         d = Daemon("--cpu-workers", "1", "--checkpoint-interval-s", "5")
         try:
