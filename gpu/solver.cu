@@ -957,6 +957,28 @@ __device__ __forceinline__ static void commit_star(struct carve &c, struct sh_st
     }
 }
 
+/* (7) the scanning commit: each chunk's kept edges (collect_hits, then
+ * commit_chunk, a barrier after each), then v's counts (commit_star). */
+template <int SMALL>
+__device__ __forceinline__ static void commit_scan(const struct sol_dev &dv, struct carve &c,
+                                                   struct sh_step &sh, const struct kstep &k,
+                                                   int v, struct lcn_pt p, struct lcn_pt q, int d,
+                                                   unsigned long long &tests)
+{
+    for (int base = 0; base < k.m; base += k.lcap) {
+        if (base > 0) {
+            if (k.tid == 0)
+                sh.H = 0;
+            __syncthreads();
+        }
+        collect_hits(dv, c, sh, v, base, min(base + k.lcap, k.m));
+        __syncthreads();
+        commit_chunk<SMALL>(dv, c, sh, k, p, q, d, sh.H, tests);
+        __syncthreads();
+    }
+    commit_star(c, sh, k, d);
+}
+
 /* (8) the tuple after a commit (thread 0). */
 __device__ __forceinline__ static void commit_tuple(struct carve &c, struct sh_step &sh,
                                                     const struct kstep &k, int v, struct lcn_pt q)
@@ -1094,22 +1116,10 @@ static __global__ void __launch_bounds__(1024)
 
         if (sh.accept) {
             const struct lcn_pt q = P(c.cand[sh.best_c]);
-            if (keep) {
+            if (keep)
                 commit_reuse(c, sh, k, d);
-            } else {
-                for (int base = 0; base < k.m; base += lcap) {
-                    if (base > 0) {
-                        if (k.tid == 0)
-                            sh.H = 0;
-                        __syncthreads();
-                    }
-                    collect_hits(dv, c, sh, v, base, min(base + lcap, k.m));
-                    __syncthreads();
-                    commit_chunk<SMALL>(dv, c, sh, k, p, q, d, sh.H, tests);
-                    __syncthreads();
-                }
-                commit_star(c, sh, k, d);
-            }
+            else
+                commit_scan<SMALL>(dv, c, sh, k, v, p, q, d, tests);
             if (ix)
                 ix_mark(dv, c, sh, k.m, d);
             __syncthreads();
