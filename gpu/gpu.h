@@ -217,8 +217,9 @@ struct gpu_solver_params {
                             * box-filtered; the default: faster on every graph measured, docs/GPU.md),
                             * index (the replica's edge grid, edge_index.h) or auto (both timed
                             * during the run, the faster kept); all give the same trajectory */
-    int32_t index_items;   /* the grid's cell entries per edge a replica may hold; a build that
-                            * needs more leaves that replica on the scan until the next one */
+    int32_t index_items;   /* the grid's cell entries per edge a replica may hold (default 16); a
+                            * build that needs more leaves that replica on the scan until the
+                            * next one */
     int32_t index_rebuild; /* edges moved since the build that trigger a rebuild (0: m / 8, at
                             * least 64); every launch also starts with one */
     int32_t chunk;         /* largest scan chunk in edges (0: the shared-memory plan's; tests) */
