@@ -19,7 +19,10 @@
  *      pairs over the threads: the crossings of each new incident segment
  *      left undecided by the masks (sol_star_meets), the per-edge count
  *      change, and the energy change accumulated in shared memory; a node
- *      scan checks V2/V3 for the candidates. Orientations are 32-bit
+ *      scan checks V2/V3 for the candidates. With evaluator=index the kept
+ *      edges come instead from the replica's edge grid (ix_*: a subset of
+ *      the scan's that holds every edge the move can change, so the same
+ *      step follows). Orientations are 32-bit
  *      (k_steps<1>) when every coordinate is at most GEOM_SMALL;
  *   4. warp 0 takes the valid candidate of lowest energy change (ties:
  *      lowest index) and thread 0 applies the Metropolis test at the
