@@ -51,6 +51,33 @@ static char *read_token_file(const char *path, char *err, size_t errlen)
     return xstrdup(line);
 }
 
+/* 0 when the authority (host[:port], up to the first '/') has no port or a
+ * port of 1 to 65535 in digits; an empty port ("host:") would reach port 80
+ * silently. An IPv6 literal's colons are inside its brackets. */
+static int bad_port(const char *host)
+{
+    const char *end = strchr(host, '/'), *colon = NULL;
+    if (!end)
+        end = host + strlen(host);
+    const char *from = host[0] == '[' ? memchr(host, ']', (size_t)(end - host)) : host;
+    if (!from)
+        return 1;
+    for (const char *q = from; q < end; q++)
+        if (*q == ':')
+            colon = q;
+    if (!colon)
+        return 0;
+    long port = 0;
+    const char *q = colon + 1;
+    if (q == end)
+        return 1;
+    for (; q < end; q++) {
+        if (!isdigit((unsigned char)*q) || (port = port * 10 + (*q - '0')) > 65535)
+            return 1;
+    }
+    return port < 1;
+}
+
 int lcnhttp_init(struct lcnhttp *h, const char *server, char *err, size_t errlen)
 {
     memset(h, 0, sizeof *h);
@@ -73,6 +100,11 @@ int lcnhttp_init(struct lcnhttp *h, const char *server, char *err, size_t errlen
     const char *host = strstr(h->base, "://") + 3;
     if (!host[0] || host[0] == '/') {
         snprintf(err, errlen, "server '%s': no host", server);
+        lcnhttp_release(h);
+        return LCN_EINVAL;
+    }
+    if (bad_port(host)) {
+        snprintf(err, errlen, "server '%s': the port must be a number from 1 to 65535", server);
         lcnhttp_release(h);
         return LCN_EINVAL;
     }
