@@ -778,10 +778,35 @@ static void page_event(void *ctx, int64_t seq, const char *body)
     p->last = seq;
 }
 
+/*
+ * Whether the Accept header lists text/event-stream with a weight above 0
+ * (RFC 9110 12.5.1: "q=0" means not acceptable): each comma-separated
+ * media range, its type compared without case, its "q" parameter read.
+ */
 static int wants_sse(struct http_req *r)
 {
     const char *a = http_header(r, "Accept");
-    return a && strstr(a, "text/event-stream") != NULL;
+    static const char want[] = "text/event-stream";
+    while (a && *a) {
+        const char *end = strchr(a, ',');
+        if (!end)
+            end = a + strlen(a);
+        while (a < end && (*a == ' ' || *a == '\t'))
+            a++;
+        const size_t n = sizeof want - 1;
+        const char *p = a + n;
+        if ((size_t)(end - a) >= n && !strncasecmp(a, want, n) &&
+            (p == end || *p == ';' || *p == ' ' || *p == '\t')) {
+            double q = 1;
+            for (const char *k = p; k < end; k++) /* ";q=W" or "; q=W" */
+                if ((*k == ';' || *k == ' ') && (k[1] == 'q' || k[1] == 'Q') && k[2] == '=')
+                    q = strtod(k + 3, NULL);
+            if (q > 0)
+                return 1;
+        }
+        a = *end ? end + 1 : end;
+    }
+    return 0;
 }
 
 static void progress_stream(struct http_req *r, struct api *a, struct job *j, int64_t after)

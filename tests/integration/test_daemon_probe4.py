@@ -258,5 +258,33 @@ class LcnctlTrickledAnswer(unittest.TestCase):
         self.assertLess(time.time() - t0, 45)
 
 
+class AcceptWeightZero(unittest.TestCase):
+    """`Accept: text/event-stream;q=0` (RFC 9110: not acceptable) was taken
+    as asking for a progress stream: any listing of the type counted."""
+
+    def test_q_zero_is_not_a_stream(self):
+        need_binaries(self)
+        d = Daemon()
+        self.addCleanup(d.cleanup)
+        d.start()
+        job = d.submit(tiny_graph(), budget_s=0.2)
+        d.wait(job)
+
+        def ctype(accept):
+            r = d.request("HEAD", "/jobs/%s/progress" % job, headers={"Accept": accept})
+            self.assertEqual(r.status, 200)
+            return dict((k.lower(), v) for k, v in r.headers).get("content-type", "")
+
+        for accept in ("text/event-stream;q=0", "text/event-stream; q=0.0",
+                       "application/json, text/event-stream;q=0", "text/event-streamx"):
+            with self.subTest(accept=accept):
+                self.assertIn("application/json", ctype(accept))
+        for accept in ("text/event-stream", "TEXT/Event-Stream; q=0.5",
+                       "application/json;q=0.1, text/event-stream"):
+            with self.subTest(accept=accept):
+                self.assertIn("text/event-stream", ctype(accept))
+        self.assertEqual(d.stop(), 0)
+
+
 if __name__ == "__main__":
     unittest.main()
