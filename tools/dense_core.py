@@ -1,50 +1,32 @@
-#!/usr/bin/env python3
 """dense_core.py - where a layout's K sits relative to the graph's densest core.
 
     tools/dense_core.py GRAPH.json LAYOUT.json [--slack 2] [--core-out CORE.json]
 
 Peels the graph into k-cores, takes the innermost (the highest k), counts every
-edge's crossings in the layout (a plain O(m^2) pass with a box filter: a
-diagnostic, independent of the engines), and reports how many of the edges
-within --slack of K lie inside the core, and the core's own K (its edges'
-crossings among themselves). --core-out writes the core as a graph of its own
-(input format, the layout's coordinates), to solve it alone. Issue 15 used it
-on instance_04 (docs/BENCHMARKS.md).
+edge's crossings in the layout with the independent oracle (tools/oracle/
+lcn_check.py), and reports how many of the edges within --slack of K lie inside
+the core, and the core's own K (the oracle's K of the core drawn alone, its
+edges' crossings among themselves). --core-out writes the core as a graph of
+its own (input format, the layout's coordinates), to solve it alone. Issue 15
+used it on instance_04 (docs/BENCHMARKS.md).
 """
 import argparse
 import collections
 import json
+import os
 import sys
+import tempfile
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "oracle"))
+from lcn_check import check  # noqa: E402
 
 
-def orient(a, b, c):
-    v = (b[0] - a[0]) * (c[1] - a[1]) - (b[1] - a[1]) * (c[0] - a[0])
-    return (v > 0) - (v < 0)
-
-
-def crossings(pos, edges):
-    """Per-edge counts and the crossing pairs (proper crossings of edges
-    without a shared endpoint, the problem's count for valid layouts)."""
-    box = []
-    for u, v in edges:
-        (ax, ay), (bx, by) = pos[u], pos[v]
-        box.append((min(ax, bx), max(ax, bx), min(ay, by), max(ay, by)))
-    cnt, pairs = [0] * len(edges), []
-    for i, (u, v) in enumerate(edges):
-        bi = box[i]
-        for j in range(i + 1, len(edges)):
-            bj = box[j]
-            if bi[1] < bj[0] or bj[1] < bi[0] or bi[3] < bj[2] or bj[3] < bi[2]:
-                continue
-            x, y = edges[j]
-            if len({u, v, x, y}) < 4:
-                continue
-            a, b, c, d = pos[u], pos[v], pos[x], pos[y]
-            if orient(a, b, c) * orient(a, b, d) < 0 and orient(c, d, a) * orient(c, d, b) < 0:
-                cnt[i] += 1
-                cnt[j] += 1
-                pairs.append((i, j))
-    return cnt, pairs
+def counts(layout, instance=None):
+    """The oracle's per-edge crossing counts (exits on an unreadable file)."""
+    status, out, err = check(layout, instance, counts=True)
+    if out is None:
+        sys.exit(err)
+    return out["c"], out["valid"]
 
 
 def innermost_core(n_ids, edges):
@@ -77,27 +59,31 @@ def main():
     lay = json.load(open(a.layout))
     pos = {n["id"]: (n["x"], n["y"]) for n in lay["nodes"]}
     edges = [(e["source"], e["target"]) for e in g["edges"]]
-    cnt, pairs = crossings(pos, edges)
+    cnt, valid = counts(a.layout, a.graph)
     K = max(cnt) if cnt else 0
     k, S = innermost_core([n["id"] for n in g["nodes"]], edges)
     inside = [i for i, (u, v) in enumerate(edges) if u in S and v in S]
     ins = set(inside)
     hot = [i for i in range(len(edges)) if cnt[i] >= K - a.slack]
-    own = collections.Counter()
-    for i, j in pairs:
-        if i in ins and j in ins:
-            own[i] += 1
-            own[j] += 1
-    out = {"K": K, "C": len(pairs), "core_k": k, "core_nodes": len(S), "core_edges": len(inside),
-           "hot_edges": len(hot), "hot_in_core": sum(1 for i in hot if i in ins),
-           "core_own_K": max((own[i] for i in inside), default=0)}
+    idx = {v: t for t, v in enumerate(sorted(S))}
+    sub = {"nodes": [{"id": idx[v], "x": pos[v][0], "y": pos[v][1]} for v in sorted(S)],
+           "edges": [{"source": idx[edges[i][0]], "target": idx[edges[i][1]]} for i in inside],
+           "width": g["width"], "height": g["height"]}
+    path = a.core_out
+    if not path:
+        fd, path = tempfile.mkstemp(suffix=".json")
+        os.close(fd)
+    try:
+        with open(path, "w") as f:
+            json.dump(sub, f)
+        own, _ = counts(path)
+    finally:
+        if not a.core_out:
+            os.unlink(path)
+    out = {"valid": valid, "K": K, "C": sum(cnt) // 2, "core_k": k, "core_nodes": len(S),
+           "core_edges": len(inside), "hot_edges": len(hot),
+           "hot_in_core": sum(1 for i in hot if i in ins), "core_own_K": max(own, default=0)}
     print(json.dumps(out))
-    if a.core_out:
-        idx = {v: t for t, v in enumerate(sorted(S))}
-        sub = {"nodes": [{"id": idx[v], "x": pos[v][0], "y": pos[v][1]} for v in sorted(S)],
-               "edges": [{"source": idx[edges[i][0]], "target": idx[edges[i][1]]} for i in inside],
-               "width": g["width"], "height": g["height"]}
-        json.dump(sub, open(a.core_out, "w"))
     return 0
 
 
