@@ -1473,8 +1473,7 @@ static int sjob_ix_plan(struct sjob *j, int dyn_max)
     x->lng = x->items + R * x->icap;
     x->dirty = x->lng + R * m;
     j->smem_ix = with;
-    j->ix = 1;
-    j->ix_on = j->gp.evaluator != GPU_EVAL_SCAN;
+    j->ix = j->ix_on = 1;
     return 0;
 }
 

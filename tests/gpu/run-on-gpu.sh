@@ -71,6 +71,13 @@ fi
 # The device copy of the tree may have no .git: the caller passes LCN_COMMIT/LCN_DIRTY.
 COMMIT=${LCN_COMMIT:-$(git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)}
 DIRTY=${LCN_DIRTY:-$( [ -n "$(git status --porcelain 2>/dev/null)" ] && echo 1 || echo 0)}
+# The rate graph (the contest's Automatic-9 shape: grid family, 2519/4938,
+# seed 7), generated into OUTDIR once; prints its path.
+rate_graph() {
+    local g="$OUTDIR/grid-2519.json"
+    [ -f "$g" ] || "$BIN/lcnctl" gen grid --nodes 2519 --edges 4938 --seed 7 -o "$g" >/dev/null
+    echo "$g"
+}
 manifest() { # name command...
     local name=$1; shift
     {
@@ -185,8 +192,7 @@ rate)
     # Same graph, same budget, same proposal-worker width, the GPU's move mix
     # set to the CPU engine's defaults (candidate point: 5% uniform, 15% near
     # the barycentre, 80% local; node: 60% crossing-focused, 40% uniform).
-    G="$OUTDIR/grid-2519.json"
-    "$BIN/lcnctl" gen grid --nodes 2519 --edges 4938 --seed 7 -o "$G" >/dev/null
+    G=$(rate_graph)
     B=${RATE_BUDGET:-10}
     MIX="p_local=0.8,p_bary=0.15,p_hot=0.6"
     manifest rate "lcnd solve $G --budget-s $B --seed 1 --proposal-workers W (4, 32): --backend cpu --threads 1 / --backend gpu --tuning $MIX"
@@ -320,8 +326,7 @@ evaluators)
     # (the start phase included, as in the rate phase). -> evaluators.jsonl
     REPS=${EVAL_REPS:-2}
     B=${EVAL_BUDGET:-10}
-    G="$OUTDIR/grid-2519.json"
-    "$BIN/lcnctl" gen grid --nodes 2519 --edges 4938 --seed 7 -o "$G" >/dev/null
+    G=$(rate_graph)
     GRAPHS=${EVAL_GRAPHS:-$G $LCN_INSTANCES/gd2025-automatic/Automatic-3.json $LCN_INSTANCES/gd2025-automatic/Automatic-7.json $LCN_INSTANCES/course-2026/instance_04.json $LCN_INSTANCES/course-2026/instance_06.json}
     manifest evaluators "lcnd solve G --backend gpu --seed 1 --budget-s $B --proposal-workers ${EVAL_W:-4} --tuning evaluator=scan|index (alternating, $REPS pairs), then evaluator=auto; lcnd solve grid-2519 --backend cpu --threads 1 (same W); graphs $(echo $GRAPHS)"
     : > "$OUTDIR/evaluators.jsonl"
