@@ -77,7 +77,7 @@ extern "C" void gpu_config_default(struct gpu_config *cfg)
     cfg->device = 0;
     cfg->slots = 2;
     cfg->max_nodes = 20000;
-    cfg->max_edges = SOL_MAX_EDGES;
+    cfg->max_edges = 32768; /* larger graphs: a configured workspace (gpu_max_edges, lcnd solve) */
     cfg->max_replicas = 2048;
     cfg->index_bytes = 512ll << 20;
 }
@@ -213,8 +213,8 @@ extern "C" int gpu_ctx_new(const struct gpu_config *cfg, struct gpu_ctx **out, c
     }
     if (cfg->slots < 1 || cfg->slots > 64 || cfg->max_nodes < 2 || cfg->max_edges < 1 ||
         cfg->max_edges > SOL_MAX_EDGES || cfg->max_replicas < 1 || cfg->max_nodes > LCN_MAX_NODES) {
-        snprintf(err, errlen, "invalid gpu configuration (slots 1..64, max_edges 1..%d)",
-                 SOL_MAX_EDGES);
+        snprintf(err, errlen, "invalid gpu configuration (slots 1..64, max_edges 1..%d, max_nodes 2..%d)",
+                 SOL_MAX_EDGES, LCN_MAX_NODES);
         return LCN_EINVAL;
     }
     if (cudaSetDevice(cfg->device) != cudaSuccess) {

@@ -223,6 +223,8 @@ struct gpu_solver_params {
     int32_t index_rebuild; /* edges moved since the build that trigger a rebuild (0: m / 8, at
                             * least 64); every launch also starts with one */
     int32_t chunk;         /* largest scan chunk in edges (0: the shared-memory plan's; tests) */
+    int32_t layout_mem;    /* where a replica block keeps its layout (GPU_MEM_*): auto (shared
+                            * memory when the plan fits, else global), shared, global (issue 17) */
 };
 
 /* evaluator knob values */
@@ -231,6 +233,12 @@ struct gpu_solver_params {
 #define GPU_EVAL_SCAN 2
 #define GPU_EVAL_CHOICES "auto|index|scan"
 
+/* layout_mem knob values */
+#define GPU_MEM_AUTO 0
+#define GPU_MEM_SHARED 1
+#define GPU_MEM_GLOBAL 2
+#define GPU_MEM_CHOICES "auto|shared|global"
+
 void gpu_solver_params_default(struct gpu_solver_params *sp);
 
 /*
@@ -238,7 +246,7 @@ void gpu_solver_params_default(struct gpu_solver_params *sp);
  * tournament, t_lo, t_hi, cool, beta, beta_alt, beta_k, alt_every, pnorm_rho, pnorm_up, p_hot,
  * p_local, p_bary, p_median, ops (fixed or bandit), bandit_floor, lin, restart_steps, restart_node,
  * restart_share, restart_pool, reuse, island_every, island_take, groups, evaluator,
- * index_items, index_rebuild, chunk) to sp.
+ * index_items, index_rebuild, chunk, layout_mem) to sp.
  * Returns 0, or LCN_EINVAL with a message for an unknown key or a value out
  * of range.
  */

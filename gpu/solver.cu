@@ -1031,7 +1031,7 @@ __device__ __forceinline__ static void copy_best(const struct sol_dev &dv, const
  * for thread 0 to broadcast them. The phases are the helpers above; every
  * barrier is here, between their calls.
  */
-template <int SMALL>
+template <int SMALL, int GL>
 static __global__ void __launch_bounds__(1024)
     k_steps(const struct sol_params sp, const struct sol_dev dv, int S, long long max_steps,
             double tscale, int dmax, int G, int lcap, int keep, int ix)
@@ -1039,10 +1039,14 @@ static __global__ void __launch_bounds__(1024)
     extern __shared__ __align__(16) unsigned char smem[];
     __shared__ struct sh_step sh;
     const struct kstep k = kstep_make(sp, dv, G, lcap, keep);
-    struct carve c = carve_smem(smem, k.n, k.m, k.W, G, dmax, lcap, keep);
+    /* GL: the layout stays in the replica's global buffer (graphs whose
+     * layout does not fit shared memory, sjob_plan), else a shared copy */
+    struct carve c = carve_smem(smem, GL ? 0 : k.n, k.m, k.W, G, dmax, lcap, keep);
     unsigned long long tests = 0;
 
-    for (int i = k.tid; i < k.n; i += k.B)
+    if (GL)
+        c.sc = dv.cur + (size_t)k.r * k.n;
+    for (int i = k.tid; !GL && i < k.n; i += k.B)
         c.sc[i] = dv.cur[(size_t)k.r * k.n + i];
     if (k.tid == 0) {
         sh.rep = dv.rep[k.r];
@@ -1135,7 +1139,7 @@ static __global__ void __launch_bounds__(1024)
             sh.rep.step++;
     }
     __syncthreads();
-    for (int i = k.tid; i < k.n; i += k.B)
+    for (int i = k.tid; !GL && i < k.n; i += k.B)
         dv.cur[(size_t)k.r * k.n + i] = c.sc[i];
     atomicAdd(&sh.tests, tests);
     __syncthreads();
@@ -1354,7 +1358,8 @@ struct sjob {
     int ix;    /* the replicas have edge grids (sjob_ix_plan) */
     int ix_on; /* this batch queries them (else it scans; either, the same trajectory) */
     size_t smem_ix; /* a querying launch's shared memory: smem and the query's words */
-    int small; /* every coordinate within [0, GEOM_SMALL]: k_steps<1>, 32-bit orientations */
+    int small; /* every coordinate within [0, GEOM_SMALL]: k_steps<1, *>, 32-bit orientations */
+    int gl;    /* the layout stays in global memory: k_steps<*, 1> (sjob_plan) */
     size_t smem;
     unsigned long long batch;
     struct lcn_obj start_obj;
@@ -1365,7 +1370,9 @@ typedef void (*steps_fn)(const struct sol_params, const struct sol_dev, int, lon
 
 static steps_fn steps_kernel(const struct sjob *j)
 {
-    return j->small ? k_steps<1> : k_steps<0>;
+    if (j->gl)
+        return j->small ? k_steps<1, 1> : k_steps<0, 1>;
+    return j->small ? k_steps<1, 0> : k_steps<0, 0>;
 }
 
 /*
@@ -1377,11 +1384,14 @@ static steps_fn steps_kernel(const struct sjob *j)
  * LCAP_MIN. *keep (when reuse is set): every edge in one chunk and every
  * candidate in one group, and the winner's crossings per kept edge (G x lcap
  * shorts) fit in LCAP_PREFER_BYTES too; the commit then reuses the scan's
- * kept edges instead of scanning again. Returns 0 or LCN_ETOOBIG.
+ * kept edges instead of scanning again. gl: the layout stays in global
+ * memory (k_steps<*, 1>), so it takes no shared memory. Returns 0 or
+ * LCN_ETOOBIG.
  */
-static int smem_plan(const struct gpu_ctx *ctx, const struct lcn_graph *g, int W, int reuse,
-                     int chunk, int *G, int *dmax, int *lcap, int *keep, size_t *bytes)
+static int smem_plan(const struct gpu_ctx *ctx, const struct lcn_graph *g, int gl, int W,
+                     int reuse, int chunk, int *G, int *dmax, int *lcap, int *keep, size_t *bytes)
 {
+    const int n = gl ? 0 : g->n;
     int d = g->max_degree > 0 ? g->max_degree : 1;
     int grp = W;
     if ((size_t)grp * d > 4096)
@@ -1396,18 +1406,18 @@ static int smem_plan(const struct gpu_ctx *ctx, const struct lcn_graph *g, int W
         l = 32;
 #define LCAP_NEXT(l) ((l) > LCAP_MAX ? LCAP_MAX : ((l) & ((l) - 1) ? 1 << (31 - __builtin_clz((unsigned)(l))) : (l) / 2))
     /* four blocks per SM (a quarter of its 228 KB) before long chunks */
-    while (l > 1024 && smem_bytes(g->n, g->m, W, grp, d, l, 0, 0) > LCAP_PREFER_BYTES)
+    while (l > 1024 && smem_bytes(n, g->m, W, grp, d, l, 0, 0) > LCAP_PREFER_BYTES)
         l = LCAP_NEXT(l);
-    while (l > LCAP_MIN && smem_bytes(g->n, g->m, W, grp, d, l, 0, 0) > limit)
+    while (l > LCAP_MIN && smem_bytes(n, g->m, W, grp, d, l, 0, 0) > limit)
         l = LCAP_NEXT(l);
 #undef LCAP_NEXT
     if (chunk > 0 && l > chunk)
         l = chunk < 32 ? 32 : chunk & ~31;
     *lcap = l;
     *keep = reuse && l >= g->m && grp >= W &&
-            smem_bytes(g->n, g->m, W, grp, d, l, 1, 0) <= LCAP_PREFER_BYTES &&
-            smem_bytes(g->n, g->m, W, grp, d, l, 1, 0) <= limit;
-    *bytes = smem_bytes(g->n, g->m, W, grp, d, l, *keep, 0);
+            smem_bytes(n, g->m, W, grp, d, l, 1, 0) <= LCAP_PREFER_BYTES &&
+            smem_bytes(n, g->m, W, grp, d, l, 1, 0) <= limit;
+    *bytes = smem_bytes(n, g->m, W, grp, d, l, *keep, 0);
     return *bytes <= limit ? 0 : LCN_ETOOBIG;
 }
 
@@ -1430,9 +1440,8 @@ extern "C" int gpu_fits(const struct gpu_ctx *ctx, const struct lcn_graph *g, ch
                  SOL_DMAX);
         return LCN_ETOOBIG;
     }
-    if (smem_plan(ctx, g, SOL_WMAX, 0, 0, &G, &dmax, &lcap, &keep, &bytes) &&
-        smem_plan(ctx, g, 1, 0, 0, &G, &dmax, &lcap, &keep, &bytes)) {
-        snprintf(why, len, "layout of %d nodes does not fit the gpu's shared memory", g->n);
+    if (smem_plan(ctx, g, 1, 1, 0, 0, &G, &dmax, &lcap, &keep, &bytes)) {
+        snprintf(why, len, "graph of degree %d does not fit the gpu's shared memory", g->max_degree);
         return LCN_ETOOBIG;
     }
     return 0;
@@ -1454,7 +1463,7 @@ static int sjob_ix_plan(struct sjob *j, int dyn_max)
     j->smem_ix = j->smem;
     if (j->gp.evaluator == GPU_EVAL_SCAN)
         return 0;
-    const size_t with = smem_bytes(g->n, g->m, j->gp.W, j->G, j->dmax, j->lcap, j->keep, 1);
+    const size_t with = smem_bytes(j->gl ? 0 : g->n, g->m, j->gp.W, j->G, j->dmax, j->lcap, j->keep, 1);
     if (with > (size_t)dyn_max)
         return 0;
     struct sol_eix *x = &j->dv.ix;
@@ -1498,8 +1507,13 @@ static int sjob_plan(struct gpu_ctx *ctx, int slot, const struct lcn_graph *g,
         snprintf(why, len, "invalid gpu solver parameters");
         return LCN_EINVAL;
     }
-    if (smem_plan(ctx, g, gp->W, gp->reuse, gp->chunk, &j->G, &j->dmax, &j->lcap, &j->keep,
-                  &j->smem)) {
+    /* the layout in shared memory when it fits (or is asked for), else in global memory */
+    j->gl = gp->layout_mem == GPU_MEM_GLOBAL;
+    if (smem_plan(ctx, g, j->gl, gp->W, gp->reuse, gp->chunk, &j->G, &j->dmax, &j->lcap, &j->keep,
+                  &j->smem) &&
+        (j->gl || gp->layout_mem == GPU_MEM_SHARED ||
+         smem_plan(ctx, g, j->gl = 1, gp->W, gp->reuse, gp->chunk, &j->G, &j->dmax, &j->lcap,
+                   &j->keep, &j->smem))) {
         snprintf(why, len, "%d proposal workers do not fit the gpu's shared memory for this graph", gp->W);
         return LCN_ETOOBIG;
     }

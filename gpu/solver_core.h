@@ -32,7 +32,9 @@
 #define SOL_LTAB 4096      /* entries of the -ln(u) table */
 #define SOL_W_BASE 4096    /* w[kref] */
 #define SOL_W_EXP_CAP (1ll << 32) /* the exponential part stops growing here */
-#define SOL_MAX_EDGES 32768 /* keeps sum_e w[c_e] below 2^62 */
+#define SOL_MAX_EDGES 4194304 /* the device solver's edge limit (slots: gpu_config.max_edges) */
+#define SOL_EXACT_EDGES 32768 /* up to here every w[c] stays below 2^62 / m unclamped */
+#define SOL_W_SUM_CAP (1ll << 62) /* above SOL_EXACT_EDGES, w[c] <= SOL_W_SUM_CAP / (m + 1) */
 
 /* Job-wide constants: identical for every replica, passed by value. */
 struct sol_params {
@@ -298,11 +300,13 @@ LCN_HD static inline int32_t sol_tour_edge(const struct sol_params *sp, uint64_t
     return (int32_t)sol_below(b.v[k & 3], (uint32_t)sp->m);
 }
 
-/* Orders draws as the tournament does: higher count first, then lower k
- * (counts below 2^16: SOL_MAX_EDGES). The maximum key names the winner. */
+/* Orders draws as the tournament does: higher count first, then lower k;
+ * counts from 2^16 - 1 up tie (they occur only past SOL_EXACT_EDGES). The
+ * maximum key names the winner. */
 LCN_HD static inline uint32_t sol_tour_key(int32_t count, int32_t k)
 {
-    return ((uint32_t)count << 16) | (uint32_t)(0xffff - k);
+    const uint32_t c = count > 0xffff ? 0xffffu : (uint32_t)count;
+    return (c << 16) | (uint32_t)(0xffff - k);
 }
 
 LCN_HD static inline int32_t sol_tour_k(uint32_t key)
@@ -326,11 +330,13 @@ LCN_HD static inline int32_t sol_pick_node(const struct sol_params *sp, uint64_t
     struct lcn_u32x4 a = sol_node_draw(sp, step, replica);
     if (!sol_node_hot(sp, a))
         return sol_node_of(sp, a, -1, ends);
-    int32_t best_e = -1, best_c = -1, t = sol_tour_size(sp);
+    int32_t best_e = -1, t = sol_tour_size(sp);
+    uint32_t best_key = 0;
     for (int32_t k = 0; k < t; k++) {
         int32_t e = sol_tour_edge(sp, step, replica, k);
-        if (cnt[e] > best_c) {
-            best_c = cnt[e];
+        uint32_t key = sol_tour_key(cnt[e], k);
+        if (best_e < 0 || key > best_key) {
+            best_key = key;
             best_e = e;
         }
     }
@@ -358,6 +364,8 @@ LCN_HD static inline void sol_energy_table(int64_t *w, int32_t m, int32_t kref, 
     if (kref < 0)
         kref = 0;
     const int up = pn_up && pn16 && kref > 0;
+    /* past SOL_EXACT_EDGES the table saturates, so that sum_e w[c_e] stays below 2^62 */
+    const int64_t wcap = m > SOL_EXACT_EDGES ? SOL_W_SUM_CAP / ((int64_t)m + 1) : INT64_MAX;
     int64_t e = SOL_W_BASE, inc = 0;
     w[kref] = e;
     for (int32_t c = kref + 1; c <= m; c++) {
@@ -371,6 +379,8 @@ LCN_HD static inline void sol_energy_table(int64_t *w, int32_t m, int32_t kref, 
         } else {
             e += inc;
         }
+        if (e > wcap)
+            e = wcap;
         w[c] = e;
     }
     e = SOL_W_BASE;

@@ -543,6 +543,7 @@ void gpu_solver_params_default(struct gpu_solver_params *sp)
     sp->index_items = 16;
     sp->index_rebuild = 0;
     sp->chunk = 0;
+    sp->layout_mem = GPU_MEM_AUTO;
 }
 
 /* The GPU engine's knobs: one table drives parsing and ranges (opts.h). */
@@ -582,6 +583,7 @@ static const struct opt gknobs[] = {
     OPT_I32("index_items", GK(index_items), 1, 64),
     OPT_I32("index_rebuild", GK(index_rebuild), 0, 1 << 30),
     OPT_I32("chunk", GK(chunk), 0, 1 << 20),
+    OPT_CHOICE("layout_mem", GK(layout_mem), GPU_MEM_CHOICES),
 };
 #undef GK
 

@@ -93,6 +93,12 @@ const struct opt config_options[] = {
     ROW("gpu_slots", OPT_INT, -1, 64, "-1", OFF(gpu_slots), NULL,
      "GPU jobs run at the same time per device, one workspace slot and stream each (-1: every "
      "slot of the device's context, 0: no GPU)"),
+    ROW("gpu_max_nodes", OPT_INT, 2, LCN_MAX_NODES, "20000", OFF(gpu_max_nodes), NULL,
+     "nodes each GPU workspace slot holds, allocated at start; a larger graph runs on the CPU "
+     "pool (backend=gpu: 422)"),
+    ROW("gpu_max_edges", OPT_INT, 1, LCN_MAX_EDGES, "32768", OFF(gpu_max_edges), NULL,
+     "edges each GPU workspace slot holds, allocated at start (device memory grows with "
+     "gpu_max_nodes and gpu_max_edges times the replicas, docs/GPU.md)"),
     ROW("gpu_required", OPT_BOOL, 0, 1, "true", OFF(gpu_required), NULL,
      "when a sticky error has taken the last GPU: true stops the daemon with exit status 3 for "
      "its supervisor to restart it; false keeps serving with the CPU pool (backend=gpu jobs "

@@ -60,6 +60,8 @@ struct lcnd_config {
     int64_t cpu_threads;
     char *gpus; /* "all" or device ordinals, comma-separated (config_gpus_parse) */
     int64_t gpu_slots;
+    int64_t gpu_max_nodes; /* each workspace slot's size (gpu_config) */
+    int64_t gpu_max_edges;
     int gpu_required; /* losing the last GPU stops the daemon (status 3) */
     double checkpoint_interval_s;
     double telemetry_interval_s;

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "err.h"
+#include "util.h"
 #ifdef LCN_HAVE_CUDA
 #include "gpu.h"
 #endif
@@ -21,6 +22,7 @@ static pthread_mutex_t gpu_mu = PTHREAD_MUTEX_INITIALIZER;
 static struct gpu_ctx *gpus[ENGINES_MAX_GPUS];
 static int n_gpus;
 static int gpu_tried;
+static int32_t size_nodes, size_edges; /* engines_gpu_size; 0: gpu_config's default */
 
 static void close_locked(void)
 {
@@ -46,8 +48,11 @@ int engines_gpu_open_set(const struct gpu_config *cfg, const int *ordinals, int 
         struct gpu_config c;
         if (cfg)
             c = *cfg;
-        else
+        else {
             gpu_config_default(&c);
+            c.max_nodes = LCN_MAX(c.max_nodes, size_nodes);
+            c.max_edges = LCN_MAX(c.max_edges, size_edges);
+        }
         int visible = gpu_device_count();
         for (int i = 0; i < n && !rc; i++) {
             char why[200] = "";
@@ -64,6 +69,14 @@ int engines_gpu_open_set(const struct gpu_config *cfg, const int *ordinals, int 
     }
     pthread_mutex_unlock(&gpu_mu);
     return rc;
+}
+
+void engines_gpu_size(int32_t max_nodes, int32_t max_edges)
+{
+    pthread_mutex_lock(&gpu_mu);
+    size_nodes = max_nodes;
+    size_edges = max_edges;
+    pthread_mutex_unlock(&gpu_mu);
 }
 
 int engines_gpu_open(const struct gpu_config *cfg, char *err, size_t errlen)
@@ -215,6 +228,12 @@ static int run_gpu(enum lcn_backend b, const struct lcn_graph *g, const struct e
 int engines_gpu_available(void)
 {
     return 0; /* built without CUDA */
+}
+
+void engines_gpu_size(int32_t max_nodes, int32_t max_edges)
+{
+    (void)max_nodes;
+    (void)max_edges;
 }
 
 int engines_gpu_open_first(int n, char *err, size_t errlen)

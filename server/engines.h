@@ -61,6 +61,13 @@ struct engines_gpu_desc {
 };
 
 /*
+ * The workspace every context opened with defaults from now on holds per
+ * slot: at least max_nodes nodes and max_edges edges (gpu_config's; 0 keeps
+ * its default). `lcnd solve` sizes it to its graph before opening.
+ */
+void engines_gpu_size(int32_t max_nodes, int32_t max_edges);
+
+/*
  * Opens the set on devices 0 .. n-1 with defaults (n <= 0: every visible
  * device), for `lcnd solve --gpus`. Returns the number of contexts open, or
  * LCN_ENOGPU (no device, or fewer visible than n: err says how many) or

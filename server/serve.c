@@ -566,6 +566,8 @@ static int open_devices(struct lcnd *d, char *err, size_t errlen)
         return n;
     struct gpu_config gc;
     gpu_config_default(&gc);
+    gc.max_nodes = (int32_t)d->cfg.gpu_max_nodes;
+    gc.max_edges = (int32_t)d->cfg.gpu_max_edges;
     if (n == 0 || engines_gpu_open_set(&gc, ord, n, why, sizeof why) != 0) {
         snprintf(d->engine.gpu_why, sizeof d->engine.gpu_why, "%s",
                  why[0] ? why : "no usable CUDA device");

@@ -373,6 +373,7 @@ static int solve_graph(struct solve_opts *o, const struct graphio_doc *doc, int6
 {
     enum lcn_backend resolved;
     int32_t gpus = 0;
+    engines_gpu_size(doc->g.n, doc->g.m); /* the device's workspace holds this graph */
     int rc = open_gpus(o, &gpus);
     if (rc)
         return rc;

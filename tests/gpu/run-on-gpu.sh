@@ -27,6 +27,10 @@
 #   evaluators the device's scan and edge grids side by side, and auto, on the rate
 #            graph, Automatic-3/-7, instance_04/06 (EVAL_GRAPHS, EVAL_BUDGET=10,
 #            EVAL_REPS=2, EVAL_W=4); the CPU engine on the rate graph -> evaluators.jsonl
+#   scale    issue 17's sizes: each of SCALE_GRAPHS (paths, .json or .json.gz; default
+#            .gpu-carry/scale/*) with lcnd solve --backend gpu, then --backend cpu (every
+#            core), SCALE_BUDGET=60 s each, alone on the machine: time to the first valid
+#            layout, moves/s, peak device memory (nvidia-smi), K -> scale.jsonl, layouts
 #   profile  Nsight Compute on k_steps (one launch after PROFILE_SKIP=30) of a
 #            PROFILE_S=4 s run of PROFILE_GRAPH with PROFILE_REPLICAS=48:
 #            warp states, scheduler, occupancy, stall sampling -> profile.txt
@@ -356,6 +360,53 @@ PY
     done
     one "$G" cpu --backend cpu --threads 1
     cat "$OUTDIR/evaluators.jsonl"
+    ;;
+scale)
+    B=${SCALE_BUDGET:-60}
+    manifest scale "per graph, alone on the machine: lcnd solve GRAPH --budget-s $B --seed 1 --backend gpu, then --backend cpu; graphs: ${SCALE_GRAPHS:-.gpu-carry/scale/*}"
+    mkdir -p "$OUTDIR/scale"
+    for src in ${SCALE_GRAPHS:-.gpu-carry/scale/*}; do
+        b=$(basename "$src"); b=${b%.gz}; b=${b%.json}
+        G="$OUTDIR/scale/$b.json"
+        case $src in *.gz) gunzip -c "$src" > "$G";; *) cp "$src" "$G";; esac
+        for be in gpu cpu; do
+            nvidia-smi --query-gpu=memory.used --format=csv,noheader,nounits -lms 250 \
+                > "$OUTDIR/scale/$b-$be.mem" 2>/dev/null &
+            smi=$!
+            t0=$(date +%s.%N)
+            "$BIN/lcnd" solve "$G" --backend $be --budget-s "$B" --seed 1 \
+                --out "$OUTDIR/scale/$b-$be.layout.json" > "$OUTDIR/scale/$b-$be.json" 2> "$OUTDIR/scale/$b-$be.err"
+            rc=$?
+            t1=$(date +%s.%N)
+            kill $smi 2>/dev/null; wait $smi 2>/dev/null
+            python3 - "$b" "$be" "$rc" "$t0" "$t1" "$OUTDIR/scale" >> "$OUTDIR/scale.jsonl" <<'PY'
+import json, re, sys
+b, be, rc, t0, t1, d = sys.argv[1:]
+try:
+    s = json.load(open(f"{d}/{b}-{be}.json"))
+except Exception:
+    s = {}
+first = None
+for line in open(f"{d}/{b}-{be}.err", errors="replace"):
+    m = re.match(r"\[\s*([0-9.]+)/[0-9.]+ s\] best \(", line)
+    if m:
+        first = float(m.group(1))
+        break
+mem = [int(x) for x in open(f"{d}/{b}-{be}.mem").read().split() if x.isdigit()]
+t = s.get("telemetry") or {}
+el = s.get("elapsed_s") or 0
+print(json.dumps({"graph": b, "n": s.get("n"), "m": s.get("m"), "backend": be, "rc": int(rc),
+                  "wall_s": float(t1) - float(t0), "elapsed_s": el, "budget_s": s.get("budget_s"),
+                  "first_layout_s": first, "moves_per_s": t.get("attempted_per_s"),
+                  "evaluated_per_s": (t.get("evaluated") or 0) / el if el else None,
+                  "device_mem_peak_mib": max(mem) if mem else None, "replicas": s.get("replicas"),
+                  "threads": s.get("threads"), "evaluator": s.get("evaluator"), "best": s.get("best"),
+                  "stop": s.get("stop")}))
+PY
+            tail -n 1 "$OUTDIR/scale.jsonl"
+        done
+        rm -f "$G"
+    done
     ;;
 profile)
     PG=${PROFILE_GRAPH:-$LCN_INSTANCES/gd2025-automatic/Automatic-3.json}

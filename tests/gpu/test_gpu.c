@@ -292,14 +292,15 @@ static void solver_vs_twin_graph(const struct gen_params *gen, int32_t R, int32_
         assert_int_equal(obj_cmp(&vr.obj, &rep[r].best), 0);
         report_release(&vr);
     }
-    /* same seed on the scan (issue 17: the first run queried the replicas'
-     * edge grids unless the tuning said scan): the same states, and never
-     * more pair tests with the grid than without */
+    /* same seed on the scan with the layout in global memory (issue 17: the
+     * first run queried the replicas' edge grids unless the tuning said scan,
+     * and kept the layout in shared memory unless it said global): the same
+     * states, and never more pair tests with the grid than without */
     struct lcn_pt *cur2 = xmalloc(sizeof(*cur2) * R * nn);
     struct sol_replica *rep2 = xmalloc(sizeof(*rep2) * (size_t)R);
     int32_t *cnt2 = xmalloc(sizeof(int32_t) * R * mm);
     struct gpu_solver_params gs = gp;
-    assert_int_equal(gpu_solver_params_parse(&gs, "evaluator=scan", err, sizeof(err)), 0);
+    assert_int_equal(gpu_solver_params_parse(&gs, "evaluator=scan,layout_mem=global", err, sizeof(err)), 0);
     assert_int_equal(gpu_solver_debug_run(ctx, 0, &g, pts, &gs, 99, batches, steps, cur2, best, cnt2, rep2), 0);
     assert_true(layout_hash(cur, (int32_t)(R * nn)) == layout_hash(cur2, (int32_t)(R * nn)));
     assert_memory_equal(cnt, cnt2, sizeof(int32_t) * R * mm);
@@ -452,6 +453,46 @@ static void test_solver_index(void **st)
     solver_vs_twin_graph(&w, 4, 2, 4, 3, 30, "restart_steps=0,evaluator=index,index_rebuild=8");
     struct gen_params h = {.family = GEN_RANDOM, .n = 90, .m = 2600, .width = 3000, .height = 3000, .seed = 21};
     solver_vs_twin_graph(&h, 2, 2, 4, 2, 20, "restart_steps=0,evaluator=index");
+}
+
+/* the layout in global memory (issue 17's large graphs) with the edge grid
+ * and the reusing commit; a graph past SOL_EXACT_EDGES (the energy table
+ * saturates) on a workspace sized for it, with the layout in shared memory
+ * (auto) and in global memory */
+static void test_solver_global(void **st)
+{
+    solver_vs_twin_tuned(GEN_GRID, 400, 4, 2, 4, 3, 40, "restart_steps=0,evaluator=index,layout_mem=global");
+    assert_true(twin_grid == 4 * 3 * 40);
+    solver_vs_twin_tuned(GEN_PLANTED, 60, 4, 4, 32, 3, 20, "restart_steps=0,layout_mem=global");
+    struct gen_params w = {.family = GEN_RANDOM, .n = 60, .width = 200000, .height = 150000, .seed = 21};
+    solver_vs_twin_graph(&w, 4, 2, 4, 3, 30, "restart_steps=0,layout_mem=global");
+    struct gpu_ctx *small = ctx, *big = NULL;
+    assert_int_equal(ctx_open(1, 30000, 64000, 8, &big), 0);
+    ctx = big;
+    struct gen_params d = {.family = GEN_RANDOM, .n = 2000, .m = SOL_EXACT_EDGES + 5000, .seed = 21};
+    solver_vs_twin_graph(&d, 2, 2, 4, 2, 10, "restart_steps=0");
+    solver_vs_twin_graph(&d, 2, 2, 4, 2, 10, "restart_steps=0,evaluator=index,layout_mem=global");
+    /* 30,000 nodes: the layout (240 KB) cannot be in shared memory; auto
+     * keeps it in global memory, shared is refused */
+    struct gen_params l = {.family = GEN_GRID, .n = 30000, .seed = 21};
+    solver_vs_twin_graph(&l, 2, 2, 4, 2, 10, "restart_steps=0");
+    struct lcn_graph lg;
+    struct lcn_pt *lp;
+    char err[200];
+    assert_int_equal(gen_instance(&l, &lg, &lp, NULL, err, sizeof(err)), 0);
+    struct gpu_solver_params gp;
+    gpu_solver_params_default(&gp);
+    assert_int_equal(gpu_solver_params_parse(&gp, "replicas=2,ladder=2,layout_mem=shared", err, sizeof(err)), 0);
+    struct lcn_pt *cur = xmalloc(sizeof(*cur) * 2 * (size_t)lg.n);
+    int32_t *cnt = xmalloc(sizeof(int32_t) * 2 * (size_t)lg.m);
+    struct sol_replica rep[2];
+    assert_int_equal(gpu_solver_debug_run(ctx, 0, &lg, lp, &gp, 1, 1, 1, cur, cur, cnt, rep), LCN_ETOOBIG);
+    free(cur);
+    free(cnt);
+    free(lp);
+    graph_release(&lg);
+    ctx = small;
+    gpu_ctx_free(big);
 }
 
 struct runlog {
@@ -897,6 +938,7 @@ int main(void)
         cmocka_unit_test(test_solver_beta_k),
         cmocka_unit_test(test_solver_restarts),
         cmocka_unit_test(test_solver_index),
+        cmocka_unit_test(test_solver_global),
         cmocka_unit_test(test_engine_budget_residency),
         cmocka_unit_test(test_engine_concurrent_plans),
         cmocka_unit_test(test_engine_islands),

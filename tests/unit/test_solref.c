@@ -613,10 +613,17 @@ static void test_energy_table(void **st)
     /* convex near the reference */
     for (int c = 40; c < 60; c++)
         assert_true(w[c + 1] - w[c] >= w[c] - w[c - 1]);
-    /* the sum over the largest graph the solver takes cannot overflow */
-    int64_t big[SOL_MAX_EDGES + 1];
+    /* the sum over the largest graph the solver takes cannot overflow: up
+     * to SOL_EXACT_EDGES unclamped, past it the table saturates (issue 17) */
+    int64_t *big = xmalloc(sizeof(int64_t) * (SOL_MAX_EDGES + 1));
+    sol_energy_table(big, SOL_EXACT_EDGES, 0, r16, 1, 0, 0);
+    assert_true(big[SOL_EXACT_EDGES] < INT64_MAX / SOL_EXACT_EDGES);
+    assert_true(big[SOL_EXACT_EDGES] - SOL_EXACT_EDGES < SOL_W_SUM_CAP / (SOL_EXACT_EDGES + 1));
     sol_energy_table(big, SOL_MAX_EDGES, 0, r16, 1, 0, 0);
     assert_true(big[SOL_MAX_EDGES] < INT64_MAX / SOL_MAX_EDGES);
+    assert_true(big[SOL_MAX_EDGES] == SOL_W_SUM_CAP / (SOL_MAX_EDGES + 1) + SOL_MAX_EDGES);
+    for (int c = 1; c <= SOL_MAX_EDGES; c++)
+        assert_true(big[c] > big[c - 1]); /* the crossing weight still orders them */
 
     /* the p-norm lower branch (pnorm_rho 0.5 = 32768/65536, kref 50): each
      * step down divides by 1 + 0.5 * 50 / (c+1), so 1.5 from 50 to 49; the
@@ -644,9 +651,11 @@ static void test_energy_table(void **st)
     assert_true(pu[60] < w[60]); /* flatter than e per step above kref */
     sol_energy_table(e1, 199, 50, r16, 1, 0, 1);
     assert_memory_equal(e1, w, sizeof(w));
-    int64_t big2[SOL_MAX_EDGES + 1];
-    sol_energy_table(big2, SOL_MAX_EDGES, 1, r16, 1, 655360, 1); /* rho 10, kref 1 */
-    assert_true(big2[SOL_MAX_EDGES] < INT64_MAX / SOL_MAX_EDGES);
+    sol_energy_table(big, SOL_EXACT_EDGES, 1, r16, 1, 655360, 1); /* rho 10, kref 1 */
+    assert_true(big[SOL_EXACT_EDGES] < INT64_MAX / SOL_EXACT_EDGES);
+    sol_energy_table(big, SOL_MAX_EDGES, 1, r16, 1, 655360, 1);
+    assert_true(big[SOL_MAX_EDGES] < INT64_MAX / SOL_MAX_EDGES);
+    free(big);
     /* sol_energy_tables puts it in the second table only, with alt_every */
     struct sol_params sp = {.m = 199, .alt_every = 3, .r16_alt = r16, .pn16 = 32768};
     int64_t two[400];
