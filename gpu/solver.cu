@@ -1778,6 +1778,8 @@ static void keep_better(const struct lcn_graph *g, const struct lcn_pt *pts, con
     *have = 1;
 }
 
+#define FORCE_MAX_NODES 20000 /* the workspace's default size, where it always ran */
+
 static int build_start(struct gpu_ctx *ctx, int slot, const struct lcn_graph *g,
                        const struct engine_params *p, const struct lcn_stop *hard,
                        struct lcn_pt *best)
@@ -1817,8 +1819,11 @@ static int build_start(struct gpu_ctx *ctx, int slot, const struct lcn_graph *g,
             continue;
         keep_better(g, pts, c, best, &bo, &have);
     }
-    /* the device's force-directed layout, when the host drawers left time */
-    if (!rc && ctx && slot >= 0 && lcn_now_ns() < dl && !lcn_stop_check(hard)) {
+    /* the device's force-directed layout, when the host drawers left time;
+     * its all-pairs launch costs n^2 per iteration and cannot be stopped, so
+     * not past FORCE_MAX_NODES (50,000 nodes took more than 15 s) */
+    if (!rc && ctx && slot >= 0 && g->n <= FORCE_MAX_NODES && lcn_now_ns() < dl &&
+        !lcn_stop_check(hard)) {
         double *xy = (double *)xmalloc(sizeof(double) * 2 * (size_t)(g->n ? g->n : 1));
         if (gpu_layout_force(ctx, slot, g, 0, p->seed, xy) == 0 && layout_snap(g, xy, pts) == 0) {
             crossings_grid(g, pts, c, 0);

@@ -261,6 +261,8 @@ static void solver_vs_twin_graph(const struct gen_params *gen, int32_t R, int32_
         }
         assert_memory_equal(&a, &t, sizeof(a));
         assert_true(obj_cmp(&rep[r].best, &rep[r].cur) <= 0);
+        if (t.committed == 0)
+            fprintf(stderr, "replica %d (n %d, m %d, %s): no move committed\n", r, g.n, g.m, tuning);
         assert_true(t.committed > 0);
         /* per-operator counters: nested, and summing to the replica's */
         uint64_t st[4] = {0};
@@ -470,12 +472,12 @@ static void test_solver_global(void **st)
     assert_int_equal(ctx_open(1, 30000, 64000, 8, &big), 0);
     ctx = big;
     struct gen_params d = {.family = GEN_RANDOM, .n = 2000, .m = SOL_EXACT_EDGES + 5000, .seed = 21};
-    solver_vs_twin_graph(&d, 2, 2, 4, 2, 10, "restart_steps=0");
-    solver_vs_twin_graph(&d, 2, 2, 4, 2, 10, "restart_steps=0,evaluator=index,layout_mem=global");
+    solver_vs_twin_graph(&d, 2, 2, 2, 2, 30, "restart_steps=0");
+    solver_vs_twin_graph(&d, 2, 2, 2, 2, 30, "restart_steps=0,evaluator=index,layout_mem=global");
     /* 30,000 nodes: the layout (240 KB) cannot be in shared memory; auto
      * keeps it in global memory, shared is refused */
     struct gen_params l = {.family = GEN_GRID, .n = 30000, .seed = 21};
-    solver_vs_twin_graph(&l, 2, 2, 4, 2, 10, "restart_steps=0");
+    solver_vs_twin_graph(&l, 2, 2, 4, 2, 30, "restart_steps=0");
     struct lcn_graph lg;
     struct lcn_pt *lp;
     char err[200];
