@@ -631,34 +631,6 @@ static enum state_eval choose_evaluator(const struct lcn_state *proto, int32_t w
     return ns_per[STATE_EVAL_SCAN] < ns_per[STATE_EVAL_GRID] ? STATE_EVAL_SCAN : STATE_EVAL_GRID;
 }
 
-/*
- * An estimate of the number of crossing pairs of a (possibly invalid)
- * layout from 20,000 random edge pairs, each tested exactly: cheap on any
- * layout, unlike a full count of a layout with millions of crossings.
- * Nodes without coordinates make their edges count as not crossing.
- */
-static double sampled_crossings(const struct lcn_graph *g, const struct lcn_pt *pts,
-                                const uint8_t *has_xy)
-{
-    if (g->m < 2)
-        return 0;
-    struct lcn_rng r;
-    rng_init(&r, 0x53414d50u, 0, RNG_PURPOSE_INIT);
-    const int N = 20000;
-    int hits = 0;
-    for (int i = 0; i < N; i++) {
-        int32_t e = (int32_t)rng_below(&r, (uint32_t)g->m),
-                f = (int32_t)rng_below(&r, (uint32_t)g->m);
-        if (graph_adjacent(g, e, f))
-            continue;
-        if (has_xy &&
-            (!has_xy[g->eu[e]] || !has_xy[g->ev[e]] || !has_xy[g->eu[f]] || !has_xy[g->ev[f]]))
-            continue;
-        hits += geom_segments_meet(pts[g->eu[e]], pts[g->ev[e]], pts[g->eu[f]], pts[g->ev[f]]);
-    }
-    return (double)hits / N * (double)g->m * (double)(g->m - 1) / 2.0;
-}
-
 /* A starting layout, its per-edge crossing counts and its tuple. */
 struct start {
     struct lcn_pt *pts;
@@ -711,20 +683,12 @@ static int build_starts(struct run *run, struct start *st, int32_t keep, int32_t
                 continue;
             if (k == LAYOUT_INPUT && !p->init)
                 continue;
-            if (have && (k == LAYOUT_RANDOM || k == LAYOUT_CIRCLE) && g->m > 2000)
-                continue; /* long chords: quadratic crossing counts, never competitive */
-            if (have && k == LAYOUT_FORCE && g->n > 3000 &&
-                start_deadline - lcn_now_ns() < (int64_t)g->n * 300000)
-                continue; /* a cut-short force layout of a large graph is tangled and slow to repair
-                           */
+            if (!layout_start_worth(g, k, have, p->init, p->has_xy, start_deadline, p->deadline_ns))
+                continue;
             if (have && (lcn_now_ns() >= start_deadline || (p->cancel && atomic_load(p->cancel)))) {
                 stop = 1;
                 break;
             }
-            if (k == LAYOUT_INPUT && g->m > 2000 &&
-                sampled_crossings(g, p->init, p->has_xy) * 100.0 >
-                    0.25 * (double)(p->deadline_ns - lcn_now_ns()))
-                continue; /* repairing and counting it (~100 ns a crossing) would eat the budget */
             int64_t t_make = lcn_now_ns();
             int r = layout_make(g, k, p->seed + (uint64_t)round, p->init, p->has_xy, start_deadline,
                                 &hard, pts);

@@ -630,3 +630,46 @@ int layout_make_with(const struct lcn_graph *g, enum layout_kind kind, uint64_t 
         return LCN_EINVAL;
     }
 }
+
+/*
+ * An estimate of the number of crossing pairs of a (possibly invalid)
+ * layout from 20,000 random edge pairs, each tested exactly: cheap on any
+ * layout, unlike a full count of a layout with millions of crossings.
+ * Nodes without coordinates make their edges count as not crossing.
+ */
+static double sampled_crossings(const struct lcn_graph *g, const struct lcn_pt *pts,
+                                const uint8_t *has_xy)
+{
+    if (g->m < 2)
+        return 0;
+    struct lcn_rng r;
+    rng_init(&r, 0x53414d50u, 0, RNG_PURPOSE_INIT);
+    const int N = 20000;
+    int hits = 0;
+    for (int i = 0; i < N; i++) {
+        int32_t e = (int32_t)rng_below(&r, (uint32_t)g->m),
+                f = (int32_t)rng_below(&r, (uint32_t)g->m);
+        if (graph_adjacent(g, e, f))
+            continue;
+        if (has_xy &&
+            (!has_xy[g->eu[e]] || !has_xy[g->ev[e]] || !has_xy[g->eu[f]] || !has_xy[g->ev[f]]))
+            continue;
+        hits += geom_segments_meet(pts[g->eu[e]], pts[g->ev[e]], pts[g->eu[f]], pts[g->ev[f]]);
+    }
+    return (double)hits / N * (double)g->m * (double)(g->m - 1) / 2.0;
+}
+
+int layout_start_worth(const struct lcn_graph *g, enum layout_kind k, int have,
+                       const struct lcn_pt *init, const uint8_t *has_xy, int64_t start_deadline_ns,
+                       int64_t deadline_ns)
+{
+    if (have && (k == LAYOUT_RANDOM || k == LAYOUT_CIRCLE) && g->m > 2000)
+        return 0; /* long chords: quadratic crossing counts, never competitive */
+    if (have && k == LAYOUT_FORCE && g->n > 3000 &&
+        start_deadline_ns - lcn_now_ns() < (int64_t)g->n * 300000)
+        return 0; /* a cut-short force layout of a large graph is tangled and slow to repair */
+    if (k == LAYOUT_INPUT && init && g->m > 2000 &&
+        sampled_crossings(g, init, has_xy) * 100.0 > 0.25 * (double)(deadline_ns - lcn_now_ns()))
+        return 0; /* repairing and counting it (~100 ns a crossing) would eat the budget */
+    return 1;
+}

@@ -154,6 +154,21 @@ struct layout_descender {
     void *ctx;
 };
 
+/*
+ * Whether a start of kind k is worth building at this point of a start
+ * phase that ends at start_deadline_ns, in a run that ends at deadline_ns
+ * (have: a start was already made), the rule both engines' start phases
+ * share: not a random or circle layout of a graph past 2,000 edges once
+ * there is a start (long chords: quadratic crossing counts), not a
+ * force-directed layout of a graph past 3,000 nodes that would be cut
+ * short, not the caller's layout init (has_xy as layout_make's) when its
+ * crossings, estimated from a sample, would take more than a quarter of
+ * the time left to repair and count. Returns 1 or 0.
+ */
+int layout_start_worth(const struct lcn_graph *g, enum layout_kind k, int have,
+                       const struct lcn_pt *init, const uint8_t *has_xy, int64_t start_deadline_ns,
+                       int64_t deadline_ns);
+
 /* layout_make with LAYOUT_DESCENT's descent done by d (NULL: the CPU's). */
 int layout_make_with(const struct lcn_graph *g, enum layout_kind kind, uint64_t seed,
                      const struct lcn_pt *init, const uint8_t *has_xy, int64_t deadline_ns,

@@ -1798,6 +1798,8 @@ static int build_start(struct gpu_ctx *ctx, int slot, const struct lcn_graph *g,
         enum layout_kind k = order[i];
         if (k == LAYOUT_INPUT && !p->init)
             continue;
+        if (!layout_start_worth(g, k, have, p->init, p->has_xy, dl, p->deadline_ns))
+            continue;
         if (have && lcn_now_ns() >= dl)
             break;
         /* the descent runs on the device when there is one (the CPU's otherwise) */
