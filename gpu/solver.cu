@@ -58,6 +58,7 @@ extern "C" {
 }
 
 #define LCAP_MAX 4096 /* largest edge chunk per scan phase */
+#define LCAP_MAX_GL 8192 /* the same with the layout in global memory (large graphs) */
 #define LCAP_MIN 256
 #define LCAP_PREFER_BYTES (54 * 1024)
 #define SOL_LMAX 64 /* longest ladder */
@@ -733,26 +734,42 @@ __device__ __forceinline__ static void scan_pairs(const struct sol_dev &dv, stru
 }
 
 /* V2 and V3 for the group: (node inside the union box, candidate) pairs. */
+__device__ __forceinline__ static void node_vs_cand(struct carve &c, int w, struct lcn_pt pw, int d,
+                                                    int g0, int ci)
+{
+    const struct lcn_pt q = P(c.cand[g0 + ci]);
+    if (geom_pt_eq(pw, q)) {
+        c.cbad[g0 + ci] = 1;
+        return;
+    }
+    for (int j = 0; j < d; j++)
+        if (w != c.inc_u[j] && geom_on_interior(q, c.inc_p[j], pw)) {
+            c.cbad[g0 + ci] = 1;
+            return;
+        }
+}
+
+/* (5) V2/V3 of the group's candidates against the nodes in the box bx: per
+ * (node, candidate) pair, or past SCAN_NODES_WIDE nodes per node (the box
+ * test once a node, not once a pair); either sets the same cbad bits. */
+#define SCAN_NODES_WIDE 8192
 __device__ __forceinline__ static void scan_nodes(struct carve &c, const struct kstep &k, int v,
                                                   int d, int4 bx, int g0, int Gc)
 {
-    for (int it = k.tid; it < k.n * Gc; it += k.B) {
-        int w = it / Gc, ci = it - w * Gc;
+    const int per_node = k.n > SCAN_NODES_WIDE;
+    const int total = per_node ? k.n : k.n * Gc;
+    for (int it = k.tid; it < total; it += k.B) {
+        int w = per_node ? it : it / Gc, ci = per_node ? 0 : it - w * Gc;
         if (w == v)
             continue;
         int2 pw2 = c.sc[w];
         if (pw2.x < bx.x || pw2.x > bx.z || pw2.y < bx.y || pw2.y > bx.w)
             continue;
-        struct lcn_pt pw = P(pw2), q = P(c.cand[g0 + ci]);
-        if (geom_pt_eq(pw, q)) {
-            c.cbad[g0 + ci] = 1;
-            continue;
-        }
-        for (int j = 0; j < d; j++)
-            if (w != c.inc_u[j] && geom_on_interior(q, c.inc_p[j], pw)) {
-                c.cbad[g0 + ci] = 1;
-                break;
-            }
+        if (!per_node)
+            node_vs_cand(c, w, P(pw2), d, g0, ci);
+        else
+            for (ci = 0; ci < Gc; ci++)
+                node_vs_cand(c, w, P(pw2), d, g0, ci);
     }
 }
 
@@ -1401,12 +1418,15 @@ static int smem_plan(const struct gpu_ctx *ctx, const struct lcn_graph *g, int g
     *G = grp;
     *dmax = d;
     size_t limit = (size_t)ctx->info.smem_per_block_optin - sizeof(struct sh_step);
-    int l = g->m < LCAP_MAX ? ((g->m + 31) & ~31) : LCAP_MAX;
+    const int lmax = gl ? LCAP_MAX_GL : LCAP_MAX;
+    int l = g->m < lmax ? ((g->m + 31) & ~31) : lmax;
     if (l < 32)
         l = 32;
-#define LCAP_NEXT(l) ((l) > LCAP_MAX ? LCAP_MAX : ((l) & ((l) - 1) ? 1 << (31 - __builtin_clz((unsigned)(l))) : (l) / 2))
-    /* four blocks per SM (a quarter of its 228 KB) before long chunks */
-    while (l > 1024 && smem_bytes(n, g->m, W, grp, d, l, 0, 0) > LCAP_PREFER_BYTES)
+#define LCAP_NEXT(l) ((l) > lmax ? lmax : ((l) & ((l) - 1) ? 1 << (31 - __builtin_clz((unsigned)(l))) : (l) / 2))
+    /* four blocks per SM (a quarter of its 228 KB) before long chunks; with
+     * the layout in global memory (graphs too large for shared memory) long
+     * chunks first: a step scans every edge, chunk by chunk */
+    while (!gl && l > 1024 && smem_bytes(n, g->m, W, grp, d, l, 0, 0) > LCAP_PREFER_BYTES)
         l = LCAP_NEXT(l);
     while (l > LCAP_MIN && smem_bytes(n, g->m, W, grp, d, l, 0, 0) > limit)
         l = LCAP_NEXT(l);
@@ -1988,6 +2008,20 @@ static int grun_islands(struct grun *r, const int32_t *vc)
 
 /* The knobs, the slots, the start (revalidated by the oracle, whose time
  * sets the final reserve) and the device state. */
+/* The start, which the oracle passed (tuple *o): progress and layout. */
+static void grun_publish_start(struct grun *r, const struct lcn_obj *o)
+{
+    const struct engine_params *p = r->p;
+    const int64_t now = lcn_now_ns();
+    struct engine_event ev = {(now - r->t0) / 1e9, "start", *o};
+    if (p->on_progress)
+        p->on_progress(p->ctx, &ev);
+    if (p->on_layout)
+        p->on_layout(p->ctx, r->start, o, ev.elapsed_s);
+    if (p->target_k >= 0 && o->K <= p->target_k)
+        r->ttt = ev.elapsed_s;
+}
+
 static int grun_new(struct grun *r, struct gpu_ctx *const *ctx, int n, const struct lcn_graph *g,
                     const struct engine_params *p, const struct gpu_solver_params *gsp)
 {
@@ -2026,6 +2060,8 @@ static int grun_new(struct grun *r, struct gpu_ctx *const *ctx, int n, const str
     }
     r->t_val = lcn_now_ns() - tv;
     r->reserve = lcn_final_reserve_ns(p, r->t_val);
+    if (!rc) /* published before the device is set up: the first layout comes sooner */
+        grun_publish_start(r, &vr.obj);
     if (!rc)
         rc = grun_islands(r, vr.c);
     report_release(&vr);
@@ -2308,12 +2344,6 @@ static int grun_loop(struct grun *r)
     if (span <= 0)
         span = 1;
     struct engine_event ev = {(now - r->t0) / 1e9, "start", r->best};
-    if (p->on_progress)
-        p->on_progress(p->ctx, &ev);
-    if (p->on_layout)
-        p->on_layout(p->ctx, r->start, &r->best, (now - r->t0) / 1e9);
-    if (p->target_k >= 0 && r->best.K <= p->target_k)
-        r->ttt = (now - r->t0) / 1e9;
     r->last_pub = now;
     int64_t last_tel = now, batch_ns = 0;
     int64_t tel_iv = p->telemetry_interval_ns > 0 ? p->telemetry_interval_ns : 1000000000;
