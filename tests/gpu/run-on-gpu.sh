@@ -369,7 +369,7 @@ scale)
         b=$(basename "$src"); b=${b%.gz}; b=${b%.json}
         G="$OUTDIR/scale/$b.json"
         case $src in *.gz) gunzip -c "$src" > "$G";; *) cp "$src" "$G";; esac
-        for be in gpu cpu; do
+        for be in ${SCALE_BACKENDS:-gpu cpu}; do
             nvidia-smi --query-gpu=memory.used --format=csv,noheader,nounits -lms 250 \
                 > "$OUTDIR/scale/$b-$be.mem" 2>/dev/null &
             smi=$!
