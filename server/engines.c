@@ -32,6 +32,20 @@ static void close_locked(void)
     n_gpus = 0;
 }
 
+/*
+ * Replicas a slot holds: the default, or fewer when the per-replica arrays
+ * (current and best coordinates, 16 bytes a node; current and best counts
+ * and the count histogram, 12 bytes an edge) of that many would pass
+ * SLOT_REPLICA_BYTES; never fewer than 264 (two blocks per SM on an H200,
+ * more than any plan of a graph that large fills).
+ */
+#define SLOT_REPLICA_BYTES (4ll << 30)
+static int32_t size_replicas(const struct gpu_config *c)
+{
+    const int64_t per = 16 * (int64_t)c->max_nodes + 12 * (int64_t)c->max_edges;
+    return (int32_t)LCN_MIN((int64_t)c->max_replicas, LCN_MAX(264, SLOT_REPLICA_BYTES / per));
+}
+
 int engines_gpu_open_set(const struct gpu_config *cfg, const int *ordinals, int n, char *err,
                          size_t errlen)
 {
@@ -52,6 +66,7 @@ int engines_gpu_open_set(const struct gpu_config *cfg, const int *ordinals, int 
             gpu_config_default(&c);
             c.max_nodes = LCN_MAX(c.max_nodes, size_nodes);
             c.max_edges = LCN_MAX(c.max_edges, size_edges);
+            c.max_replicas = size_replicas(&c);
         }
         int visible = gpu_device_count();
         for (int i = 0; i < n && !rc; i++) {
