@@ -234,6 +234,34 @@ class Render(unittest.TestCase):
         self.assertEqual(r.returncode, 0)
         ET.fromstring(r.stdout)
 
+    def test_output_on_stdout_keeps_the_note_out(self):
+        """-o /dev/stdout (or any path to the file stdout is on, or a path
+        that is not a regular file) wrote the picture and then appended the
+        note "wrote ...: K=..." to it on stdout: junk after the document
+        element. The note goes to stderr there, and --json, which wants
+        stdout too, is a usage error as with -o -."""
+        p = self.gen("random", 8, 1)
+        r = subprocess.run([LCNCTL, "render", p, "-o", "/dev/stdout"], capture_output=True)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        ET.fromstring(r.stdout)  # the picture alone
+        self.assertIn(b"wrote /dev/stdout: K=", r.stderr)
+        out = self.path("same.svg")
+        with open(out, "wb") as f:  # stdout is the file -o names
+            r = subprocess.run([LCNCTL, "render", p, "-o", out], stdout=f,
+                               stderr=subprocess.PIPE)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        ET.parse(out)
+        self.assertIn(b"wrote ", r.stderr)
+        r = subprocess.run([LCNCTL, "render", p, "-o", "/dev/stdout", "--json"],
+                           capture_output=True)
+        self.assertEqual(r.returncode, 2, r.stdout[-200:])
+        self.assertIn(b"both want stdout", r.stderr)
+        self.assertEqual(r.stdout, b"")
+        # a regular file elsewhere: the note stays on stdout
+        r = run("render", p, "-o", self.path("x.svg"))
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("wrote ", r.stdout)
+
 
 if __name__ == "__main__":
     unittest.main(verbosity=2)
