@@ -828,9 +828,9 @@ static void route(struct http_req *r)
  * request that the proxy never saw (request smuggling). A transfer coding
  * other than chunked makes MHD read the body until the client closes. So a
  * request with more than one Content-Length or Transfer-Encoding, both, a
- * Content-Length that is not a plain number or a coding other than
- * "chunked" gets 400 and the connection is closed: its body is never read
- * and nothing after it is taken for a request.
+ * Content-Length that is not a plain number, a coding other than "chunked"
+ * or a blank in a header name gets 400 and the connection is closed: its
+ * body is never read and nothing after it is taken for a request.
  */
 struct framing {
     int n_cl, n_te, bad;
@@ -842,7 +842,13 @@ static enum MHD_Result framing_header(void *cls, enum MHD_ValueKind kind, const 
 {
     struct framing *f = cls;
     (void)kind;
-    if (!strcasecmp(key, MHD_HTTP_HEADER_CONTENT_LENGTH)) {
+    if (strpbrk(key, " \t")) {
+        /* "Content-Length : 5": MHD keeps the blank in the name, so that
+         * neither it nor the checks below see a length, while a proxy
+         * that trims the blank does (RFC 9112 section 5.1: 400) */
+        f->bad = 1;
+        f->why = "blank in a header name";
+    } else if (!strcasecmp(key, MHD_HTTP_HEADER_CONTENT_LENGTH)) {
         f->n_cl++;
         size_t n = value ? strspn(value, "0123456789") : 0;
         if (!n || value[n] || n > 19) {

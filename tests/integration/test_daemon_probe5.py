@@ -1,0 +1,93 @@
+"""test_daemon_probe5.py - regression tests for what the fifth reliability
+probe of 2026-12-02 found (HTTP framing, ...): each test is the probe's
+minimal reproducer. Generated graphs only; bounds on time are liveness
+bounds for a loaded machine.
+"""
+
+import os
+import socket
+import sys
+import time
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from lcnd_harness import Daemon, need_binaries  # noqa: E402
+
+ANSWER = 10.0  # seconds an answer may take on a loaded machine
+
+
+def exchange(d, raw):
+    """Sends raw bytes on a new connection and reads until the server
+    closes it (or ANSWER seconds pass); returns what came, with
+    b"<not closed>" appended when the server kept the connection."""
+    host, port = d.addr.rsplit(":", 1)
+    s = socket.create_connection((host, int(port)), timeout=ANSWER)
+    s.sendall(raw)
+    data = b""
+    deadline = time.time() + ANSWER
+    try:
+        while time.time() < deadline:
+            chunk = s.recv(65536)
+            if not chunk:
+                return data
+            data += chunk
+    except socket.timeout:
+        pass
+    except ConnectionResetError:
+        return data
+    finally:
+        s.close()
+    return data + b"<not closed>"
+
+
+class WhitespaceInHeaderName(unittest.TestCase):
+    """`Content-Length : 5` (blank before the colon, which RFC 9112 section
+    5.1 says a server must refuse with 400, because proxies differ on it)
+    reached the daemon as a header named "Content-Length ", which neither
+    the HTTP library nor the framing check took for a Content-Length: the
+    request was served without a body, and its body was read as the next
+    request on the connection ("helloGET is not allowed on /healthz", 405;
+    a proxy that trims the blank forwards that body as the first request's,
+    so the daemon answered a request the proxy never saw). Such a header is
+    now ambiguous framing: 400 bad_request, connection closed."""
+
+    @classmethod
+    def setUpClass(cls):
+        need_binaries(cls)
+        cls.d = Daemon().start()
+
+    @classmethod
+    def tearDownClass(cls):
+        rc = cls.d.stop()
+        cls.d.cleanup()
+        assert rc == 0, rc
+
+    def assert_refused(self, raw):
+        data = exchange(self.d, raw)
+        self.assertTrue(data.startswith(b"HTTP/1.1 400 "), data[:300])
+        head, _, body = data.partition(b"\r\n\r\n")
+        self.assertIn(b"\r\nConnection: close", head)
+        self.assertIn(b'"code":"bad_request"', body)
+        self.assertNotIn(b"HTTP/1.1 2", data)  # no smuggled answer
+        self.assertNotIn(b"HTTP/1.1 405", data)
+        self.assertNotIn(b"<not closed>", data)
+
+    def test_blank_before_colon_refused(self):
+        smuggled = b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n"
+        for name in (b"Content-Length ", b"Content-Length\t", b"content-length  "):
+            self.assert_refused(b"POST /jobs HTTP/1.1\r\nHost: x\r\n"
+                                b"Content-Type: application/json\r\n%s: %d\r\n\r\n%s" %
+                                (name, len(smuggled), smuggled))
+        self.assert_refused(b"POST /jobs HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                            b"Transfer-Encoding : chunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n" + smuggled)
+        # any other header name with a blank is no better formed
+        self.assert_refused(b"GET /healthz HTTP/1.1\r\nHost: x\r\nX Forwarded: 1\r\n\r\n")
+
+    def test_plain_headers_still_served(self):
+        data = exchange(self.d, b"GET /healthz HTTP/1.1\r\nHost: x\r\nX-A:  padded value \r\n"
+                                b"Connection: close\r\n\r\n")
+        self.assertTrue(data.startswith(b"HTTP/1.1 200 "), data[:300])
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
