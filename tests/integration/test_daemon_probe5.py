@@ -6,12 +6,13 @@ bounds for a loaded machine.
 
 import os
 import socket
+import subprocess
 import sys
 import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from lcnd_harness import Daemon, need_binaries  # noqa: E402
+from lcnd_harness import LCNCTL, WAIT, Daemon, need_binaries  # noqa: E402
 
 ANSWER = 10.0  # seconds an answer may take on a loaded machine
 
@@ -87,6 +88,41 @@ class WhitespaceInHeaderName(unittest.TestCase):
         data = exchange(self.d, b"GET /healthz HTTP/1.1\r\nHost: x\r\nX-A:  padded value \r\n"
                                 b"Connection: close\r\n\r\n")
         self.assertTrue(data.startswith(b"HTTP/1.1 200 "), data[:300])
+
+
+class TokenFileReadAlike(unittest.TestCase):
+    """lcnd reads its token_file whole, without surrounding blanks and
+    newlines; lcnctl read the first line of $LCN_TOKEN_FILE and trimmed
+    its end only. The daemon's own token file, when it began with a blank
+    line, made lcnctl exit 2 ("... is empty"), and when it began with a
+    tab, lcnctl sent the tab and got 401 (exit 5). lcnctl now reads the
+    file as the daemon does."""
+
+    def test_lcnctl_takes_the_daemons_token_file(self):
+        need_binaries(self)
+        tok = "s3cret-token-0123456789"
+        d = Daemon(token=tok)
+        self.addCleanup(d.cleanup)
+        tf = os.path.join(d.dir, "token")
+        with open(tf, "w") as f:
+            f.write("\n%s\n" % tok)  # lcnd takes it
+        d.start(extra=["--token-file", tf])
+        env = dict(os.environ)
+        env.pop("LCN_TOKEN", None)
+        for text in ("\n%s\n" % tok, "\t%s\r\n" % tok, "  \n\n %s \n\n" % tok):
+            with open(tf, "w") as f:
+                f.write(text)
+            env["LCN_TOKEN_FILE"] = tf
+            p = subprocess.run([LCNCTL, "--server", d.addr, "list"], capture_output=True,
+                               text=True, env=env, timeout=WAIT)
+            self.assertEqual(p.returncode, 0, (text, p.stderr))
+        with open(tf, "w") as f:
+            f.write(" \n\t\n")
+        p = subprocess.run([LCNCTL, "--server", d.addr, "list"], capture_output=True,
+                           text=True, env=env, timeout=WAIT)
+        self.assertEqual(p.returncode, 2, p.stderr)
+        self.assertIn("is empty", p.stderr)
+        self.assertEqual(d.stop(), 0)
 
 
 if __name__ == "__main__":
