@@ -185,6 +185,30 @@ class Render(unittest.TestCase):
         texts = ["".join(el.itertext()) for el in root.iter(NS + "text")]
         self.assertIn("a<b & \"c\" >d", texts)
 
+    def test_title_bytes_that_are_not_xml_text(self):
+        """The default title is the file name, any bytes: a Latin-1 name
+        (caf\xe9.json) or a title with U+FFFE went into the caption as it
+        was, and the picture was not well-formed XML. Bytes that are not
+        UTF-8 of an XML character are drawn as '?'."""
+        g = self.gen("random", 10, 7)
+        latin1 = os.path.join(os.fsencode(self.d), b"caf\xe9.json")
+        with open(g, "rb") as f, open(latin1, "wb") as o:
+            o.write(f.read())
+        out = self.path("out.svg")
+        r = subprocess.run([os.fsencode(LCNCTL), b"render", latin1, b"-o", os.fsencode(out)],
+                           capture_output=True)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        texts = ["".join(el.itertext()) for el in ET.parse(out).getroot().iter(NS + "text")]
+        self.assertTrue(any(t.endswith("caf?.json") for t in texts), texts)
+        for title, want in ((b"a\xef\xbf\xbeb\xef\xbf\xbfc", "a?b?c"),
+                            (b"\xc3\xa9t\xc3\xa9 \xf0\x9f\x98\x80", "\u00e9t\u00e9 \U0001f600"),
+                            (b"\xc0\xaf\xed\xa0\x80\xf4\x90\x80\x80\xe2\x82", "?" * 11)):
+            r = subprocess.run([os.fsencode(LCNCTL), b"render", os.fsencode(g), b"-o",
+                                os.fsencode(out), b"--title", title], capture_output=True)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            texts = ["".join(el.itertext()) for el in ET.parse(out).getroot().iter(NS + "text")]
+            self.assertIn(want, texts, title)
+
     def test_invalid_layout_is_drawn_and_marked(self):
         g = {"nodes": [{"id": 0, "x": 0, "y": 0}, {"id": 1, "x": 4, "y": 0},
                        {"id": 2, "x": 2, "y": 0}, {"id": 3, "x": 9, "y": 9}],

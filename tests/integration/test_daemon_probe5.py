@@ -10,9 +10,10 @@ import subprocess
 import sys
 import time
 import unittest
+import xml.etree.ElementTree as ET
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from lcnd_harness import LCNCTL, WAIT, Daemon, need_binaries  # noqa: E402
+from lcnd_harness import LCNCTL, WAIT, Daemon, need_binaries, tiny_graph  # noqa: E402
 
 ANSWER = 10.0  # seconds an answer may take on a loaded machine
 
@@ -122,6 +123,34 @@ class TokenFileReadAlike(unittest.TestCase):
                            text=True, env=env, timeout=WAIT)
         self.assertEqual(p.returncode, 2, p.stderr)
         self.assertIn("is empty", p.stderr)
+        self.assertEqual(d.stop(), 0)
+
+
+class PictureOfAnyName(unittest.TestCase):
+    """A job's name is any UTF-8 text of 128 bytes; the picture's caption
+    carries it, escaped for <, >, & and " and with control bytes blanked,
+    but U+FFFE and U+FFFF (well-formed UTF-8, not XML characters) went
+    into the caption as they were: GET /jobs/<id>/solution.svg answered
+    200 with a document no XML parser (nor browser) accepts ("not
+    well-formed (invalid token)"). Only XML characters reach the picture
+    now; others are drawn as '?'."""
+
+    def test_svg_well_formed_whatever_the_name(self):
+        need_binaries(self)
+        d = Daemon()
+        self.addCleanup(d.cleanup)
+        d.start()
+        captions = []
+        for name in ("a\ufffeb\uffffc", "\x01\x1b[2J\x7f", "x]]>y<&\"'"):
+            job = d.submit(tiny_graph(), budget_s=0.1, name=name)
+            self.assertEqual(d.wait(job)["state"], "succeeded")
+            r = d.get("/jobs/%s/solution.svg" % job)
+            self.assertEqual(r.status, 200, r.body[:300])
+            root = ET.fromstring(r.body)  # raises when not well-formed
+            captions.append("".join(root.itertext()))
+            self.assertIn(job, captions[-1])
+        self.assertIn("a?b?c", captions[0])
+        self.assertIn("x]]>y<&\"'", captions[2])
         self.assertEqual(d.stop(), 0)
 
 
