@@ -191,13 +191,19 @@ const char *client_printable(const char *s, char *buf, size_t len)
 {
     size_t o = 0;
     for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        int ctl = *p < 0x20 || *p == 0x7f;
-        if (o + (ctl ? 4 : 1) >= len)
+        /* C0, DEL, and C1 as UTF-8 (C2 80 to C2 9F: U+009B is CSI) */
+        int c1 = p[0] == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f;
+        int ctl = *p < 0x20 || *p == 0x7f || c1;
+        if (o + (c1 ? 8 : ctl ? 4 : 1) >= len)
             break;
-        if (ctl)
+        if (c1) {
+            o += (size_t)snprintf(buf + o, len - o, "\\x%02x\\x%02x", p[0], p[1]);
+            p++;
+        } else if (ctl) {
             o += (size_t)snprintf(buf + o, len - o, "\\x%02x", *p);
-        else
+        } else {
             buf[o++] = (char)*p;
+        }
     }
     buf[o] = '\0';
     return buf;

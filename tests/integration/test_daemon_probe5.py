@@ -154,5 +154,34 @@ class PictureOfAnyName(unittest.TestCase):
         self.assertEqual(d.stop(), 0)
 
 
+class C1ControlsEscaped(unittest.TestCase):
+    """The fourth probe made `lcnctl list`, `lcnctl get` and the log write
+    a name's control bytes as \\xNN, but only C0 ones (below 0x20) and DEL:
+    the C1 controls U+0080 to U+009F, as UTF-8 (C2 80 to C2 9F), went out
+    raw. U+009B is CSI, ESC [ in one character, which xterm acts on: a
+    name with U+009B "2J" cleared the operator's screen. They are escaped
+    too now (\\xc2\\x9b)."""
+
+    def test_c1_controls_escaped(self):
+        need_binaries(self)
+        d = Daemon()
+        self.addCleanup(d.cleanup)
+        d.start()
+        job = d.submit(tiny_graph(), budget_s=0.1, name="A\u009b2JB\u0085C\u00a0\u00e9")
+        d.wait(job)
+        for cmd in (["list"], ["get", job]):
+            p = subprocess.run([LCNCTL, "--server", d.addr] + cmd, capture_output=True,
+                               timeout=WAIT)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            self.assertNotIn(b"\xc2\x9b", p.stdout, cmd)
+            self.assertNotIn(b"\xc2\x85", p.stdout, cmd)
+            # other characters stay as they are
+            self.assertIn(b"A\\xc2\\x9b2JB\\xc2\\x85C\xc2\xa0\xc3\xa9", p.stdout, cmd)
+        self.assertEqual(d.stop(), 0)
+        log = d.log().encode()
+        self.assertNotIn(b"\xc2\x9b", log)
+        self.assertIn(b"A\\xc2\\x9b2JB\\xc2\\x85C", log)
+
+
 if __name__ == "__main__":
     unittest.main(verbosity=2)
