@@ -3,6 +3,8 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "err.h"
 #include "util.h"
@@ -207,6 +209,18 @@ const char *client_printable(const char *s, char *buf, size_t len)
     }
     buf[o] = '\0';
     return buf;
+}
+
+int client_out_is_stream(const char *out)
+{
+    struct stat o, so;
+    if (strcmp(out, "-") == 0)
+        return 1;
+    if (stat(out, &o))
+        return 0; /* a new regular file */
+    if (!S_ISREG(o.st_mode))
+        return 1;
+    return fstat(STDOUT_FILENO, &so) == 0 && so.st_dev == o.st_dev && so.st_ino == o.st_ino;
 }
 
 double client_num(const json_t *o, const char *key, double dflt)

@@ -534,6 +534,9 @@ static int cmd_solution(const struct lcnctl_cmd *cmd, const struct lcnctl_args *
 {
     const struct solution_opts *so = a->opts;
     const char *id = a->arg, *out = so->out && strcmp(so->out, "-") ? so->out : NULL;
+    int stream = out && client_out_is_stream(out);
+    if (lcnctl_json && stream)
+        return lcnctl_usage_error(cmd, "--json and -o %s both want stdout", out);
     struct lcnhttp h;
     int rc = job_connect(cmd, id, &h);
     if (rc)
@@ -582,8 +585,8 @@ static int cmd_solution(const struct lcnctl_cmd *cmd, const struct lcnctl_args *
         } else {
             char tuple[128];
             client_format_tuple(tuple, sizeof tuple, lcn);
-            printf("saved the %s layout of %s to %s: %s\n",
-                   final ? "final" : "best so far (the job is still running)", id, out, tuple);
+            fprintf(stream ? stderr : stdout, "saved the %s layout of %s to %s: %s\n",
+                    final ? "final" : "best so far (the job is still running)", id, out, tuple);
         }
     }
     graphio_release(&d);

@@ -3,8 +3,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include <jansson.h>
 
@@ -47,22 +45,6 @@ static const struct opt render_table[] = {
             "first caption line (default: the layout's file name)"),
 };
 
-/*
- * Whether OUT is where stdout goes, or not a regular file (/dev/stdout, a
- * terminal, a pipe): the note "wrote OUT" printed on stdout would land in
- * or after the picture there, so it goes to stderr. Asked before writing:
- * the atomic write replaces a regular OUT with a new file.
- */
-static int out_is_stream(const char *out)
-{
-    struct stat o, so;
-    if (stat(out, &o))
-        return 0; /* a new regular file */
-    if (!S_ISREG(o.st_mode))
-        return 1;
-    return fstat(STDOUT_FILENO, &so) == 0 && so.st_dev == o.st_dev && so.st_ino == o.st_ino;
-}
-
 static int cmd_render(const struct lcnctl_cmd *cmd, const struct lcnctl_args *a)
 {
     const struct render_opts *o = a->opts;
@@ -70,7 +52,7 @@ static int cmd_render(const struct lcnctl_cmd *cmd, const struct lcnctl_args *a)
     int rc;
     if (!out)
         return lcnctl_usage_error(cmd, "-o FILE is required");
-    int stream = strcmp(out, "-") == 0 || out_is_stream(out);
+    int stream = client_out_is_stream(out);
     if (lcnctl_json && stream)
         return lcnctl_usage_error(cmd, "--json and -o %s both want stdout", out);
 

@@ -4,6 +4,7 @@ minimal reproducer. Generated graphs only; bounds on time are liveness
 bounds for a loaded machine.
 """
 
+import json
 import os
 import socket
 import subprocess
@@ -181,6 +182,40 @@ class C1ControlsEscaped(unittest.TestCase):
         log = d.log().encode()
         self.assertNotIn(b"\xc2\x9b", log)
         self.assertIn(b"A\\xc2\\x9b2JB\\xc2\\x85C", log)
+
+
+class SolutionOnStdout(unittest.TestCase):
+    """`lcnctl solution ID -o /dev/stdout` wrote the layout and then its
+    note ("saved the final layout of ... to /dev/stdout: K=...") on
+    stdout after it, so the output was no JSON document; with --json the
+    summary object followed the layout the same way, and `lcnctl --json
+    gen ... -o /dev/stdout` appended its summary to the graph. As with
+    render: the note goes to stderr when the file is stdout (or not a
+    regular file), --json there is a usage error for solution, and gen
+    prints no summary, as with -o -."""
+
+    def test_note_kept_out_of_the_layout(self):
+        need_binaries(self)
+        d = Daemon()
+        self.addCleanup(d.cleanup)
+        d.start()
+        job = d.submit(tiny_graph(), budget_s=0.1)
+        d.wait(job)
+        p = subprocess.run([LCNCTL, "--server", d.addr, "solution", job, "-o", "/dev/stdout"],
+                           capture_output=True, timeout=WAIT)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(json.loads(p.stdout)["lcn"]["job"], job)  # the layout alone
+        self.assertIn(b"saved the final layout of", p.stderr)
+        p = subprocess.run([LCNCTL, "--server", d.addr, "--json", "solution", job, "-o",
+                            "/dev/stdout"], capture_output=True, timeout=WAIT)
+        self.assertEqual(p.returncode, 2, p.stdout[-300:])
+        self.assertIn(b"both want stdout", p.stderr)
+        self.assertEqual(p.stdout, b"")
+        p = subprocess.run([LCNCTL, "--json", "gen", "random", "--nodes", "8", "-o",
+                            "/dev/stdout"], capture_output=True, timeout=WAIT)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(len(json.loads(p.stdout)["nodes"]), 8)
+        self.assertEqual(d.stop(), 0)
 
 
 if __name__ == "__main__":
