@@ -94,6 +94,7 @@ struct http_req {
     size_t held;        /* body bytes counted in s->body_bytes until req_free */
     size_t held_answer; /* answer bytes counted in s->answer_bytes until req_free */
     int body_refused; /* 413 (past max_body) or 503 (past max_body_total): the body was dropped */
+    int no_body;      /* 413: a body on a route without HTTP_BODY */
     /* early answer decided on the first call */
     int early_status;
     const char *early_why; /* 400: what is wrong with the framing */
@@ -924,8 +925,12 @@ static void early_answer(struct http_req *r)
                            r->path);
         break;
     case 413:
-        http_respond_error(r, 413, "too_large", NULL, "request body is larger than %zu bytes",
-                           r->s->cfg.max_body);
+        if (r->no_body)
+            http_respond_error(r, 413, "too_large", NULL, "%s %s takes no request body", r->method,
+                               r->path);
+        else
+            http_respond_error(r, 413, "too_large", NULL, "request body is larger than %zu bytes",
+                               r->s->cfg.max_body);
         break;
     case 503:
         http_add_header(r, "Retry-After", "1");
@@ -946,6 +951,30 @@ static void early_answer(struct http_req *r)
 static int body_budget_spent(const struct http_server *s, size_t n)
 {
     return s->cfg.max_body_total && s->body_bytes + n > s->cfg.max_body_total;
+}
+
+/*
+ * The body a routed request announces: past max_body, 413 before it is
+ * read; on a route without HTTP_BODY, any body (Content-Length above 0, or
+ * chunked) is 413 too, unread, and the connection closes. Taken and held
+ * against max_body_total, such bodies let a client without the token
+ * (GET /healthz, GET /) make every POST /jobs of the others 503 busy.
+ */
+static void body_check(struct http_req *r)
+{
+    struct MHD_Connection *c = r->conn;
+    const char *cl =
+        MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
+    unsigned long long n = cl ? strtoull(cl, NULL, 10) : 0;
+    if (n > r->s->cfg.max_body) {
+        r->early_status = 413;
+    } else if (!(r->route->flags & HTTP_BODY) &&
+               (n || MHD_lookup_connection_value(c, MHD_HEADER_KIND,
+                                                 MHD_HTTP_HEADER_TRANSFER_ENCODING))) {
+        r->early_status = 413;
+        r->no_body = 1;
+        r->close = 1;
+    }
 }
 
 /*
@@ -1004,12 +1033,8 @@ static enum MHD_Result on_access(void *cls, struct MHD_Connection *c, const char
         route(r);
         if (!auth_ok(r))
             r->early_status = 401;
-        if (!r->early_status) {
-            const char *cl =
-                MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
-            if (cl && strtoull(cl, NULL, 10) > s->cfg.max_body)
-                r->early_status = 413;
-        }
+        if (!r->early_status)
+            body_check(r);
         if (r->early_status) {
             early_answer(r);
             return queue_resp(r);

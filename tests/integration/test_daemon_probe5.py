@@ -218,5 +218,75 @@ class SolutionOnStdout(unittest.TestCase):
         self.assertEqual(d.stop(), 0)
 
 
+class BodiesOnlyWhereTaken(unittest.TestCase):
+    """http.h says routes without HTTP_BODY refuse bodies, but nothing
+    checked it: GET /healthz and GET / (served without the token) took a
+    body of up to max_body_bytes each and held it against
+    max_body_total_bytes, so a client without the token made every POST
+    /jobs of the others 503 busy (two 1 MB GET bodies against 2 MiB; by
+    default four 64 MiB ones, trickled to stay open, held 256 MiB). A
+    request with a body on a route that takes none is now 413 too_large
+    at its header, the body unread and the connection closed."""
+
+    @classmethod
+    def setUpClass(cls):
+        need_binaries(cls)
+        cls.tok = "s3cret-token-0123456789"
+        cls.d = Daemon(token=cls.tok)
+        tf = os.path.join(cls.d.dir, "token")
+        with open(tf, "w") as f:
+            f.write(cls.tok)
+        cls.d.start(extra=["--token-file", tf, "--max-body-bytes", "1048576",
+                           "--max-body-total-bytes", "2097152"])
+
+    @classmethod
+    def tearDownClass(cls):
+        rc = cls.d.stop()
+        cls.d.cleanup()
+        assert rc == 0, rc
+
+    def test_open_routes_hold_no_body(self):
+        host, port = self.d.addr.rsplit(":", 1)
+        held = []
+        for path in (b"/healthz", b"/"):
+            s = socket.create_connection((host, int(port)), timeout=ANSWER)
+            self.addCleanup(s.close)
+            s.sendall(b"GET %s HTTP/1.1\r\nHost: x\r\nContent-Length: 1048576\r\n\r\n" % path)
+            try:  # before: held by the daemon; now refused, perhaps while being sent
+                s.sendall(b"x" * 1048000)
+            except OSError:
+                pass
+            held.append(s)
+        for s in held:
+            try:
+                self.assertTrue(s.recv(200).startswith(b"HTTP/1.1 413 "))
+            except ConnectionResetError:  # closed before the client had sent it all
+                pass
+        graph = {"nodes": [{"id": i} for i in range(200)], "edges": [], "width": 20,
+                 "height": 20}
+        job = self.d.submit(graph, budget_s=0.1)  # 201, not 503 busy
+        self.assertEqual(self.d.wait(job)["state"], "succeeded")
+
+    def test_body_refused_unread(self):
+        smuggled = b"GET /version HTTP/1.1\r\nHost: x\r\n\r\n"
+        for first in (b"GET /healthz", b"GET /jobs", b"DELETE /jobs/j0000000000000001"):
+            data = exchange(self.d, first + b" HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " +
+                            self.tok.encode() + b"\r\nContent-Length: %d\r\n\r\n" %
+                            len(smuggled) + smuggled)
+            self.assertTrue(data.startswith(b"HTTP/1.1 413 "), data[:300])
+            self.assertIn(b'"code":"too_large"', data)
+            self.assertIn(b"takes no request body", data)
+            self.assertNotIn(b"<not closed>", data)
+            self.assertEqual(data.count(b"HTTP/1.1 "), 1, data)
+        data = exchange(self.d, b"GET /healthz HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked"
+                                b"\r\n\r\n5\r\nhello\r\n0\r\n\r\n")
+        self.assertTrue(data.startswith(b"HTTP/1.1 413 "), data[:300])
+        # an empty body is no body
+        data = exchange(self.d, b"DELETE /jobs/j0000000000000099 HTTP/1.1\r\nHost: x\r\n"
+                                b"Authorization: Bearer " + self.tok.encode() +
+                                b"\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+        self.assertTrue(data.startswith(b"HTTP/1.1 404 "), data[:300])
+
+
 if __name__ == "__main__":
     unittest.main(verbosity=2)
