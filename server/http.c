@@ -1148,16 +1148,19 @@ static void mhd_logger(void *cls, const char *fm, va_list ap)
  * Each connection holds a descriptor. When accept fails for want of them,
  * MHD drops its listening socket until a connection closes (the 1 s tick
  * runs MHD again), so a limit below max_connections caps the connections
- * at a lower number than the one configured, and quietly. The soft limit
- * is raised to what max_connections needs, up to the hard limit; a hard
- * limit too low is logged (systemd: LimitNOFILE).
+ * at a lower number than the one configured, and quietly: the reserve
+ * (evict) then never comes into play, and idle connections lock every
+ * client out until their header timeout. The soft limit is raised to what
+ * max_connections needs, up to the hard limit; with a hard limit too low
+ * (systemd: LimitNOFILE), max_connections is lowered to what it allows.
+ * Returns the connections to serve.
  */
-static void raise_fd_limit(unsigned max_connections)
+static unsigned raise_fd_limit(unsigned max_connections)
 {
     struct rlimit rl;
     rlim_t want = (rlim_t)max_connections + FD_RESERVE;
     if (getrlimit(RLIMIT_NOFILE, &rl) || rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur >= want)
-        return;
+        return max_connections;
     rlim_t to = rl.rlim_max != RLIM_INFINITY && rl.rlim_max < want ? rl.rlim_max : want;
     if (to > rl.rlim_cur) {
         rl.rlim_cur = to;
@@ -1165,22 +1168,25 @@ static void raise_fd_limit(unsigned max_connections)
             log_info("http: open-file limit raised to %llu for max_connections %u",
                      (unsigned long long)to, max_connections);
     }
-    if (to < want)
-        log_warn("http: max_connections %u needs about %llu descriptors, but the hard open-file "
-                 "limit is %llu: fewer connections will be served",
-                 max_connections, (unsigned long long)want, (unsigned long long)rl.rlim_max);
+    if (getrlimit(RLIMIT_NOFILE, &rl) || rl.rlim_cur >= want)
+        return max_connections;
+    unsigned fit = rl.rlim_cur > FD_RESERVE + 4 ? (unsigned)(rl.rlim_cur - FD_RESERVE) : 4;
+    log_warn("http: max_connections %u needs about %llu descriptors, but the open-file limit is "
+             "%llu: max_connections lowered to %u",
+             max_connections, (unsigned long long)want, (unsigned long long)rl.rlim_cur, fit);
+    return fit;
 }
 
 int http_start(struct http_server **out, uv_loop_t *loop, const struct http_config *cfg, char *err,
                size_t errlen)
 {
-    raise_fd_limit(cfg->max_connections);
     struct http_server *s = xcalloc(1, sizeof *s);
     s->loop = loop;
     s->cfg = *cfg;
+    s->cfg.max_connections = raise_fd_limit(cfg->max_connections);
     /* at most a quarter of the slots: small limits keep most of theirs */
-    s->reserve = cfg->connection_reserve < cfg->max_connections / 4 ? cfg->connection_reserve
-                                                                      : cfg->max_connections / 4;
+    s->reserve = cfg->connection_reserve < s->cfg.max_connections / 4 ? cfg->connection_reserve
+                                                                      : s->cfg.max_connections / 4;
     if (cors_init(&s->cors, cfg->allowed_origins, err, errlen)) {
         free(s);
         return LCN_EINVAL;
@@ -1194,7 +1200,7 @@ int http_start(struct http_server **out, uv_loop_t *loop, const struct http_conf
         MHD_OPTION_EXTERNAL_LOGGER, mhd_logger, s, MHD_OPTION_LISTEN_SOCKET,
         (MHD_socket)cfg->listen_fd, MHD_OPTION_NOTIFY_COMPLETED, on_completed, s,
         MHD_OPTION_NOTIFY_CONNECTION, on_connection, s, MHD_OPTION_UNESCAPE_CALLBACK, unescape, s,
-        MHD_OPTION_CONNECTION_LIMIT, cfg->max_connections, MHD_OPTION_PER_IP_CONNECTION_LIMIT,
+        MHD_OPTION_CONNECTION_LIMIT, s->cfg.max_connections, MHD_OPTION_PER_IP_CONNECTION_LIMIT,
         cfg->max_connections_per_ip, MHD_OPTION_CONNECTION_TIMEOUT, cfg->connection_timeout_s,
         MHD_OPTION_END);
     if (!s->d) {

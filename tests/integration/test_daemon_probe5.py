@@ -288,5 +288,38 @@ class BodiesOnlyWhereTaken(unittest.TestCase):
         self.assertTrue(data.startswith(b"HTTP/1.1 404 "), data[:300])
 
 
+class FewDescriptors(unittest.TestCase):
+    """With a hard open-file limit below what max_connections needs, lcnd
+    only warned ("fewer connections will be served") and kept
+    max_connections: accept then failed for want of descriptors long
+    before the connection limit, so the reserve that closes idle
+    connections for new clients never came into play, and idle
+    connections locked every client out until their header timeout (a
+    GET /healthz waited 30 s behind 100 idle connections with a limit of
+    96 descriptors). max_connections is now lowered to what the
+    descriptors allow, so the reserve works."""
+
+    def test_idle_connections_do_not_lock_out(self):
+        need_binaries(self)
+        d = Daemon("--header-timeout-s", "30", wrapper=("prlimit", "--nofile=96:96", "--"))
+        self.addCleanup(d.cleanup)
+        d.start()
+        host, port = d.addr.rsplit(":", 1)
+        idle = []
+        for _ in range(100):
+            s = socket.create_connection((host, int(port)), timeout=ANSWER)
+            self.addCleanup(s.close)
+            idle.append(s)
+        time.sleep(1)
+        t0 = time.time()
+        data = exchange(d, b"GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        self.assertTrue(data.startswith(b"HTTP/1.1 200 "), data[:200])
+        self.assertLess(time.time() - t0, 8)
+        self.assertIn("max_connections lowered to", d.log())
+        for s in idle:
+            s.close()
+        self.assertEqual(d.stop(), 0)
+
+
 if __name__ == "__main__":
     unittest.main(verbosity=2)
