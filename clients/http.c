@@ -97,10 +97,12 @@ int lcnhttp_init(struct lcnhttp *h, const char *server, char *err, size_t errlen
     size_t n = strlen(server);
     h->base = xmalloc(n + 8);
     snprintf(h->base, n + 8, "%s%s", sep ? "" : "http://", server);
-    n = strlen(h->base);
-    while (n && h->base[n - 1] == '/')
-        h->base[--n] = '\0';
+    /* trailing slashes go, but not into the scheme's "://" ("http://" has no
+     * host; trimmed to "http:", the host was looked for past a NULL) */
     const char *host = strstr(h->base, "://") + 3;
+    n = strlen(h->base);
+    while (n > (size_t)(host - h->base) && h->base[n - 1] == '/')
+        h->base[--n] = '\0';
     if (!host[0] || host[0] == '/') {
         snprintf(err, errlen, "server '%s': no host", server);
         lcnhttp_release(h);
