@@ -6,15 +6,19 @@ bounds for a loaded machine.
 
 import json
 import os
+import shutil
+import signal
 import socket
+import stat
 import subprocess
 import sys
+import tempfile
 import time
 import unittest
 import xml.etree.ElementTree as ET
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from lcnd_harness import LCNCTL, WAIT, Daemon, need_binaries, tiny_graph  # noqa: E402
+from lcnd_harness import LCND, LCNCTL, WAIT, Daemon, need_binaries, tiny_graph  # noqa: E402
 
 ANSWER = 10.0  # seconds an answer may take on a loaded machine
 
@@ -319,6 +323,60 @@ class FewDescriptors(unittest.TestCase):
         for s in idle:
             s.close()
         self.assertEqual(d.stop(), 0)
+
+
+class PortFileKeptWhenSpecial(unittest.TestCase):
+    """At start lcnd removed whatever port_file named, so that a stale port
+    line is not read, and then wrote it atomically: `--port-file
+    /dev/full` (or /dev/null, or a symlink such as /dev/stdout) run as
+    root deleted the device node and left a regular file in its place
+    (the probe's /dev/full became a 16-byte file holding the port). Only
+    a regular file is removed now; a device, a FIFO or a symlink is kept
+    and written in place as lcn_write_atomic does (docs/FORMAT.md)."""
+
+    def run_with(self, port_file, wait_log):
+        d = tempfile.mkdtemp(prefix="lcnd-test-")
+        self.addCleanup(shutil.rmtree, d, True)
+        log = os.path.join(d, "lcnd.log")
+        p = subprocess.Popen([LCND, "serve", "--listen", "127.0.0.1:0", "--state-dir",
+                              os.path.join(d, "st"), "--port-file", port_file, "--log-file", log,
+                              "--backend", "cpu", "--cpu-threads", "1"],
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        self.addCleanup(p.kill)
+        deadline = time.time() + WAIT
+        while wait_log and time.time() < deadline:
+            if os.path.exists(log) and "listening on" in open(log).read():
+                break
+            time.sleep(0.05)
+        return p
+
+    def test_fifo_and_symlink_kept(self):
+        need_binaries(self)
+        d = tempfile.mkdtemp(prefix="lcnd-test-")
+        self.addCleanup(shutil.rmtree, d, True)
+        fifo = os.path.join(d, "port.fifo")
+        os.mkfifo(fifo)
+        rfd = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
+        self.addCleanup(os.close, rfd)
+        p = self.run_with(fifo, wait_log=False)
+        line, deadline = b"", time.time() + WAIT
+        while not line.endswith(b"\n") and time.time() < deadline:
+            try:
+                line += os.read(rfd, 100)
+            except BlockingIOError:
+                pass
+            time.sleep(0.05)
+        self.assertTrue(stat.S_ISFIFO(os.lstat(fifo).st_mode), "the FIFO was removed")
+        self.assertRegex(line.decode(), r"^127\.0\.0\.1:\d+\n$")
+        p.send_signal(signal.SIGTERM)
+        self.assertEqual(p.wait(WAIT), 0)
+        link = os.path.join(d, "port.link")
+        os.symlink("/dev/null", link)
+        p = self.run_with(link, wait_log=True)
+        self.assertTrue(os.path.islink(link), "the symlink was replaced")
+        self.assertTrue(stat.S_ISCHR(os.stat("/dev/null").st_mode))
+        p.send_signal(signal.SIGTERM)
+        self.assertEqual(p.wait(WAIT), 0)
 
 
 if __name__ == "__main__":
