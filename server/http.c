@@ -1015,20 +1015,20 @@ static enum MHD_Result on_access(void *cls, struct MHD_Connection *c, const char
         struct http_conn *k = conn_of(c);
         if (k)
             wait_end(s, k); /* the header is complete */
+        /* every answer to an allowed Origin says so, errors included */
+        if (s->cors.n)
+            r->cors =
+                cors_match(&s->cors, MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Origin"));
         if ((r->early_why = framing_error(c))) {
             r->early_status = 400;
             r->close = 1;
             early_answer(r);
             return queue_resp(r);
         }
-        if (s->cors.n) {
-            r->cors =
-                cors_match(&s->cors, MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Origin"));
-            if (!strcmp(r->method, "OPTIONS")) {
-                r->preflight = 1;
-                http_respond(r, 204, NULL, NULL, 0);
-                return queue_resp(r);
-            }
+        if (s->cors.n && !strcmp(r->method, "OPTIONS")) {
+            r->preflight = 1;
+            http_respond(r, 204, NULL, NULL, 0);
+            return queue_resp(r);
         }
         route(r);
         if (!auth_ok(r))

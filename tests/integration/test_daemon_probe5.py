@@ -379,5 +379,27 @@ class PortFileKeptWhenSpecial(unittest.TestCase):
         self.assertEqual(p.wait(WAIT), 0)
 
 
+class CorsOnEveryAnswer(unittest.TestCase):
+    """API.md: every answer to a request whose Origin is allowed, errors
+    included, carries Access-Control-Allow-Origin. The 400 for ambiguous
+    framing was decided before the Origin was looked at, so it came
+    without it (and a page of the allowed origin could not read why its
+    request failed)."""
+
+    def test_framing_error_carries_cors(self):
+        need_binaries(self)
+        d = Daemon("--allowed-origins", "https://app.example")
+        self.addCleanup(d.cleanup)
+        d.start()
+        data = exchange(d, b"POST /jobs HTTP/1.1\r\nHost: x\r\nOrigin: https://app.example\r\n"
+                           b"Content-Type: application/json\r\nContent-Length: 2\r\n"
+                           b"Content-Length: 2\r\n\r\n{}")
+        head = data.partition(b"\r\n\r\n")[0]
+        self.assertTrue(head.startswith(b"HTTP/1.1 400 "), data[:300])
+        self.assertIn(b"\r\nAccess-Control-Allow-Origin: https://app.example", head)
+        self.assertIn(b"\r\nVary: Origin", head)
+        self.assertEqual(d.stop(), 0)
+
+
 if __name__ == "__main__":
     unittest.main(verbosity=2)
