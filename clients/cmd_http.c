@@ -276,6 +276,22 @@ static int submit_follow(const struct lcnctl_cmd *cmd, struct lcnhttp *h, const 
     return rc;
 }
 
+/* The text option that is not UTF-8, or NULL: json_string refuses such
+ * text, so the option was left out of the request and the job submitted
+ * without it (a --from so spelt gave a cold start). */
+static const char *not_utf8(const struct submit_opts *o)
+{
+    const char *const opt[][2] = {
+        {"--name", o->name}, {"--from", o->from}, {"--tuning", o->tuning}};
+    for (size_t i = 0; i < LCN_ARRAY_LEN(opt); i++) {
+        json_t *t = opt[i][1] ? json_string(opt[i][1]) : NULL;
+        if (opt[i][1] && !t)
+            return opt[i][0];
+        json_decref(t);
+    }
+    return NULL;
+}
+
 static int cmd_submit(const struct lcnctl_cmd *cmd, const struct lcnctl_args *a)
 {
     const struct submit_opts *o = a->opts;
@@ -284,6 +300,9 @@ static int cmd_submit(const struct lcnctl_cmd *cmd, const struct lcnctl_args *a)
         return lcnctl_usage_error(cmd, "--stop-at-target needs --target-k");
     if ((o->render || o->poll) && !o->wait)
         return lcnctl_usage_error(cmd, "--render and --poll apply with --wait");
+    const char *bad = not_utf8(o);
+    if (bad)
+        return lcnctl_usage_error(cmd, "%s: the text is not UTF-8", bad);
     if (o->gpus && strcmp(o->gpus, "all")) {
         char *end;
         long g = strtol(o->gpus, &end, 10);
