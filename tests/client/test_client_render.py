@@ -185,6 +185,29 @@ class Render(unittest.TestCase):
         texts = ["".join(el.itertext()) for el in root.iter(NS + "text")]
         self.assertIn("a<b & \"c\" >d", texts)
 
+    def test_json_summary_of_a_path_that_is_not_utf8(self):
+        """--json summaries name the output file; a path that is not UTF-8
+        cannot be a JSON string, so json_pack failed: `gen --json -o
+        y\xff.json` crashed (SIGSEGV on the NULL document), `render --json`
+        and `check` printed nothing or left the name out. The name is
+        given with '?' for its bytes past ASCII."""
+        d = os.fsencode(self.d)
+        lcn = os.fsencode(LCNCTL)
+        out = os.path.join(d, b"y\xff.json")
+        r = subprocess.run([lcn, b"--json", b"gen", b"random", b"--nodes", b"8", b"-o", out],
+                           capture_output=True)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertTrue(json.loads(r.stdout)["instance"].endswith("y?.json"))
+        svg = os.path.join(d, b"x\xff.svg")
+        r = subprocess.run([lcn, b"--json", b"render", out, b"-o", svg], capture_output=True)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertTrue(json.loads(r.stdout)["output"].endswith("x?.svg"))
+        r = subprocess.run([lcn, b"check", out, b"--instance", out], capture_output=True)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        rep = json.loads(r.stdout)
+        self.assertTrue(rep["layout"].endswith("y?.json"), rep)
+        self.assertTrue(rep["instance"].endswith("y?.json"), rep)
+
     def test_title_bytes_that_are_not_xml_text(self):
         """The default title is the file name, any bytes: a Latin-1 name
         (caf\xe9.json) or a title with U+FFFE went into the caption as it

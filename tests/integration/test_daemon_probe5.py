@@ -401,5 +401,39 @@ class CorsOnEveryAnswer(unittest.TestCase):
         self.assertEqual(d.stop(), 0)
 
 
+class BenchOfAFileNameNotUtf8(unittest.TestCase):
+    """`lcnctl bench DIR` over a graph file named in Latin-1 (caf\\xe9.json)
+    ran it, exit 0, but the manifest listed no input and no run, the
+    summary no graph, and the jobs had no name: each of those JSON objects
+    was built with the name as a JSON string, which json_pack refuses
+    for text that is not UTF-8, and the NULL was dropped. The name is
+    given with '?' for its bytes past ASCII."""
+
+    def test_manifest_lists_the_run(self):
+        need_binaries(self)
+        d = Daemon()
+        self.addCleanup(d.cleanup)
+        d.start()
+        tmp = tempfile.mkdtemp(prefix="lcnd-test-")
+        self.addCleanup(shutil.rmtree, tmp, True)
+        bdir = os.path.join(os.fsencode(tmp), b"in")
+        os.makedirs(bdir)
+        with open(os.path.join(bdir, b"caf\xe9.json"), "w") as f:
+            json.dump(tiny_graph(), f)
+        out = os.path.join(os.fsencode(tmp), b"out")
+        p = subprocess.run([os.fsencode(LCNCTL), b"--server", d.addr.encode(), b"bench", bdir,
+                            b"--budget-s", b"0.2", b"--seeds", b"1", b"-o", out],
+                           capture_output=True, timeout=WAIT)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        with open(os.path.join(out, b"manifest.json")) as f:
+            man = json.load(f)
+        self.assertEqual([i["name"] for i in man["inputs"]], ["caf?"])
+        self.assertEqual([(r["graph"], r["outcome"]) for r in man["runs"]], [("caf?", "ok")])
+        with open(os.path.join(out, b"summary.json")) as f:
+            self.assertEqual([g["graph"] for g in json.load(f)["graphs"]], ["caf?"])
+        self.assertEqual(d.status(man["runs"][0]["job"])["name"], "bench caf? seed 1")
+        self.assertEqual(d.stop(), 0)
+
+
 if __name__ == "__main__":
     unittest.main(verbosity=2)
