@@ -830,25 +830,30 @@ static void route(struct http_req *r)
  * other than chunked makes MHD read the body until the client closes. So a
  * request with more than one Content-Length or Transfer-Encoding, both, a
  * Content-Length that is not a plain number, a coding other than "chunked"
- * or a blank in a header name gets 400 and the connection is closed: its
- * body is never read and nothing after it is taken for a request.
+ * or a header name that is not a token (a blank, a control, a byte past
+ * ASCII) gets 400 and the connection is closed: its body is never read and
+ * nothing after it is taken for a request.
  */
 struct framing {
     int n_cl, n_te, bad;
     const char *why;
 };
 
+/* The bytes of a header name (RFC 9110 section 5.6.2, tchar). */
+#define HTTP_TCHARS "!#$%&'*+-.^_`|~0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+
 static enum MHD_Result framing_header(void *cls, enum MHD_ValueKind kind, const char *key,
                                       const char *value)
 {
     struct framing *f = cls;
     (void)kind;
-    if (strpbrk(key, " \t")) {
-        /* "Content-Length : 5": MHD keeps the blank in the name, so that
-         * neither it nor the checks below see a length, while a proxy
-         * that trims the blank does (RFC 9112 section 5.1: 400) */
+    if (key[strspn(key, HTTP_TCHARS)]) {
+        /* "Content-Length : 5" (or with a vertical tab, a NBSP, ...): MHD
+         * keeps the byte in the name, so that neither it nor the checks
+         * below see a length, while a proxy that trims it as a blank does
+         * (RFC 9112 section 5.1: 400) */
         f->bad = 1;
-        f->why = "blank in a header name";
+        f->why = "a header name that is not a token";
     } else if (!strcasecmp(key, MHD_HTTP_HEADER_CONTENT_LENGTH)) {
         f->n_cl++;
         size_t n = value ? strspn(value, "0123456789") : 0;

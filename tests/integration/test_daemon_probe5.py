@@ -90,6 +90,19 @@ class WhitespaceInHeaderName(unittest.TestCase):
         # any other header name with a blank is no better formed
         self.assert_refused(b"GET /healthz HTTP/1.1\r\nHost: x\r\nX Forwarded: 1\r\n\r\n")
 
+    def test_name_not_a_token_refused(self):
+        """The same with other bytes that are no part of a header name (RFC
+        9110 token) but that lenient parsers strip as blanks: vertical tab,
+        form feed, CR, other controls, bytes past ASCII (NEL, NBSP). MHD kept
+        them in the name, and the body was served as the next request
+        (GET /version answered 200 after the POST's 400 bad_json)."""
+        smuggled = b"GET /version HTTP/1.1\r\nHost: x\r\n\r\n"
+        for junk in (b"\x0b", b"\x0c", b"\r", b"\x1f", b"\x7f", b"\x85", b"\xa0", b"(", b"/"):
+            with self.subTest(junk=junk):
+                self.assert_refused(b"POST /jobs HTTP/1.1\r\nHost: x\r\n"
+                                    b"Content-Type: application/json\r\nContent-Length%s: %d"
+                                    b"\r\n\r\n%s" % (junk, len(smuggled), smuggled))
+
     def test_plain_headers_still_served(self):
         data = exchange(self.d, b"GET /healthz HTTP/1.1\r\nHost: x\r\nX-A:  padded value \r\n"
                                 b"Connection: close\r\n\r\n")
