@@ -867,6 +867,13 @@ static enum MHD_Result framing_header(void *cls, enum MHD_ValueKind kind, const 
             f->bad = 1;
             f->why = "the only transfer coding accepted is chunked";
         }
+    } else if (!strncasecmp(key, MHD_HTTP_HEADER_CONTENT_LENGTH, 14) ||
+               !strncasecmp(key, MHD_HTTP_HEADER_TRANSFER_ENCODING, 17)) {
+        /* "Content-Length: 37\r\n 0": MHD 0.9.75 appends a folded line to
+         * the name ("Content-Length0"), so no length is seen, while a proxy
+         * that unfolds it (RFC 9112 section 5.2) reads one */
+        f->bad = 1;
+        f->why = "a folded Content-Length or Transfer-Encoding";
     }
     return MHD_YES;
 }

@@ -103,6 +103,20 @@ class WhitespaceInHeaderName(unittest.TestCase):
                                     b"Content-Type: application/json\r\nContent-Length%s: %d"
                                     b"\r\n\r\n%s" % (junk, len(smuggled), smuggled))
 
+    def test_folded_framing_header_refused(self):
+        """A folded line after Content-Length or Transfer-Encoding (obs-fold,
+        "Content-Length: 37\\r\\n 0"): libmicrohttpd 0.9.75 appends the
+        continuation to the header's name, not to its value, so the daemon
+        saw a header "Content-Length0", no length, and served the body as
+        the next request (GET /version, 200); a proxy that unfolds it, as
+        RFC 9112 allows, reads a length. Refused as ambiguous framing."""
+        smuggled = b"GET /version HTTP/1.1\r\nHost: x\r\n\r\n"
+        self.assert_refused(b"POST /jobs HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                            b"Content-Length: %d\r\n 0\r\n\r\n%s" % (len(smuggled), smuggled))
+        self.assert_refused(b"POST /jobs HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                            b"Transfer-Encoding: chunked\r\n\tx\r\n\r\n2\r\n{}\r\n0\r\n\r\n" +
+                            smuggled)
+
     def test_plain_headers_still_served(self):
         data = exchange(self.d, b"GET /healthz HTTP/1.1\r\nHost: x\r\nX-A:  padded value \r\n"
                                 b"Connection: close\r\n\r\n")
