@@ -136,6 +136,15 @@ rc=$?
 json "$T/out" "d['stop']=='cancelled' and d['elapsed_s']<30" "interrupted run stops"
 expect 0 "interrupted output valid" -- "$LCNCTL" check "$T/o8.json" --instance "$T/g.json"
 
+# the layout on stdout (--out -, /dev/stdout): the summary goes to stderr, so
+# that stdout holds the layout alone (it followed the layout: no JSON document)
+for o in - /dev/stdout; do
+    expect 0 "layout on stdout ($o)" -- "$LCND" solve "$T/g.json" --out "$o" --budget-s 0.2 \
+        --backend cpu --quiet
+    json "$T/out" "'nodes' in d and 'lcn' in d" "stdout holds the layout alone ($o)"
+    json "$T/err" "d['out']=='$o' and 'best' in d" "the summary on stderr ($o)"
+done
+
 if [ $fails -ne 0 ]; then
     echo "$fails failure(s)"
     exit 1
