@@ -3,6 +3,8 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "err.h"
 #include "util.h"
@@ -191,16 +193,34 @@ const char *client_printable(const char *s, char *buf, size_t len)
 {
     size_t o = 0;
     for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        int ctl = *p < 0x20 || *p == 0x7f;
-        if (o + (ctl ? 4 : 1) >= len)
+        /* C0, DEL, and C1 as UTF-8 (C2 80 to C2 9F: U+009B is CSI) */
+        int c1 = p[0] == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f;
+        int ctl = *p < 0x20 || *p == 0x7f || c1;
+        if (o + (c1 ? 8 : ctl ? 4 : 1) >= len)
             break;
-        if (ctl)
+        if (c1) {
+            o += (size_t)snprintf(buf + o, len - o, "\\x%02x\\x%02x", p[0], p[1]);
+            p++;
+        } else if (ctl) {
             o += (size_t)snprintf(buf + o, len - o, "\\x%02x", *p);
-        else
+        } else {
             buf[o++] = (char)*p;
+        }
     }
     buf[o] = '\0';
     return buf;
+}
+
+int client_out_is_stream(const char *out)
+{
+    struct stat o, so;
+    if (strcmp(out, "-") == 0)
+        return 1;
+    if (stat(out, &o))
+        return 0; /* a new regular file */
+    if (!S_ISREG(o.st_mode))
+        return 1;
+    return fstat(STDOUT_FILENO, &so) == 0 && so.st_dev == o.st_dev && so.st_ino == o.st_ino;
 }
 
 double client_num(const json_t *o, const char *key, double dflt)

@@ -13,6 +13,7 @@
 
 #include <jansson.h>
 
+#include "clients/check.h"
 #include "clients/client.h"
 #include "engine.h"
 #include "err.h"
@@ -276,6 +277,22 @@ static int submit_follow(const struct lcnctl_cmd *cmd, struct lcnhttp *h, const 
     return rc;
 }
 
+/* The text option that is not UTF-8, or NULL: json_string refuses such
+ * text, so the option was left out of the request and the job submitted
+ * without it (a --from so spelt gave a cold start). */
+static const char *not_utf8(const struct submit_opts *o)
+{
+    const char *const opt[][2] = {
+        {"--name", o->name}, {"--from", o->from}, {"--tuning", o->tuning}};
+    for (size_t i = 0; i < LCN_ARRAY_LEN(opt); i++) {
+        json_t *t = opt[i][1] ? json_string(opt[i][1]) : NULL;
+        if (opt[i][1] && !t)
+            return opt[i][0];
+        json_decref(t);
+    }
+    return NULL;
+}
+
 static int cmd_submit(const struct lcnctl_cmd *cmd, const struct lcnctl_args *a)
 {
     const struct submit_opts *o = a->opts;
@@ -284,6 +301,9 @@ static int cmd_submit(const struct lcnctl_cmd *cmd, const struct lcnctl_args *a)
         return lcnctl_usage_error(cmd, "--stop-at-target needs --target-k");
     if ((o->render || o->poll) && !o->wait)
         return lcnctl_usage_error(cmd, "--render and --poll apply with --wait");
+    const char *bad = not_utf8(o);
+    if (bad)
+        return lcnctl_usage_error(cmd, "%s: the text is not UTF-8", bad);
     if (o->gpus && strcmp(o->gpus, "all")) {
         char *end;
         long g = strtol(o->gpus, &end, 10);
@@ -534,6 +554,9 @@ static int cmd_solution(const struct lcnctl_cmd *cmd, const struct lcnctl_args *
 {
     const struct solution_opts *so = a->opts;
     const char *id = a->arg, *out = so->out && strcmp(so->out, "-") ? so->out : NULL;
+    int stream = out && client_out_is_stream(out);
+    if (lcnctl_json && stream)
+        return lcnctl_usage_error(cmd, "--json and -o %s both want stdout", out);
     struct lcnhttp h;
     int rc = job_connect(cmd, id, &h);
     if (rc)
@@ -570,7 +593,8 @@ static int cmd_solution(const struct lcnctl_cmd *cmd, const struct lcnctl_args *
             lcnctl_errorf(cmd, "%s", err);
             rc = LCNCTL_EXIT_USAGE;
         } else if (lcnctl_json) {
-            json_t *j = json_pack("{s:s, s:s, s:b}", "job", id, "file", out, "final", final);
+            json_t *j = json_pack("{s:s, s:o, s:b}", "job", id, "file", check_text_json(out),
+                                  "final", final);
             if (have) {
                 json_object_set_new(j, "K", json_integer(o.K));
                 json_object_set_new(j, "nK", json_integer(o.nK));
@@ -582,8 +606,8 @@ static int cmd_solution(const struct lcnctl_cmd *cmd, const struct lcnctl_args *
         } else {
             char tuple[128];
             client_format_tuple(tuple, sizeof tuple, lcn);
-            printf("saved the %s layout of %s to %s: %s\n",
-                   final ? "final" : "best so far (the job is still running)", id, out, tuple);
+            fprintf(stream ? stderr : stdout, "saved the %s layout of %s to %s: %s\n",
+                    final ? "final" : "best so far (the job is still running)", id, out, tuple);
         }
     }
     graphio_release(&d);

@@ -8,6 +8,7 @@
 #include <jansson.h>
 
 #include "clients/check.h"
+#include "clients/client.h"
 #include "err.h"
 #include "gen.h"
 #include "graphio.h"
@@ -173,6 +174,7 @@ static int cmd_gen(const struct lcnctl_cmd *cmd, const struct lcnctl_args *a)
         return lcnctl_usage_error(cmd, "--nodes is required");
     if (!out)
         return lcnctl_usage_error(cmd, "-o FILE is required");
+    int stream = client_out_is_stream(out); /* no --json summary after the graph */
     if (p.family != GEN_PLANTED && (o->seen_k || planted_out))
         return lcnctl_usage_error(cmd, "--k and --planted apply to the planted family only");
     p.n = (int32_t)o->n;
@@ -200,9 +202,9 @@ static int cmd_gen(const struct lcnctl_cmd *cmd, const struct lcnctl_args *a)
         json_object_set_new(doc, "generator", gen_meta(&p, "planted"));
         rc = write_doc(cmd, doc, planted_out, flags);
     }
-    if (rc == 0 && lcnctl_json && strcmp(out, "-") != 0) {
-        json_t *j = json_pack("{s:s, s:o, s:o}", "instance", out, "planted",
-                              planted_out ? json_string(planted_out) : json_null(), "generator",
+    if (rc == 0 && lcnctl_json && !stream) {
+        json_t *j = json_pack("{s:o, s:o, s:o}", "instance", check_text_json(out), "planted",
+                              planted_out ? check_text_json(planted_out) : json_null(), "generator",
                               gen_meta(&p, "start"));
         char *s = json_dumps(j, JSON_COMPACT);
         puts(s);

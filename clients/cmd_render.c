@@ -52,8 +52,9 @@ static int cmd_render(const struct lcnctl_cmd *cmd, const struct lcnctl_args *a)
     int rc;
     if (!out)
         return lcnctl_usage_error(cmd, "-o FILE is required");
-    if (lcnctl_json && strcmp(out, "-") == 0)
-        return lcnctl_usage_error(cmd, "--json and -o - both want stdout");
+    int stream = client_out_is_stream(out);
+    if (lcnctl_json && stream)
+        return lcnctl_usage_error(cmd, "--json and -o %s both want stdout", out);
 
     struct graphio_doc lay, inst;
     char msg[600];
@@ -93,15 +94,16 @@ static int cmd_render(const struct lcnctl_cmd *cmd, const struct lcnctl_args *a)
             exit_rc = LCNCTL_EXIT_USAGE;
         } else {
             if (lcnctl_json) {
-                json_t *j = json_pack("{s:s, s:i, s:i, s:I, s:I, s:b}", "output", out, "K",
-                                      (json_int_t)obj.K, "nK", (json_int_t)obj.nK, "Phi",
-                                      (json_int_t)obj.Phi, "C", (json_int_t)obj.C, "valid", valid);
+                json_t *j =
+                    json_pack("{s:o, s:i, s:i, s:I, s:I, s:b}", "output", check_text_json(out), "K",
+                              (json_int_t)obj.K, "nK", (json_int_t)obj.nK, "Phi",
+                              (json_int_t)obj.Phi, "C", (json_int_t)obj.C, "valid", valid);
                 client_print_json(j);
                 json_decref(j);
             } else if (strcmp(out, "-") != 0) {
-                printf("wrote %s: K=%d nK=%d Phi=%lld C=%lld, %s\n", out, obj.K, obj.nK,
-                       (long long)obj.Phi, (long long)obj.C,
-                       valid ? "valid" : "INVALID (see the caption)");
+                fprintf(stream ? stderr : stdout, "wrote %s: K=%d nK=%d Phi=%lld C=%lld, %s\n", out,
+                        obj.K, obj.nK, (long long)obj.Phi, (long long)obj.C,
+                        valid ? "valid" : "INVALID (see the caption)");
             }
             exit_rc = valid ? LCNCTL_EXIT_OK : LCNCTL_EXIT_NO;
         }

@@ -29,6 +29,9 @@
 #define ANSWER_GRACE_S  10.0
 #define ANSWER_MIN_RATE 65536.0
 
+/* The token as lcnd reads its token_file (server/serve.c read_token): the
+ * whole file without surrounding blanks and newlines, so that the daemon's
+ * own file works here whatever blank line or indent it begins with. */
 static char *read_token_file(const char *path, char *err, size_t errlen)
 {
     FILE *f = fopen(path, "r");
@@ -36,19 +39,19 @@ static char *read_token_file(const char *path, char *err, size_t errlen)
         snprintf(err, errlen, "LCN_TOKEN_FILE: cannot open '%s'", path);
         return NULL;
     }
-    char line[4096];
-    char *s = fgets(line, sizeof line, f);
+    char buf[4096];
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
     fclose(f);
-    if (!s)
-        line[0] = '\0';
-    size_t n = strlen(line);
-    while (n && isspace((unsigned char)line[n - 1]))
-        line[--n] = '\0';
+    buf[n] = '\0';
+    char *s = buf + strspn(buf, " \t\r\n");
+    n = strlen(s);
+    while (n && strchr(" \t\r\n", s[n - 1]))
+        s[--n] = '\0';
     if (!n) {
         snprintf(err, errlen, "LCN_TOKEN_FILE: '%s' is empty", path);
         return NULL;
     }
-    return xstrdup(line);
+    return xstrdup(s);
 }
 
 /* 0 when the authority (host[:port], up to the first '/') has no port or a
@@ -94,10 +97,12 @@ int lcnhttp_init(struct lcnhttp *h, const char *server, char *err, size_t errlen
     size_t n = strlen(server);
     h->base = xmalloc(n + 8);
     snprintf(h->base, n + 8, "%s%s", sep ? "" : "http://", server);
-    n = strlen(h->base);
-    while (n && h->base[n - 1] == '/')
-        h->base[--n] = '\0';
+    /* trailing slashes go, but not into the scheme's "://" ("http://" has no
+     * host; trimmed to "http:", the host was looked for past a NULL) */
     const char *host = strstr(h->base, "://") + 3;
+    n = strlen(h->base);
+    while (n > (size_t)(host - h->base) && h->base[n - 1] == '/')
+        h->base[--n] = '\0';
     if (!host[0] || host[0] == '/') {
         snprintf(err, errlen, "server '%s': no host", server);
         lcnhttp_release(h);

@@ -53,16 +53,52 @@ static void bin_colour(int i, int nb, char out[8])
     snprintf(out, 8, "#%02x%02x%02x", rgb[0], rgb[1], rgb[2]);
 }
 
+/* Length of the well-formed UTF-8 sequence at p (2 to 4 bytes, p[0] >=
+ * 0x80), or 0: stray continuation bytes, truncated sequences, overlong
+ * forms, surrogates and code points past U+10FFFF are not. *cp: its code
+ * point. */
+static size_t utf8_seq(const unsigned char *p, unsigned *cp)
+{
+    unsigned min;
+    size_t n;
+    if ((p[0] & 0xe0) == 0xc0)
+        n = 2, *cp = p[0] & 0x1fu, min = 0x80;
+    else if ((p[0] & 0xf0) == 0xe0)
+        n = 3, *cp = p[0] & 0x0fu, min = 0x800;
+    else if ((p[0] & 0xf8) == 0xf0)
+        n = 4, *cp = p[0] & 0x07u, min = 0x10000;
+    else
+        return 0;
+    for (size_t i = 1; i < n; i++) {
+        if ((p[i] & 0xc0) != 0x80) /* the terminating NUL stops here too */
+            return 0;
+        *cp = *cp << 6 | (p[i] & 0x3fu);
+    }
+    if (*cp < min || *cp > 0x10ffff || (*cp >= 0xd800 && *cp <= 0xdfff))
+        return 0;
+    return n;
+}
+
+/* Text for an XML 1.0 document: <, >, & and " escaped, and what is not an
+ * XML character written as '?' (control characters as ' '): a file name in
+ * Latin-1, or a job name with U+FFFE, made the picture not well-formed. */
 static void put_escaped(FILE *f, const char *s)
 {
     static const char *const entity[] = {
         ['<'] = "&lt;", ['>'] = "&gt;", ['&'] = "&amp;", ['"'] = "&quot;"};
-    for (; *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c < LCN_ARRAY_LEN(entity) && entity[c])
-            fputs(entity[c], f);
-        else /* control characters are not allowed in XML 1.0 text */
-            fputc(c < 0x20 ? ' ' : *s, f);
+    const unsigned char *p = (const unsigned char *)s;
+    while (*p) {
+        unsigned cp = *p;
+        size_t n = 1;
+        if (cp < LCN_ARRAY_LEN(entity) && entity[cp])
+            fputs(entity[cp], f);
+        else if (cp < 0x80)
+            fputc(cp < 0x20 ? ' ' : (int)cp, f);
+        else if (!(n = utf8_seq(p, &cp)) || cp == 0xfffe || cp == 0xffff)
+            fputc('?', f);
+        else
+            fwrite(p, 1, n, f);
+        p += n ? n : 1;
     }
 }
 

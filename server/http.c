@@ -94,6 +94,7 @@ struct http_req {
     size_t held;        /* body bytes counted in s->body_bytes until req_free */
     size_t held_answer; /* answer bytes counted in s->answer_bytes until req_free */
     int body_refused; /* 413 (past max_body) or 503 (past max_body_total): the body was dropped */
+    int no_body;      /* 413: a body on a route without HTTP_BODY */
     /* early answer decided on the first call */
     int early_status;
     const char *early_why; /* 400: what is wrong with the framing */
@@ -828,21 +829,32 @@ static void route(struct http_req *r)
  * request that the proxy never saw (request smuggling). A transfer coding
  * other than chunked makes MHD read the body until the client closes. So a
  * request with more than one Content-Length or Transfer-Encoding, both, a
- * Content-Length that is not a plain number or a coding other than
- * "chunked" gets 400 and the connection is closed: its body is never read
- * and nothing after it is taken for a request.
+ * Content-Length that is not a plain number, a coding other than "chunked"
+ * or a header name that is not a token (a blank, a control, a byte past
+ * ASCII) gets 400 and the connection is closed: its body is never read and
+ * nothing after it is taken for a request.
  */
 struct framing {
     int n_cl, n_te, bad;
     const char *why;
 };
 
+/* The bytes of a header name (RFC 9110 section 5.6.2, tchar). */
+#define HTTP_TCHARS "!#$%&'*+-.^_`|~0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+
 static enum MHD_Result framing_header(void *cls, enum MHD_ValueKind kind, const char *key,
                                       const char *value)
 {
     struct framing *f = cls;
     (void)kind;
-    if (!strcasecmp(key, MHD_HTTP_HEADER_CONTENT_LENGTH)) {
+    if (key[strspn(key, HTTP_TCHARS)]) {
+        /* "Content-Length : 5" (or with a vertical tab, a NBSP, ...): MHD
+         * keeps the byte in the name, so that neither it nor the checks
+         * below see a length, while a proxy that trims it as a blank does
+         * (RFC 9112 section 5.1: 400) */
+        f->bad = 1;
+        f->why = "a header name that is not a token";
+    } else if (!strcasecmp(key, MHD_HTTP_HEADER_CONTENT_LENGTH)) {
         f->n_cl++;
         size_t n = value ? strspn(value, "0123456789") : 0;
         if (!n || value[n] || n > 19) {
@@ -855,6 +867,13 @@ static enum MHD_Result framing_header(void *cls, enum MHD_ValueKind kind, const 
             f->bad = 1;
             f->why = "the only transfer coding accepted is chunked";
         }
+    } else if (!strncasecmp(key, MHD_HTTP_HEADER_CONTENT_LENGTH, 14) ||
+               !strncasecmp(key, MHD_HTTP_HEADER_TRANSFER_ENCODING, 17)) {
+        /* "Content-Length: 37\r\n 0": MHD 0.9.75 appends a folded line to
+         * the name ("Content-Length0"), so no length is seen, while a proxy
+         * that unfolds it (RFC 9112 section 5.2) reads one */
+        f->bad = 1;
+        f->why = "a folded Content-Length or Transfer-Encoding";
     }
     return MHD_YES;
 }
@@ -918,8 +937,12 @@ static void early_answer(struct http_req *r)
                            r->path);
         break;
     case 413:
-        http_respond_error(r, 413, "too_large", NULL, "request body is larger than %zu bytes",
-                           r->s->cfg.max_body);
+        if (r->no_body)
+            http_respond_error(r, 413, "too_large", NULL, "%s %s takes no request body", r->method,
+                               r->path);
+        else
+            http_respond_error(r, 413, "too_large", NULL, "request body is larger than %zu bytes",
+                               r->s->cfg.max_body);
         break;
     case 503:
         http_add_header(r, "Retry-After", "1");
@@ -940,6 +963,30 @@ static void early_answer(struct http_req *r)
 static int body_budget_spent(const struct http_server *s, size_t n)
 {
     return s->cfg.max_body_total && s->body_bytes + n > s->cfg.max_body_total;
+}
+
+/*
+ * The body a routed request announces: past max_body, 413 before it is
+ * read; on a route without HTTP_BODY, any body (Content-Length above 0, or
+ * chunked) is 413 too, unread, and the connection closes. Taken and held
+ * against max_body_total, such bodies let a client without the token
+ * (GET /healthz, GET /) make every POST /jobs of the others 503 busy.
+ */
+static void body_check(struct http_req *r)
+{
+    struct MHD_Connection *c = r->conn;
+    const char *cl =
+        MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
+    unsigned long long n = cl ? strtoull(cl, NULL, 10) : 0;
+    if (n > r->s->cfg.max_body) {
+        r->early_status = 413;
+    } else if (!(r->route->flags & HTTP_BODY) &&
+               (n || MHD_lookup_connection_value(c, MHD_HEADER_KIND,
+                                                 MHD_HTTP_HEADER_TRANSFER_ENCODING))) {
+        r->early_status = 413;
+        r->no_body = 1;
+        r->close = 1;
+    }
 }
 
 /*
@@ -980,30 +1027,26 @@ static enum MHD_Result on_access(void *cls, struct MHD_Connection *c, const char
         struct http_conn *k = conn_of(c);
         if (k)
             wait_end(s, k); /* the header is complete */
+        /* every answer to an allowed Origin says so, errors included */
+        if (s->cors.n)
+            r->cors =
+                cors_match(&s->cors, MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Origin"));
         if ((r->early_why = framing_error(c))) {
             r->early_status = 400;
             r->close = 1;
             early_answer(r);
             return queue_resp(r);
         }
-        if (s->cors.n) {
-            r->cors =
-                cors_match(&s->cors, MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Origin"));
-            if (!strcmp(r->method, "OPTIONS")) {
-                r->preflight = 1;
-                http_respond(r, 204, NULL, NULL, 0);
-                return queue_resp(r);
-            }
+        if (s->cors.n && !strcmp(r->method, "OPTIONS")) {
+            r->preflight = 1;
+            http_respond(r, 204, NULL, NULL, 0);
+            return queue_resp(r);
         }
         route(r);
         if (!auth_ok(r))
             r->early_status = 401;
-        if (!r->early_status) {
-            const char *cl =
-                MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
-            if (cl && strtoull(cl, NULL, 10) > s->cfg.max_body)
-                r->early_status = 413;
-        }
+        if (!r->early_status)
+            body_check(r);
         if (r->early_status) {
             early_answer(r);
             return queue_resp(r);
@@ -1117,16 +1160,19 @@ static void mhd_logger(void *cls, const char *fm, va_list ap)
  * Each connection holds a descriptor. When accept fails for want of them,
  * MHD drops its listening socket until a connection closes (the 1 s tick
  * runs MHD again), so a limit below max_connections caps the connections
- * at a lower number than the one configured, and quietly. The soft limit
- * is raised to what max_connections needs, up to the hard limit; a hard
- * limit too low is logged (systemd: LimitNOFILE).
+ * at a lower number than the one configured, and quietly: the reserve
+ * (evict) then never comes into play, and idle connections lock every
+ * client out until their header timeout. The soft limit is raised to what
+ * max_connections needs, up to the hard limit; with a hard limit too low
+ * (systemd: LimitNOFILE), max_connections is lowered to what it allows.
+ * Returns the connections to serve.
  */
-static void raise_fd_limit(unsigned max_connections)
+static unsigned raise_fd_limit(unsigned max_connections)
 {
     struct rlimit rl;
     rlim_t want = (rlim_t)max_connections + FD_RESERVE;
     if (getrlimit(RLIMIT_NOFILE, &rl) || rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur >= want)
-        return;
+        return max_connections;
     rlim_t to = rl.rlim_max != RLIM_INFINITY && rl.rlim_max < want ? rl.rlim_max : want;
     if (to > rl.rlim_cur) {
         rl.rlim_cur = to;
@@ -1134,22 +1180,25 @@ static void raise_fd_limit(unsigned max_connections)
             log_info("http: open-file limit raised to %llu for max_connections %u",
                      (unsigned long long)to, max_connections);
     }
-    if (to < want)
-        log_warn("http: max_connections %u needs about %llu descriptors, but the hard open-file "
-                 "limit is %llu: fewer connections will be served",
-                 max_connections, (unsigned long long)want, (unsigned long long)rl.rlim_max);
+    if (getrlimit(RLIMIT_NOFILE, &rl) || rl.rlim_cur >= want)
+        return max_connections;
+    unsigned fit = rl.rlim_cur > FD_RESERVE + 4 ? (unsigned)(rl.rlim_cur - FD_RESERVE) : 4;
+    log_warn("http: max_connections %u needs about %llu descriptors, but the open-file limit is "
+             "%llu: max_connections lowered to %u",
+             max_connections, (unsigned long long)want, (unsigned long long)rl.rlim_cur, fit);
+    return fit;
 }
 
 int http_start(struct http_server **out, uv_loop_t *loop, const struct http_config *cfg, char *err,
                size_t errlen)
 {
-    raise_fd_limit(cfg->max_connections);
     struct http_server *s = xcalloc(1, sizeof *s);
     s->loop = loop;
     s->cfg = *cfg;
+    s->cfg.max_connections = raise_fd_limit(cfg->max_connections);
     /* at most a quarter of the slots: small limits keep most of theirs */
-    s->reserve = cfg->connection_reserve < cfg->max_connections / 4 ? cfg->connection_reserve
-                                                                      : cfg->max_connections / 4;
+    s->reserve = cfg->connection_reserve < s->cfg.max_connections / 4 ? cfg->connection_reserve
+                                                                      : s->cfg.max_connections / 4;
     if (cors_init(&s->cors, cfg->allowed_origins, err, errlen)) {
         free(s);
         return LCN_EINVAL;
@@ -1163,7 +1212,7 @@ int http_start(struct http_server **out, uv_loop_t *loop, const struct http_conf
         MHD_OPTION_EXTERNAL_LOGGER, mhd_logger, s, MHD_OPTION_LISTEN_SOCKET,
         (MHD_socket)cfg->listen_fd, MHD_OPTION_NOTIFY_COMPLETED, on_completed, s,
         MHD_OPTION_NOTIFY_CONNECTION, on_connection, s, MHD_OPTION_UNESCAPE_CALLBACK, unescape, s,
-        MHD_OPTION_CONNECTION_LIMIT, cfg->max_connections, MHD_OPTION_PER_IP_CONNECTION_LIMIT,
+        MHD_OPTION_CONNECTION_LIMIT, s->cfg.max_connections, MHD_OPTION_PER_IP_CONNECTION_LIMIT,
         cfg->max_connections_per_ip, MHD_OPTION_CONNECTION_TIMEOUT, cfg->connection_timeout_s,
         MHD_OPTION_END);
     if (!s->d) {

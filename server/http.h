@@ -17,8 +17,9 @@
  *      path but those of HTTP_NO_AUTH routes, so that routes cannot be
  *      enumerated); then the route is matched (404 / 405 with Allow), a
  *      body larger than max_body (from Content-Length) is refused at once
- *      (413); routes without HTTP_BODY refuse bodies. %00 in the URL stays
- *      encoded and a path that is not UTF-8 matches no route;
+ *      (413); routes without HTTP_BODY refuse any body (413, unread, the
+ *      connection closed). %00 in the URL stays encoded and a path that is
+ *      not UTF-8 matches no route;
  *   2. the body is collected (at most max_body bytes; a chunked body that
  *      grows past it is answered 413; past max_body_total bytes held by all
  *      live requests together (with the answers they hold: an answer is

@@ -73,15 +73,20 @@ void log_close(void)
 
 /* A text line stays one line whatever its message holds: control bytes (a
  * job's name with a newline and a forged line after it, a terminal's
- * escape sequences) are written as \xNN, cut at a whole escape. */
+ * escape sequences) are written as \xNN, C1 controls as UTF-8 (C2 80 to
+ * C2 9F; U+009B is CSI) as \xc2\xNN, cut at a whole escape. */
 static void escape_controls(const char *in, char *out, size_t cap)
 {
     size_t o = 0;
-    for (const unsigned char *p = (const unsigned char *)in; *p && o + 5 < cap; p++) {
-        if (*p < 0x20 || *p == 0x7f)
+    for (const unsigned char *p = (const unsigned char *)in; *p && o + 9 < cap; p++) {
+        if (p[0] == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f) {
+            o += (size_t)snprintf(out + o, cap - o, "\\x%02x\\x%02x", p[0], p[1]);
+            p++;
+        } else if (*p < 0x20 || *p == 0x7f) {
             o += (size_t)snprintf(out + o, cap - o, "\\x%02x", *p);
-        else
+        } else {
             out[o++] = (char)*p;
+        }
     }
     out[o] = 0;
 }

@@ -718,8 +718,11 @@ static int start(struct lcnd *d, char *err, size_t errlen)
     if ((rc = lock_state_dir(d->cfg.state_dir, err, errlen)))
         return rc;
     /* a port file left by an earlier run would send a watcher to its port
-     * while this start (recovery, a long quick_check) goes on */
-    if (*d->cfg.port_file)
+     * while this start (recovery, a long quick_check) goes on; only a
+     * regular file goes: a device, FIFO or symlink (/dev/full, /dev/stdout)
+     * is written in place (lcn_write_atomic), and root removed the node */
+    struct stat pst;
+    if (*d->cfg.port_file && lstat(d->cfg.port_file, &pst) == 0 && S_ISREG(pst.st_mode))
         unlink(d->cfg.port_file);
     int loopback = 0;
     if ((rc = http_listen(d->cfg.listen, &d->listen_fd, d->bound, sizeof d->bound, &loopback, err,

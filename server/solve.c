@@ -3,7 +3,9 @@
  *
  * Progress goes to stderr (one line per improvement, at most a few per
  * second unless K drops, plus a status line per telemetry period); the JSON
- * summary is the only thing written to stdout, so it can be piped. The
+ * summary is the only thing written to stdout, so it can be piped, unless
+ * the layout goes there (--out - or /dev/stdout): then the summary goes to
+ * stderr, after the progress. The
  * layout file is written only after validate_layout accepted the engine's
  * final layout with exactly the tuple the engine claimed.
  */
@@ -16,6 +18,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <jansson.h>
 
@@ -217,12 +221,42 @@ static json_t *telemetry_json(const struct engine_telemetry *t)
     return o;
 }
 
+/* Whether the layout is written to stdout (--out -, /dev/stdout, the file
+ * stdout is on): the summary printed after it there made stdout two JSON
+ * documents. Asked before writing: the atomic write replaces a regular
+ * file with a new one. */
+static int out_is_stdout(const char *out)
+{
+    struct stat a, b;
+    if (!strcmp(out, "-"))
+        return 1;
+    return stat(out, &a) == 0 && fstat(STDOUT_FILENO, &b) == 0 && a.st_dev == b.st_dev &&
+           a.st_ino == b.st_ino;
+}
+
+/* A file name as a JSON string: one that is not UTF-8 cannot be one
+ * (json_string refuses it, and the key was left out), so its bytes past
+ * ASCII are given as '?'. */
+static json_t *name_json(const char *name)
+{
+    json_t *j = json_string(name);
+    if (j)
+        return j;
+    char *t = xstrdup(name);
+    for (unsigned char *p = (unsigned char *)t; *p; p++)
+        if (*p >= 0x80)
+            *p = '?';
+    j = json_string(t);
+    free(t);
+    return j;
+}
+
 /* The JSON summary printed on stdout after the layout was written. */
 static json_t *summary_json(const struct solve_opts *o, const struct graphio_doc *doc,
                             const struct engine_result *res)
 {
     json_t *sum = json_object();
-    json_object_set_new(sum, "graph", json_string(o->graph));
+    json_object_set_new(sum, "graph", name_json(o->graph));
     json_object_set_new(sum, "n", json_integer(doc->g.n));
     json_object_set_new(sum, "m", json_integer(doc->g.m));
     json_object_set_new(sum, "backend", json_string(res->backend));
@@ -243,7 +277,7 @@ static json_t *summary_json(const struct solve_opts *o, const struct graphio_doc
                         res->time_to_target_s >= 0 ? json_real(res->time_to_target_s)
                                                    : json_null());
     json_object_set_new(sum, "telemetry", telemetry_json(&res->tel));
-    json_object_set_new(sum, "out", json_string(o->out));
+    json_object_set_new(sum, "out", name_json(o->out));
     return sum;
 }
 
@@ -405,12 +439,13 @@ static int solve_graph(struct solve_opts *o, const struct graphio_doc *doc, int6
         print_line(&pr, res.elapsed_s);
     if (!o->quiet)
         print_ops(&res.tel);
+    FILE *sf = out_is_stdout(o->out) ? stderr : stdout;
     rc = write_layout(o, doc, &res);
     if (rc == 0) {
         json_t *sum = summary_json(o, doc, &res);
         char *text = json_dumps(sum, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
-        printf("%s\n", text);
-        fflush(stdout);
+        fprintf(sf, "%s\n", text);
+        fflush(sf);
         free(text);
         json_decref(sum);
     }

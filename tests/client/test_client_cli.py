@@ -363,6 +363,13 @@ class Cli(unittest.TestCase):
                  ("--server", "http://127.0.0.1:", "list"), ("--server", "127.0.0.1:0", "list"),
                  ("--server", "127.0.0.1:65536", "list"), ("--server", "127.0.0.1:8x", "list"),
                  ("--server", "http://[::1]:", "list"), ("--server", "[::1", "list"),
+                 # a URL without a host: lcnctl dereferenced NULL (SIGSEGV, the fifth probe)
+                 ("--server", "http://", "list"), ("--server", "https:///", "list"),
+                 ("--server", "http:////", "get", "j1"),
+                 # text that is not UTF-8 cannot go into the JSON request: it was dropped,
+                 # and the job submitted without it (--from: a cold start; the fifth probe)
+                 ("submit", g, "--name", "a\udcff"), ("submit", g, "--from", "j\udcff"),
+                 ("submit", g, "--tuning", "x=\udcff"),
                  ("submit", g, "--threads", "-1"), ("submit", g, "--threads", "1025"),
                  ("submit", g, "--replicas", "4097"), ("submit", g, "--proposal-workers", "257"),
                  ("submit", g, "--gpus", "0"), ("submit", g, "--gpus", "17"),

@@ -185,6 +185,53 @@ class Render(unittest.TestCase):
         texts = ["".join(el.itertext()) for el in root.iter(NS + "text")]
         self.assertIn("a<b & \"c\" >d", texts)
 
+    def test_json_summary_of_a_path_that_is_not_utf8(self):
+        """--json summaries name the output file; a path that is not UTF-8
+        cannot be a JSON string, so json_pack failed: `gen --json -o
+        y\xff.json` crashed (SIGSEGV on the NULL document), `render --json`
+        and `check` printed nothing or left the name out. The name is
+        given with '?' for its bytes past ASCII."""
+        d = os.fsencode(self.d)
+        lcn = os.fsencode(LCNCTL)
+        out = os.path.join(d, b"y\xff.json")
+        r = subprocess.run([lcn, b"--json", b"gen", b"random", b"--nodes", b"8", b"-o", out],
+                           capture_output=True)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertTrue(json.loads(r.stdout)["instance"].endswith("y?.json"))
+        svg = os.path.join(d, b"x\xff.svg")
+        r = subprocess.run([lcn, b"--json", b"render", out, b"-o", svg], capture_output=True)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertTrue(json.loads(r.stdout)["output"].endswith("x?.svg"))
+        r = subprocess.run([lcn, b"check", out, b"--instance", out], capture_output=True)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        rep = json.loads(r.stdout)
+        self.assertTrue(rep["layout"].endswith("y?.json"), rep)
+        self.assertTrue(rep["instance"].endswith("y?.json"), rep)
+
+    def test_title_bytes_that_are_not_xml_text(self):
+        """The default title is the file name, any bytes: a Latin-1 name
+        (caf\xe9.json) or a title with U+FFFE went into the caption as it
+        was, and the picture was not well-formed XML. Bytes that are not
+        UTF-8 of an XML character are drawn as '?'."""
+        g = self.gen("random", 10, 7)
+        latin1 = os.path.join(os.fsencode(self.d), b"caf\xe9.json")
+        with open(g, "rb") as f, open(latin1, "wb") as o:
+            o.write(f.read())
+        out = self.path("out.svg")
+        r = subprocess.run([os.fsencode(LCNCTL), b"render", latin1, b"-o", os.fsencode(out)],
+                           capture_output=True)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        texts = ["".join(el.itertext()) for el in ET.parse(out).getroot().iter(NS + "text")]
+        self.assertTrue(any(t.endswith("caf?.json") for t in texts), texts)
+        for title, want in ((b"a\xef\xbf\xbeb\xef\xbf\xbfc", "a?b?c"),
+                            (b"\xc3\xa9t\xc3\xa9 \xf0\x9f\x98\x80", "\u00e9t\u00e9 \U0001f600"),
+                            (b"\xc0\xaf\xed\xa0\x80\xf4\x90\x80\x80\xe2\x82", "?" * 11)):
+            r = subprocess.run([os.fsencode(LCNCTL), b"render", os.fsencode(g), b"-o",
+                                os.fsencode(out), b"--title", title], capture_output=True)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            texts = ["".join(el.itertext()) for el in ET.parse(out).getroot().iter(NS + "text")]
+            self.assertIn(want, texts, title)
+
     def test_invalid_layout_is_drawn_and_marked(self):
         g = {"nodes": [{"id": 0, "x": 0, "y": 0}, {"id": 1, "x": 4, "y": 0},
                        {"id": 2, "x": 2, "y": 0}, {"id": 3, "x": 9, "y": 9}],
@@ -233,6 +280,34 @@ class Render(unittest.TestCase):
         r = subprocess.run([LCNCTL, "render", p, "-o", "-"], capture_output=True)
         self.assertEqual(r.returncode, 0)
         ET.fromstring(r.stdout)
+
+    def test_output_on_stdout_keeps_the_note_out(self):
+        """-o /dev/stdout (or any path to the file stdout is on, or a path
+        that is not a regular file) wrote the picture and then appended the
+        note "wrote ...: K=..." to it on stdout: junk after the document
+        element. The note goes to stderr there, and --json, which wants
+        stdout too, is a usage error as with -o -."""
+        p = self.gen("random", 8, 1)
+        r = subprocess.run([LCNCTL, "render", p, "-o", "/dev/stdout"], capture_output=True)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        ET.fromstring(r.stdout)  # the picture alone
+        self.assertIn(b"wrote /dev/stdout: K=", r.stderr)
+        out = self.path("same.svg")
+        with open(out, "wb") as f:  # stdout is the file -o names
+            r = subprocess.run([LCNCTL, "render", p, "-o", out], stdout=f,
+                               stderr=subprocess.PIPE)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        ET.parse(out)
+        self.assertIn(b"wrote ", r.stderr)
+        r = subprocess.run([LCNCTL, "render", p, "-o", "/dev/stdout", "--json"],
+                           capture_output=True)
+        self.assertEqual(r.returncode, 2, r.stdout[-200:])
+        self.assertIn(b"both want stdout", r.stderr)
+        self.assertEqual(r.stdout, b"")
+        # a regular file elsewhere: the note stays on stdout
+        r = run("render", p, "-o", self.path("x.svg"))
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("wrote ", r.stdout)
 
 
 if __name__ == "__main__":

@@ -136,6 +136,23 @@ rc=$?
 json "$T/out" "d['stop']=='cancelled' and d['elapsed_s']<30" "interrupted run stops"
 expect 0 "interrupted output valid" -- "$LCNCTL" check "$T/o8.json" --instance "$T/g.json"
 
+# the layout on stdout (--out -, /dev/stdout): the summary goes to stderr, so
+# that stdout holds the layout alone (it followed the layout: no JSON document)
+for o in - /dev/stdout; do
+    expect 0 "layout on stdout ($o)" -- "$LCND" solve "$T/g.json" --out "$o" --budget-s 0.2 \
+        --backend cpu --quiet
+    json "$T/out" "'nodes' in d and 'lcn' in d" "stdout holds the layout alone ($o)"
+    json "$T/err" "d['out']=='$o' and 'best' in d" "the summary on stderr ($o)"
+done
+
+# a file name that is not UTF-8: the summary still names the graph and the
+# output ('?' for the bytes past ASCII; json_string refused the name, and the
+# keys were left out)
+cp "$T/g.json" "$T/caf$(printf '\351').json"
+expect 0 "Latin-1 file name" -- "$LCND" solve "$T/caf$(printf '\351').json" \
+    --out "$T/o$(printf '\377').json" --budget-s 0.2 --backend cpu --quiet
+json "$T/out" "d['graph'].endswith('caf?.json') and d['out'].endswith('o?.json')" "names not UTF-8"
+
 if [ $fails -ne 0 ]; then
     echo "$fails failure(s)"
     exit 1
