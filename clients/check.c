@@ -96,9 +96,9 @@ json_t *check_layout(const struct graphio_doc *lay, const char *layout_name,
                         lay->node_pos[v], v);
 
     json_t *out = json_object();
-    json_object_set_new(out, "layout", check_text_json(layout_name));
+    json_object_set_new(out, "layout", graphio_text_json(layout_name));
     json_object_set_new(out, "instance",
-                        inst && instance_name ? check_text_json(instance_name) : json_null());
+                        inst && instance_name ? graphio_text_json(instance_name) : json_null());
     json_object_set_new(out, "n", json_integer(g->n));
     json_object_set_new(out, "m", json_integer(g->m));
     json_object_set_new(out, "width", json_integer(g->width));
@@ -153,18 +153,4 @@ json_t *check_layout(const struct graphio_doc *lay, const char *layout_name,
     res->valid = valid;
     res->problems = nproblems;
     return out;
-}
-
-json_t *check_text_json(const char *s)
-{
-    json_t *j = json_string(s);
-    if (j)
-        return j;
-    char *t = xstrdup(s);
-    for (unsigned char *p = (unsigned char *)t; *p; p++)
-        if (*p >= 0x80)
-            *p = '?';
-    j = json_string(t);
-    free(t);
-    return j;
 }

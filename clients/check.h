@@ -45,11 +45,5 @@ json_t *check_layout(const struct graphio_doc *lay, const char *layout_name,
                      const struct graphio_doc *inst, const char *instance_name, int32_t max_listed,
                      int with_counts, struct check_result *res);
 
-/*
- * A file name (or any text from the command line) as a JSON string: text
- * that is not UTF-8 cannot be one (json_string refuses it), so its bytes
- * past ASCII are given as '?' instead. Never NULL.
- */
-json_t *check_text_json(const char *s);
 
 #endif

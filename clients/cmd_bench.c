@@ -364,16 +364,16 @@ static json_t *self_json(void)
 static json_t *run_json(const struct run *r)
 {
     json_t *j = json_pack("{s:i, s:o, s:I, s:s, s:s, s:s, s:o}", "run", (json_int_t)r->index,
-                          "graph", check_text_json(r->g->name), "seed", (json_int_t)r->seed, "job",
+                          "graph", graphio_text_json(r->g->name), "seed", (json_int_t)r->seed, "job",
                           r->id, "state", r->state, "outcome", outcome_names[r->outcome], "files",
-                          check_text_json(r->base));
+                          graphio_text_json(r->base));
     json_object_set_new(j, "tuple", r->outcome == RUN_OK ? tuple_json(&r->obj) : json_null());
     json_object_set_new(j, "target_k",
                         r->g->target >= 0 ? json_integer(r->g->target) : json_null());
     json_object_set_new(j, "success", r->g->target >= 0 ? json_boolean(r->success) : json_null());
     json_object_set_new(j, "time_to_target_s", r->ttt >= 0 ? json_real(r->ttt) : json_null());
     json_object_set_new(j, "elapsed_s", json_real(r->elapsed_s));
-    json_object_set_new(j, "why", r->why[0] ? check_text_json(r->why) : json_null());
+    json_object_set_new(j, "why", r->why[0] ? graphio_text_json(r->why) : json_null());
     return j;
 }
 
@@ -439,7 +439,7 @@ static int submit(struct bench *b, struct run *r)
     }
     char name[160];
     snprintf(name, sizeof name, "bench %.100s seed %lld", r->g->name, r->seed);
-    json_object_set_new(req, "name", check_text_json(name));
+    json_object_set_new(req, "name", graphio_text_json(name));
     char *text = json_dumps(req, JSON_COMPACT);
     json_decref(req);
     int rc = 0;
@@ -676,7 +676,7 @@ static json_t *summarise(struct graph_in *gs, int ng, struct run *runs, int nr, 
         }
         qsort(objs, (size_t)ok, sizeof *objs, cmp_obj);
         qsort(ttts, (size_t)nt, sizeof *ttts, cmp_double);
-        json_t *j = json_pack("{s:o, s:i, s:i, s:i, s:i}", "graph", check_text_json(g->name),
+        json_t *j = json_pack("{s:o, s:i, s:i, s:i, s:i}", "graph", graphio_text_json(g->name),
                               "runs", n, "valid", ok, "failed", failed, "refused", refused);
         char med[96] = "-", best[96] = "-", success[32] = "n/a", mttt[32] = "-",
              censored[32] = "n/a";
@@ -876,7 +876,7 @@ static json_t *inputs_json(const struct graph_in *gs, int ng)
         const struct lcn_graph *g = &gs[i].doc.g;
         json_array_append_new(
             inputs, json_pack("{s:o, s:o, s:s, s:I, s:i, s:i, s:i, s:i, s:o}", "name",
-                              check_text_json(gs[i].name), "file", check_text_json(gs[i].file),
+                              graphio_text_json(gs[i].name), "file", graphio_text_json(gs[i].file),
                               "sha256", gs[i].sha256, "bytes", (json_int_t)gs[i].len, "n",
                               (json_int_t)g->n, "m", (json_int_t)g->m, "width",
                               (json_int_t)g->width, "height", (json_int_t)g->height, "target_k",
@@ -900,10 +900,10 @@ static void bench_manifest(struct bench *b, int argc, char **argv)
     json_t *cl = json_array();
     json_array_append_new(cl, json_string("lcnctl"));
     for (int i = 0; i < argc; i++)
-        json_array_append_new(cl, check_text_json(argv[i]));
+        json_array_append_new(cl, graphio_text_json(argv[i]));
     json_object_set_new(m, "command_line", cl);
     char cwd[4096];
-    json_object_set_new(m, "cwd", getcwd(cwd, sizeof cwd) ? check_text_json(cwd) : json_null());
+    json_object_set_new(m, "cwd", getcwd(cwd, sizeof cwd) ? graphio_text_json(cwd) : json_null());
     json_object_set_new(m, "started_at", json_string(b->started));
     json_object_set_new(m, "machine", machine_json());
     json_object_set_new(m, "budget_s", json_real(b->budget));
@@ -915,7 +915,7 @@ static void bench_manifest(struct bench *b, int argc, char **argv)
     json_object_set_new(m, "backend", json_string(b->backend ? b->backend : "(daemon default)"));
     json_object_set_new(m, "stop_at_target", json_boolean(b->stop_at_target));
     json_object_set_new(m, "target_file",
-                        b->target_file ? check_text_json(b->target_file) : json_null());
+                        b->target_file ? graphio_text_json(b->target_file) : json_null());
     json_object_set_new(m, "targets", b->targets);
     b->targets = NULL;
     json_object_set_new(m, "inputs", inputs_json(b->gs, b->ng));

@@ -593,7 +593,7 @@ static int cmd_solution(const struct lcnctl_cmd *cmd, const struct lcnctl_args *
             lcnctl_errorf(cmd, "%s", err);
             rc = LCNCTL_EXIT_USAGE;
         } else if (lcnctl_json) {
-            json_t *j = json_pack("{s:s, s:o, s:b}", "job", id, "file", check_text_json(out),
+            json_t *j = json_pack("{s:s, s:o, s:b}", "job", id, "file", graphio_text_json(out),
                                   "final", final);
             if (have) {
                 json_object_set_new(j, "K", json_integer(o.K));

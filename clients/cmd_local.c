@@ -203,8 +203,8 @@ static int cmd_gen(const struct lcnctl_cmd *cmd, const struct lcnctl_args *a)
         rc = write_doc(cmd, doc, planted_out, flags);
     }
     if (rc == 0 && lcnctl_json && !stream) {
-        json_t *j = json_pack("{s:o, s:o, s:o}", "instance", check_text_json(out), "planted",
-                              planted_out ? check_text_json(planted_out) : json_null(), "generator",
+        json_t *j = json_pack("{s:o, s:o, s:o}", "instance", graphio_text_json(out), "planted",
+                              planted_out ? graphio_text_json(planted_out) : json_null(), "generator",
                               gen_meta(&p, "start"));
         char *s = json_dumps(j, JSON_COMPACT);
         puts(s);

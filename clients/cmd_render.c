@@ -95,7 +95,7 @@ static int cmd_render(const struct lcnctl_cmd *cmd, const struct lcnctl_args *a)
         } else {
             if (lcnctl_json) {
                 json_t *j =
-                    json_pack("{s:o, s:i, s:i, s:I, s:I, s:b}", "output", check_text_json(out), "K",
+                    json_pack("{s:o, s:i, s:i, s:I, s:I, s:b}", "output", graphio_text_json(out), "K",
                               (json_int_t)obj.K, "nK", (json_int_t)obj.nK, "Phi",
                               (json_int_t)obj.Phi, "C", (json_int_t)obj.C, "valid", valid);
                 client_print_json(j);

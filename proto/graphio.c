@@ -557,3 +557,17 @@ const char *graphio_api_code(int err)
     }
     return lcn_errcode(err);
 }
+
+json_t *graphio_text_json(const char *s)
+{
+    json_t *j = json_string(s);
+    if (j)
+        return j;
+    char *t = xstrdup(s);
+    for (unsigned char *p = (unsigned char *)t; *p; p++)
+        if (*p >= 0x80)
+            *p = '?';
+    j = json_string(t);
+    free(t);
+    return j;
+}

@@ -117,6 +117,14 @@ json_t *graphio_layout_json(const struct graphio_doc *d, const struct lcn_pt *pt
  */
 json_t *graphio_build(const struct lcn_graph *g, const struct lcn_pt *pts);
 
+/*
+ * A file name (or any text from the command line) as a JSON string: text
+ * that is not UTF-8 cannot be one (json_string refuses it), so its bytes
+ * past ASCII are given as '?' instead. Never NULL (lcnctl's and lcnd
+ * solve's summaries).
+ */
+json_t *graphio_text_json(const char *s);
+
 /* Returns {"K":..,"nK":..,"Phi":..,"C":..} for o (a new reference). */
 json_t *graphio_obj_json(const struct lcn_obj *o);
 

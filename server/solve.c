@@ -234,29 +234,12 @@ static int out_is_stdout(const char *out)
            a.st_ino == b.st_ino;
 }
 
-/* A file name as a JSON string: one that is not UTF-8 cannot be one
- * (json_string refuses it, and the key was left out), so its bytes past
- * ASCII are given as '?'. */
-static json_t *name_json(const char *name)
-{
-    json_t *j = json_string(name);
-    if (j)
-        return j;
-    char *t = xstrdup(name);
-    for (unsigned char *p = (unsigned char *)t; *p; p++)
-        if (*p >= 0x80)
-            *p = '?';
-    j = json_string(t);
-    free(t);
-    return j;
-}
-
 /* The JSON summary printed on stdout after the layout was written. */
 static json_t *summary_json(const struct solve_opts *o, const struct graphio_doc *doc,
                             const struct engine_result *res)
 {
     json_t *sum = json_object();
-    json_object_set_new(sum, "graph", name_json(o->graph));
+    json_object_set_new(sum, "graph", graphio_text_json(o->graph));
     json_object_set_new(sum, "n", json_integer(doc->g.n));
     json_object_set_new(sum, "m", json_integer(doc->g.m));
     json_object_set_new(sum, "backend", json_string(res->backend));
@@ -277,7 +260,7 @@ static json_t *summary_json(const struct solve_opts *o, const struct graphio_doc
                         res->time_to_target_s >= 0 ? json_real(res->time_to_target_s)
                                                    : json_null());
     json_object_set_new(sum, "telemetry", telemetry_json(&res->tel));
-    json_object_set_new(sum, "out", name_json(o->out));
+    json_object_set_new(sum, "out", graphio_text_json(o->out));
     return sum;
 }
 

@@ -14,6 +14,7 @@ import json
 import os
 import shutil
 import signal
+import socket
 import subprocess
 import tempfile
 import time
@@ -270,3 +271,27 @@ def check_solution(testcase, daemon, job, graph):
     for k in ("K", "nK", "Phi", "C"):
         testcase.assertEqual(rep[k], sol["lcn"][k], k)
     return sol, rep
+
+
+def exchange(d, raw, answer):
+    """Sends raw bytes on a new connection to daemon d and reads until the
+    server closes it (or `answer` seconds pass); returns what came, with
+    b"<not closed>" appended when the server kept the connection."""
+    host, port = d.addr.rsplit(":", 1)
+    s = socket.create_connection((host.strip("[]"), int(port)), timeout=answer)
+    s.sendall(raw)
+    data = b""
+    deadline = time.time() + answer
+    try:
+        while time.time() < deadline:
+            chunk = s.recv(65536)
+            if not chunk:
+                return data
+            data += chunk
+    except socket.timeout:
+        pass
+    except ConnectionResetError:
+        return data
+    finally:
+        s.close()
+    return data + b"<not closed>"

@@ -32,7 +32,8 @@ import threading
 import time
 import unittest
 
-from lcnd_harness import Daemon, need_binaries, tiny_graph
+from lcnd_harness import Daemon, need_binaries, tiny_graph  # noqa: E402
+from lcnd_harness import exchange as harness_exchange  # noqa: E402
 
 ANSWER = 5.0  # seconds a request may take to be answered (liveness only)
 
@@ -346,23 +347,7 @@ class Eviction(unittest.TestCase):
 def exchange(d, raw):
     """Sends raw bytes on a new connection and reads until the server
     closes it (or ANSWER seconds pass); returns what came."""
-    s = connect(d)
-    s.sendall(raw)
-    data = b""
-    deadline = time.time() + ANSWER
-    try:
-        while time.time() < deadline:
-            chunk = s.recv(65536)
-            if not chunk:
-                return data
-            data += chunk
-    except socket.timeout:
-        pass
-    except ConnectionResetError:
-        return data
-    finally:
-        s.close()
-    return data + b"<not closed>"
+    return harness_exchange(d, raw, ANSWER)
 
 
 class Framing(unittest.TestCase):

@@ -19,32 +19,13 @@ import xml.etree.ElementTree as ET
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from lcnd_harness import LCND, LCNCTL, WAIT, Daemon, need_binaries, tiny_graph  # noqa: E402
+from lcnd_harness import exchange as harness_exchange  # noqa: E402
 
 ANSWER = 10.0  # seconds an answer may take on a loaded machine
 
 
 def exchange(d, raw):
-    """Sends raw bytes on a new connection and reads until the server
-    closes it (or ANSWER seconds pass); returns what came, with
-    b"<not closed>" appended when the server kept the connection."""
-    host, port = d.addr.rsplit(":", 1)
-    s = socket.create_connection((host, int(port)), timeout=ANSWER)
-    s.sendall(raw)
-    data = b""
-    deadline = time.time() + ANSWER
-    try:
-        while time.time() < deadline:
-            chunk = s.recv(65536)
-            if not chunk:
-                return data
-            data += chunk
-    except socket.timeout:
-        pass
-    except ConnectionResetError:
-        return data
-    finally:
-        s.close()
-    return data + b"<not closed>"
+    return harness_exchange(d, raw, ANSWER)
 
 
 class WhitespaceInHeaderName(unittest.TestCase):
