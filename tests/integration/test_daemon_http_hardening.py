@@ -350,9 +350,9 @@ def exchange(d, raw):
     return harness_exchange(d, raw, ANSWER)
 
 
-class Framing(unittest.TestCase):
-    """Ambiguous framing is 400 with the connection closed: nothing after a
-    short body is served as a second request (issue 14, 5)."""
+class RefusedFraming:
+    """A daemon for the class, and assert_refused: 400 bad_request with the
+    connection closed and no second answer (Framing here, the probes')."""
 
     @classmethod
     def setUpClass(cls):
@@ -372,7 +372,13 @@ class Framing(unittest.TestCase):
         self.assertIn(b"\r\nConnection: close", head)
         self.assertIn(b'"code":"bad_request"', body)
         self.assertNotIn(b"HTTP/1.1 2", data)  # no smuggled answer
+        self.assertNotIn(b"HTTP/1.1 405", data)
         self.assertNotIn(b"<not closed>", data)
+
+
+class Framing(RefusedFraming, unittest.TestCase):
+    """Ambiguous framing is 400 with the connection closed: nothing after a
+    short body is served as a second request (issue 14, 5)."""
 
     def test_duplicate_content_length(self):
         smuggled = b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n"
