@@ -599,6 +599,18 @@ static int gpu_fits_any(void *ctx, const struct lcn_graph *g, char *why, size_t 
     return 0;
 }
 
+/* A fake device's slot holds what a real one of this configuration would
+ * (gpu_max_nodes, gpu_max_edges; gpu_fits' first test and message). */
+static int gpu_fits_fake(void *ctx, const struct lcn_graph *g, char *why, size_t len)
+{
+    const struct lcnd *d = ctx;
+    if (g->n <= d->cfg.gpu_max_nodes && g->m <= d->cfg.gpu_max_edges)
+        return 0;
+    snprintf(why, len, "graph of %d nodes and %d edges exceeds the gpu slot (%d nodes, %d edges)",
+             g->n, g->m, (int)d->cfg.gpu_max_nodes, (int)d->cfg.gpu_max_edges);
+    return LCN_ETOOBIG;
+}
+
 /* test_fake_gpu = cpu: one fake device per entry of gpus (all: one), with
  * gpu_slots workers each (-1: one). */
 static int fake_devices(struct lcnd *d, char *err, size_t errlen)
@@ -616,7 +628,7 @@ static int fake_devices(struct lcnd *d, char *err, size_t errlen)
     d->engine.n_devices = n ? n : 1;
     d->engine.fake_cpu = 1;
     d->engine.gpu_why[0] = 0;
-    d->engine.gpu_fits = gpu_fits_any;
+    d->engine.gpu_fits = gpu_fits_fake;
     log_warn("test hook test_fake_gpu = cpu: %d fake GPU devices running the CPU engine",
              d->engine.n_devices);
     return 0;

@@ -234,6 +234,32 @@ class FaultIsolation(unittest.TestCase):
         print("re-queued job:", m["id"], "best", m["best"], "elapsed", m["elapsed_s"])
 
 
+class WorkspaceSize(unittest.TestCase):
+    """gpu_max_nodes and gpu_max_edges size every device's workspace slots
+    (issue 17): a graph past them is refused at admission under backend=gpu
+    (422 backend_unavailable, the slot's size in the message) and runs on
+    the CPU pool under backend=auto, no device taking it."""
+
+    def test_graph_past_the_slot(self):
+        need_binaries(self)
+        d = start_daemon(extra=["--gpu-max-nodes", "50", "--gpu-max-edges", "100000"])
+        self.addCleanup(d.cleanup)
+        g = gen_graph("random", 80, seed=11)
+        r = d.request("POST", "/jobs", body={"graph": g, "backend": "gpu", "budget_s": 1.0})
+        self.assertEqual(r.status, 422, r.body)
+        err = r.json()["error"]
+        self.assertEqual((err["code"], err["field"]), ("backend_unavailable", "backend"), err)
+        self.assertIn("exceeds the gpu slot (50 nodes", err["message"])
+        job = d.submit(g, budget_s=1.0, backend="auto", seed=1)
+        s = d.wait(job)
+        self.assertEqual((s["state"], s["backend"]), ("succeeded", "cpu"), s)
+        check_solution(self, d, job, g)
+        text = d.get("/metrics").body.decode()
+        for i in (0, 1):
+            self.assertEqual(metric(text, "lcn_gpu_device_jobs_total", i), 0, text)
+        self.assertEqual(d.stop(), 0)
+
+
 if __name__ == "__main__":
     if not FAKE:
         gpu_or_skip()
