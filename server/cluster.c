@@ -302,9 +302,10 @@ int cluster_start(struct cluster *c, uv_loop_t *loop, struct store *st,
     c->cb = *cb;
     c->give_up_ns = cfg->lease_ms * 1000000 * 3 / 4;
     char why[300] = "";
-    if (pg_queue_open(cfg->url, cfg->owner, cfg->lease_ms, &c->q, why, sizeof why)) {
+    int rc = pg_queue_open(cfg->url, cfg->owner, cfg->lease_ms, &c->q, why, sizeof why);
+    if (rc) {
         snprintf(err, errlen, "postgresql store (queue connection): %s", why);
-        return LCN_ESTORE;
+        return rc;
     }
     int64_t back = pg_queue_release_owner(c->q, why, sizeof why);
     if (back < 0) {

@@ -22,6 +22,7 @@ struct pg_queue {
     char *owner;
     char lease[32];
     int listening; /* LISTEN issued on this connection */
+    int named;     /* the owner name's lock held on this connection (name_lock) */
     char low[32];  /* the snapshot xmin of the previous pg_queue_changes */
 };
 
@@ -29,6 +30,50 @@ static void say(char *err, size_t errlen, const char *m)
 {
     if (err && errlen)
         snprintf(err, errlen, "%s", m);
+}
+
+/* The first column of the one row of a statement as an integer, or
+ * LCN_ESTORE. */
+static int64_t one_int(struct pg_queue *q, const char *sql, int n, const char *const *v, char *err,
+                       size_t errlen)
+{
+    PGresult *res = pg_run(q->c, sql, n, v, NULL, err, errlen);
+    if (!res)
+        return LCN_ESTORE;
+    int64_t x = PQntuples(res) == 1 ? strtoll(PQgetvalue(res, 0, 0), NULL, 10) : LCN_ESTORE;
+    if (PQntuples(res) != 1)
+        say(err, errlen, "no row");
+    PQclear(res);
+    return x;
+}
+
+/*
+ * The owner name's lock: a session advisory lock on a 64-bit hash of the
+ * name, held as long as this connection lives (PostgreSQL drops it with
+ * the session, so a killed daemon's name is free again once its server
+ * process notices). A second live daemon with the same node_name cannot
+ * take it. Returns 0, LCN_EBUSY (taken; err says so) or LCN_ESTORE.
+ */
+static int name_lock(struct pg_queue *q, char *err, size_t errlen)
+{
+    if (q->named)
+        return 0;
+    const char *v[1] = {q->owner};
+    int64_t got = one_int(q,
+                          "SELECT pg_try_advisory_lock(('x' || substr(md5('lcnd node ' || $1), 1, 16))"
+                          "::bit(64)::bigint)::int",
+                          1, v, err, errlen);
+    if (got < 0)
+        return LCN_ESTORE;
+    if (!got) {
+        snprintf(err, errlen,
+                 "node_name '%s' is in use: another live lcnd on this database has it "
+                 "(node_name must be unique among the daemons)",
+                 q->owner);
+        return LCN_EBUSY;
+    }
+    q->named = 1;
+    return 0;
 }
 
 static int listen_on(struct pg_queue *q, char *err, size_t errlen)
@@ -63,9 +108,16 @@ int pg_queue_open(const char *url, const char *owner, int64_t lease_ms, struct p
     q->owner = xstrdup(owner);
     snprintf(q->lease, sizeof q->lease, "%lld", (long long)lease_ms);
     snprintf(q->low, sizeof q->low, "0");
-    if (listen_on(q, err, errlen)) {
+    int rc = listen_on(q, err, errlen);
+    /* a restarted daemon's previous session may not be gone yet: the name
+     * is waited for up to one lease */
+    const int64_t until = lcn_now_ns() + lease_ms * 1000000;
+    if (!rc)
+        while ((rc = name_lock(q, err, errlen)) == LCN_EBUSY && lcn_now_ns() < until)
+            poll(NULL, 0, 100);
+    if (rc) {
         pg_queue_close(q);
-        return LCN_ESTORE;
+        return rc;
     }
     *out = q;
     return 0;
@@ -76,6 +128,7 @@ int pg_queue_connected(struct pg_queue *q, char *err, size_t errlen)
     int again = 0;
     if (PQstatus(q->c) != CONNECTION_OK) {
         q->listening = 0;
+        q->named = 0; /* the old session's lock went with it */
         PQreset(q->c);
         if (PQstatus(q->c) != CONNECTION_OK) {
             pg_conn_error(q->c, err, errlen);
@@ -83,23 +136,9 @@ int pg_queue_connected(struct pg_queue *q, char *err, size_t errlen)
         }
         again = 1;
     }
-    return listen_on(q, err, errlen) ? 0 : again ? 2 : 1;
+    return listen_on(q, err, errlen) || name_lock(q, err, errlen) ? 0 : again ? 2 : 1;
 }
 
-/* The first column of the one row of a statement as an integer, or
- * LCN_ESTORE. */
-static int64_t one_int(struct pg_queue *q, const char *sql, int n, const char *const *v, char *err,
-                       size_t errlen)
-{
-    PGresult *res = pg_run(q->c, sql, n, v, NULL, err, errlen);
-    if (!res)
-        return LCN_ESTORE;
-    int64_t x = PQntuples(res) == 1 ? strtoll(PQgetvalue(res, 0, 0), NULL, 10) : LCN_ESTORE;
-    if (PQntuples(res) != 1)
-        say(err, errlen, "no row");
-    PQclear(res);
-    return x;
-}
 
 int64_t pg_queue_release_owner(struct pg_queue *q, char *err, size_t errlen)
 {

@@ -38,15 +38,20 @@ struct pg_queue_row {
 };
 typedef void (*pg_queue_row_cb)(void *ctx, const struct pg_queue_row *row);
 
-/* Connects (no schema work: store_open did that). Returns 0 with *out, or
- * LCN_ESTORE with the reason in err. owner names this daemon in the owner
- * column; lease_ms is the lease a claim or a renewal gives. */
+/* Connects (no schema work: store_open did that) and takes the owner
+ * name's lock for the connection's life, waiting up to lease_ms for a
+ * previous session of the name to end. Returns 0 with *out, LCN_EBUSY when
+ * another live daemon holds the name, or LCN_ESTORE, with the reason in
+ * err. owner names this daemon in the owner column; lease_ms is the lease
+ * a claim or a renewal gives. */
 int pg_queue_open(const char *url, const char *owner, int64_t lease_ms, struct pg_queue **out,
                   char *err, size_t errlen);
 void pg_queue_close(struct pg_queue *q);
 
 /* 1 when the connection is usable, 2 when it is after a reconnection (it
- * had dropped; LISTEN is issued again), else 0 with the reason in err. */
+ * had dropped; LISTEN is issued and the name's lock taken again), else 0
+ * with the reason in err (also when another daemon took the name while
+ * this one was cut off). */
 int pg_queue_connected(struct pg_queue *q, char *err, size_t errlen);
 
 /* Gives back every claim held under this daemon's owner name (a previous

@@ -183,5 +183,35 @@ class SharedQueue(ClusterCase):
             c.cleanup()
 
 
+
+class UniqueNames(ClusterCase):
+    def test_name_in_use_refused(self):
+        """node_name must be unique among the live daemons (a restarted
+        daemon gives back the jobs its previous life held, which a live
+        namesake still runs): a second daemon with a name in use waits one
+        lease for it, then refuses to start (exit 1, the name in the
+        message); once the first has stopped, the name is free again."""
+        from cluster_harness import URL
+        from lcnd_harness import Daemon, tiny_graph
+
+        def daemon():
+            return Daemon("--store-url", URL, "--node-name", "same", "--cpu-workers", "1",
+                          "--lease-s", "1", "--queue-poll-ms", "100")
+        a, b = daemon(), daemon()
+        self.addCleanup(a.cleanup)
+        self.addCleanup(b.cleanup)
+        a.start()
+        t0 = time.time()
+        self.assertEqual(b.start(expect_fail=True), 1)
+        self.assertGreaterEqual(time.time() - t0, 1.0)
+        self.assertIn("node_name 'same' is in use", b.read_stderr() + b.log())
+        job = a.submit(tiny_graph(), budget_s=0.2)
+        self.assertEqual(a.wait(job)["state"], "succeeded")
+        self.assertEqual(a.stop(), 0)
+        b.start()
+        job = b.submit(tiny_graph(), budget_s=0.2)
+        self.assertEqual(b.wait(job)["state"], "succeeded")
+        self.assertEqual(b.stop(), 0)
+
 if __name__ == "__main__":
     unittest.main(verbosity=2)
