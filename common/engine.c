@@ -656,8 +656,6 @@ static int start_better(const struct cpu_knobs *kn, const struct lcn_obj *a,
  * the best tuple. When the hard stop (deadline, cancel) fires, the starts
  * made so far are kept; with none made, its code is returned.
  */
-#define QUICK_START_NODES 20000 /* larger graphs get a quick stress start first */
-
 static int build_starts(struct run *run, struct start *st, int32_t keep, int32_t *count)
 {
     const struct lcn_graph *g = run->g;
@@ -674,9 +672,8 @@ static int build_starts(struct run *run, struct start *st, int32_t keep, int32_t
     *count = 0;
     for (int32_t round = 0; round < run->kn.start_variants && !stop && !rc; round++) {
         /* the caller's layout first (a resumed job's checkpoint must come first),
-         * then stress: cheap on any graph and the best start on sparse ones;
-         * on a large graph first a quick stress, its refinement cut at a fifth
-         * of the start phase, so that a first layout comes early */
+         * then stress: cheap on any graph and the best start on sparse ones
+         * (past LAYOUT_QUICK_NODES a quick one first) */
         static const enum layout_kind order[] = {LAYOUT_INPUT,  LAYOUT_STRESS, LAYOUT_STRESS,
                                                  LAYOUT_DESCENT, LAYOUT_FORCE, LAYOUT_CIRCLE,
                                                  LAYOUT_RANDOM};
@@ -685,7 +682,7 @@ static int build_starts(struct run *run, struct start *st, int32_t keep, int32_t
             const int quick = i == 1;
             if (!(run->kn.starts & (1 << k)))
                 continue;
-            if (quick && (round > 0 || g->n <= QUICK_START_NODES))
+            if (quick && (round > 0 || g->n <= LAYOUT_QUICK_NODES))
                 continue;
             if (round > 0 && k != LAYOUT_STRESS && k != LAYOUT_FORCE && k != LAYOUT_DESCENT)
                 continue;
@@ -698,9 +695,9 @@ static int build_starts(struct run *run, struct start *st, int32_t keep, int32_t
                 break;
             }
             int64_t t_make = lcn_now_ns();
-            const int64_t now = lcn_now_ns();
             int r = layout_make(g, k, p->seed + (uint64_t)round, p->init, p->has_xy,
-                                quick ? now + (start_deadline - now) / 5 : start_deadline, &hard, pts);
+                                quick ? layout_quick_deadline(start_deadline) : start_deadline,
+                                &hard, pts);
             uint64_t tests;
             if (r == 0)
                 r = crossings_grid_stop(g, pts, c, 0, &hard, &tests);

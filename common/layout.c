@@ -673,3 +673,9 @@ int layout_start_worth(const struct lcn_graph *g, enum layout_kind k, int have,
         return 0; /* repairing and counting it (~100 ns a crossing) would eat the budget */
     return 1;
 }
+
+int64_t layout_quick_deadline(int64_t start_deadline_ns)
+{
+    const int64_t now = lcn_now_ns();
+    return now + (start_deadline_ns - now) / 5;
+}

@@ -169,6 +169,15 @@ int layout_start_worth(const struct lcn_graph *g, enum layout_kind k, int have,
                        const struct lcn_pt *init, const uint8_t *has_xy, int64_t start_deadline_ns,
                        int64_t deadline_ns);
 
+/*
+ * Past LAYOUT_QUICK_NODES nodes both engines' start phases make a quick
+ * stress first, reported at once: the same drawer with its refinement cut
+ * at layout_quick_deadline (a fifth of what is left of the start phase),
+ * so that a first layout of a large graph comes early.
+ */
+#define LAYOUT_QUICK_NODES 20000
+int64_t layout_quick_deadline(int64_t start_deadline_ns);
+
 /* layout_make with LAYOUT_DESCENT's descent done by d (NULL: the CPU's). */
 int layout_make_with(const struct lcn_graph *g, enum layout_kind kind, uint64_t seed,
                      const struct lcn_pt *init, const uint8_t *has_xy, int64_t deadline_ns,

@@ -1806,8 +1806,10 @@ static int build_start(struct gpu_ctx *ctx, int slot, const struct lcn_graph *g,
 {
     struct start_descender sd = {ctx, slot};
     const struct layout_descender dev = {device_descent, &sd};
-    static const enum layout_kind order[] = {LAYOUT_INPUT, LAYOUT_STRESS, LAYOUT_DESCENT,
-                                             LAYOUT_FORCE, LAYOUT_CIRCLE, LAYOUT_RANDOM};
+    /* past LAYOUT_QUICK_NODES a quick stress first, as in the CPU engine */
+    static const enum layout_kind order[] = {LAYOUT_INPUT,  LAYOUT_STRESS, LAYOUT_STRESS,
+                                             LAYOUT_DESCENT, LAYOUT_FORCE, LAYOUT_CIRCLE,
+                                             LAYOUT_RANDOM};
     int64_t share = (p->deadline_ns - p->start_ns) / 10;
     int64_t dl = p->start_ns + share;
     struct lcn_pt *pts = (struct lcn_pt *)xmalloc(sizeof(*pts) * (size_t)(g->n ? g->n : 1));
@@ -1816,14 +1818,16 @@ static int build_start(struct gpu_ctx *ctx, int slot, const struct lcn_graph *g,
     int have = 0, rc = 0;
     for (size_t i = 0; i < sizeof(order) / sizeof(order[0]); i++) {
         enum layout_kind k = order[i];
-        if (k == LAYOUT_INPUT && !p->init)
+        const int quick = i == 1;
+        if ((k == LAYOUT_INPUT && !p->init) || (quick && g->n <= LAYOUT_QUICK_NODES))
             continue;
         if (!layout_start_worth(g, k, have, p->init, p->has_xy, dl, p->deadline_ns))
             continue;
         if (have && lcn_now_ns() >= dl)
             break;
         /* the descent runs on the device when there is one (the CPU's otherwise) */
-        int r = layout_make_with(g, k, p->seed, p->init, p->has_xy, dl, hard,
+        int r = layout_make_with(g, k, p->seed, p->init, p->has_xy,
+                                 quick ? layout_quick_deadline(dl) : dl, hard,
                                  ctx && slot >= 0 ? &dev : NULL, pts);
         uint64_t tests;
         if (r == 0)
