@@ -100,3 +100,32 @@ int lcn_cpu_model(char *out, size_t len)
     fclose(f);
     return rc;
 }
+
+static const char *digits(const char *s)
+{
+    while (*s >= '0' && *s <= '9')
+        s++;
+    return s;
+}
+
+int lcn_number_syntax(const char *s, int integer)
+{
+    s += *s == '-';
+    if (*s < '0' || *s > '9')
+        return 0;
+    s = *s == '0' ? s + 1 : digits(s);
+    if (!integer && *s == '.') {
+        const char *f = digits(s + 1);
+        if (f == s + 1)
+            return 0;
+        s = f;
+    }
+    if (!integer && (*s == 'e' || *s == 'E')) {
+        s += 1 + (s[1] == '+' || s[1] == '-');
+        const char *x = digits(s);
+        if (x == s)
+            return 0;
+        s = x;
+    }
+    return *s == 0;
+}

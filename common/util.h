@@ -44,6 +44,13 @@ int64_t lcn_wall_ms(void);
  * is none. */
 int lcn_cpu_model(char *out, size_t len);
 
+/* Whether s is a decimal number as RFC 8259 writes one: an optional '-', an
+ * integer part without leading zeros, then (unless integer is set) an
+ * optional fraction and exponent; nothing before or after. The one syntax
+ * of numbers in options, the config file and query arguments: no '+', no
+ * blanks, no hexadecimal, no ".5", "5." or "007". */
+int lcn_number_syntax(const char *s, int integer);
+
 #define LCN_MIN(a, b)    ((a) < (b) ? (a) : (b))
 #define LCN_MAX(a, b)    ((a) > (b) ? (a) : (b))
 #define LCN_ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))

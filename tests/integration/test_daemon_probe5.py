@@ -19,6 +19,7 @@ import xml.etree.ElementTree as ET
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from lcnd_harness import LCND, LCNCTL, WAIT, Daemon, need_binaries, tiny_graph  # noqa: E402
+from lcnd_harness import assert_error  # noqa: E402
 from lcnd_harness import exchange as harness_exchange  # noqa: E402
 from test_daemon_http_hardening import RefusedFraming  # noqa: E402
 
@@ -420,6 +421,65 @@ class BenchOfAFileNameNotUtf8(unittest.TestCase):
         with open(os.path.join(out, b"summary.json")) as f:
             self.assertEqual([g["graph"] for g in json.load(f)["graphs"]], ["caf?"])
         self.assertEqual(d.status(man["runs"][0]["job"])["name"], "bench caf? seed 1")
+        self.assertEqual(d.stop(), 0)
+
+
+class NumbersAsJsonWritesThem(unittest.TestCase):
+    """A number option of lcnctl, lcnd solve or the config file went
+    through strtod, which also reads hexadecimal: `lcnd solve --budget-s
+    0x10` ran for 16 s (exit 0), `lcnctl submit --budget-s 0x10` sent 16.
+    Query arguments took what a JSON body refuses: `POST
+    /jobs?budget_s=.5` (and `+1`, `5.`, `00001`) made a job (201), and
+    `GET /jobs?limit=0001` answered 200. Numbers are now written as JSON
+    writes them everywhere: exit 2 with a message, 400 at the field."""
+
+    def test_cli_refuses_hexadecimal(self):
+        need_binaries(self)
+        tmp = tempfile.mkdtemp(prefix="lcnd-test-")
+        self.addCleanup(shutil.rmtree, tmp, True)
+        g = os.path.join(tmp, "g.json")
+        with open(g, "w") as f:
+            json.dump(tiny_graph(), f)
+        out = os.path.join(tmp, "o.json")
+        for v in ("0x10", "0x1p3", ".5", "5.", "+1", "007"):
+            with self.subTest(v=v):
+                p = subprocess.run([LCND, "solve", g, "--out", out, "--quiet", "--budget-s", v],
+                                   capture_output=True, text=True, timeout=WAIT)
+                self.assertEqual(p.returncode, 2, p.stderr)
+                self.assertIn("--budget-s: expected a number", p.stderr)
+                p = subprocess.run([LCNCTL, "--server", "127.0.0.1:1", "submit", g,
+                                    "--budget-s", v], capture_output=True, text=True,
+                                   timeout=WAIT)
+                self.assertEqual(p.returncode, 2, p.stderr)
+                self.assertIn("--budget-s: expected a number", p.stderr)
+        p = subprocess.run([LCND, "solve", g, "--out", out, "--quiet", "--gpus", "+1"],
+                           capture_output=True, text=True, timeout=WAIT)
+        self.assertEqual(p.returncode, 2, p.stderr)
+        conf = os.path.join(tmp, "lcnd.conf")
+        with open(conf, "w") as f:
+            f.write("default_budget_s = 0x10\n")
+        p = subprocess.run([LCND, "serve", "--config", conf, "--print-config"],
+                           capture_output=True, text=True, timeout=WAIT)
+        self.assertEqual(p.returncode, 2, p.stderr)
+        self.assertIn("default_budget_s: expected a number", p.stderr)
+
+    def test_query_numbers_as_in_a_body(self):
+        need_binaries(self)
+        d = Daemon()
+        self.addCleanup(d.cleanup)
+        d.start()
+        body = json.dumps(tiny_graph())
+        for q in ("budget_s=.5", "budget_s=5.", "budget_s=%2B1", "budget_s=00001",
+                  "budget_s=0x1", "seed=%2B1", "seed=007", "target_k=01"):
+            with self.subTest(q=q):
+                r = d.request("POST", "/jobs?" + q, body=body)
+                assert_error(self, r, 400, "invalid_field", q.split("=")[0])
+        for q in ("limit=0001", "limit=%2B1", "limit=-0"):
+            with self.subTest(q=q):
+                assert_error(self, d.get("/jobs?" + q), 400, "invalid_field", "limit")
+        r = d.request("POST", "/jobs?budget_s=0.5&seed=0&target_k=10", body=body)
+        self.assertEqual(r.status, 201, r.body)
+        self.assertEqual(d.get("/jobs?limit=10").status, 200)
         self.assertEqual(d.stop(), 0)
 
 

@@ -535,9 +535,12 @@ static void test_bare_graph(void **state)
         job_request_parse_post(&r, G, strlen(G), big_budget, &lim, &e, &wrapped, &wlen), 0);
     assert_int_equal(e.status, 422);
     assert_string_equal(e.field, "budget_s");
-    /* only what JSON would write: no blanks, no hexadecimal, nothing clamped */
+    /* only what JSON would write: no blanks, '+', hexadecimal, ".5", "5."
+     * or leading zeros, nothing clamped */
     const char *odd[][JOB_QUERY_COUNT] = {
-        {"0x10"}, {" 5"}, {"5 "}, {NULL, "0x10"}, {NULL, " 7"}, {NULL, "99999999999999999999"}};
+        {"0x10"},     {" 5"},       {"5 "},        {"+1"},         {"00001"},
+        {".5"},       {"5."},       {"1e"},        {"-.5"},        {NULL, "0x10"},
+        {NULL, " 7"}, {NULL, "+1"}, {NULL, "007"}, {NULL, "-0x1"}, {NULL, "99999999999999999999"}};
     for (size_t i = 0; i < sizeof odd / sizeof odd[0]; i++) {
         assert_int_not_equal(
             job_request_parse_post(&r, G, strlen(G), odd[i], &lim, &e, &wrapped, &wlen), 0);
