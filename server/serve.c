@@ -344,7 +344,13 @@ static int read_token(const char *path, char **out, char *err, size_t errlen)
     }
     char buf[4096];
     size_t n = fread(buf, 1, sizeof buf, f);
+    int rerr = ferror(f) ? errno : 0;
     fclose(f);
+    if (rerr) {
+        /* a directory opens, and only the read says what it is */
+        snprintf(err, errlen, "token_file %s: %s", path, strerror(rerr));
+        return LCN_EIO;
+    }
     if (n == sizeof buf) {
         /* a longer token was cut, and every client locked out */
         snprintf(err, errlen, "token_file %s: longer than %zu bytes", path, sizeof buf - 1);

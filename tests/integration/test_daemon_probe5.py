@@ -19,7 +19,7 @@ import xml.etree.ElementTree as ET
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from lcnd_harness import LCND, LCNCTL, WAIT, Daemon, need_binaries, tiny_graph  # noqa: E402
-from lcnd_harness import assert_error  # noqa: E402
+from lcnd_harness import assert_error, assert_start_fails  # noqa: E402
 from lcnd_harness import exchange as harness_exchange  # noqa: E402
 from test_daemon_http_hardening import RefusedFraming  # noqa: E402
 
@@ -481,6 +481,20 @@ class NumbersAsJsonWritesThem(unittest.TestCase):
         self.assertEqual(r.status, 201, r.body)
         self.assertEqual(d.get("/jobs?limit=10").status, 200)
         self.assertEqual(d.stop(), 0)
+
+
+class TokenFileADirectory(unittest.TestCase):
+    """`lcnd serve --token-file DIR` refused to start saying "the token
+    must be one word of at least 16 bytes of visible ASCII" (fopen opens a
+    directory, the read failed and was taken for an empty file), and
+    lcnctl with LCN_TOKEN_FILE=DIR said "'DIR' is empty". Both now give
+    the read's reason: "Is a directory"."""
+
+    def test_directory_named(self):
+        need_binaries(self)
+        tmp = tempfile.mkdtemp(prefix="lcnd-test-")
+        self.addCleanup(shutil.rmtree, tmp, True)
+        assert_start_fails(self, ("--token-file", tmp), "token_file %s: Is a directory" % tmp)
 
 
 if __name__ == "__main__":
