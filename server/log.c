@@ -20,6 +20,9 @@ static atomic_int log_fd = 2;
 static atomic_int log_level_cur = LOG_LEVEL_INFO;
 static atomic_int log_format_cur = LOG_FORMAT_TEXT;
 static char *log_path;
+/* lines a failed write lost; 1 from a failed write to the next good one */
+static atomic_ullong log_lost;
+static atomic_int log_failing;
 
 static const char *const level_names[] = {"error", "warn", "info", "debug"};
 
@@ -91,6 +94,37 @@ static void escape_controls(const char *in, char *out, size_t cap)
     out[o] = 0;
 }
 
+/* A line the file does not take is lost, not retried (a full disk would
+ * stall every thread that logs). The first loss of a run of them is said
+ * once on standard error, which a supervisor keeps (the journal), and the
+ * next line written says how many were lost; /metrics counts them all. */
+static void write_line(const char *buf, size_t len)
+{
+    int fd = atomic_load(&log_fd);
+    ssize_t w = write(fd, buf, len);
+    if (w == (ssize_t)len) {
+        if (atomic_exchange(&log_failing, 0))
+            log_warn("the log file lost lines it could not take (%llu since the start)",
+                     (unsigned long long)atomic_load(&log_lost));
+        return;
+    }
+    const char *why = w < 0 ? strerror(errno) : "short write";
+    atomic_fetch_add(&log_lost, 1);
+    if (fd != 2 && !atomic_exchange(&log_failing, 1)) {
+        char note[512];
+        int n = snprintf(note, sizeof note,
+                         "lcnd: cannot write to log_file '%s': %s; log lines are lost until it "
+                         "takes them again (lcn_log_lines_lost_total counts them)\n",
+                         log_path ? log_path : "", why);
+        w = write(2, note, LCN_MIN((size_t)n, sizeof note - 1));
+    }
+}
+
+unsigned long long log_lines_lost(void)
+{
+    return atomic_load(&log_lost);
+}
+
 /* One line in the configured format; job_id < 0: not about a job. The
  * message is formatted first, so a JSON line escapes it whole. */
 static void vlog(int level, int64_t job_id, const char *fmt, va_list ap)
@@ -121,8 +155,7 @@ static void vlog(int level, int64_t job_id, const char *fmt, va_list ap)
         off = n < 0 ? 0 : LCN_MIN((size_t)n, sizeof buf - 2);
     }
     buf[off++] = '\n';
-    ssize_t w = write(atomic_load(&log_fd), buf, off);
-    (void)w;
+    write_line(buf, off);
 }
 
 void log_msg(int level, const char *fmt, ...)

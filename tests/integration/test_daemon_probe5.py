@@ -497,5 +497,30 @@ class TokenFileADirectory(unittest.TestCase):
         assert_start_fails(self, ("--token-file", tmp), "token_file %s: Is a directory" % tmp)
 
 
+class LogWriteFailureReported(unittest.TestCase):
+    """`lcnd serve --log-file /dev/full` served with every log line lost
+    and nothing said anywhere (the write's result was ignored). The first
+    lost line of a run of failures is now said once on standard error, and
+    /metrics counts them all (lcn_log_lines_lost_total)."""
+
+    def test_full_log_said_once_and_counted(self):
+        need_binaries(self)
+        d = Daemon()
+        self.addCleanup(d.cleanup)
+        d.start(extra=["--log-file", "/dev/full"])
+        job = d.submit(tiny_graph(), budget_s=0.1, name="lost")
+        self.assertEqual(d.wait(job)["state"], "succeeded")
+        m = d.get("/metrics")
+        self.assertEqual(m.status, 200)
+        lost = [ln for ln in m.body.decode().splitlines()
+                if ln.startswith("lcn_log_lines_lost_total ")]
+        self.assertEqual(len(lost), 1, m.body[-500:])
+        self.assertGreaterEqual(int(lost[0].split()[1]), 3)  # start, submit, end at least
+        self.assertEqual(d.stop(), 0)
+        err = d.read_stderr()
+        self.assertEqual(err.count("cannot write to log_file '/dev/full': No space left on "
+                                   "device"), 1, err)
+
+
 if __name__ == "__main__":
     unittest.main(verbosity=2)
