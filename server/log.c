@@ -74,26 +74,6 @@ void log_close(void)
     log_path = NULL;
 }
 
-/* A text line stays one line whatever its message holds: control bytes (a
- * job's name with a newline and a forged line after it, a terminal's
- * escape sequences) are written as \xNN, C1 controls as UTF-8 (C2 80 to
- * C2 9F; U+009B is CSI) as \xc2\xNN, cut at a whole escape. */
-static void escape_controls(const char *in, char *out, size_t cap)
-{
-    size_t o = 0;
-    for (const unsigned char *p = (const unsigned char *)in; *p && o + 9 < cap; p++) {
-        if (p[0] == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f) {
-            o += (size_t)snprintf(out + o, cap - o, "\\x%02x\\x%02x", p[0], p[1]);
-            p++;
-        } else if (*p < 0x20 || *p == 0x7f) {
-            o += (size_t)snprintf(out + o, cap - o, "\\x%02x", *p);
-        } else {
-            out[o++] = (char)*p;
-        }
-    }
-    out[o] = 0;
-}
-
 /* A line the file does not take is lost, not retried (a full disk would
  * stall every thread that logs). The first loss of a run of them is said
  * once on standard error, which a supervisor keeps (the journal), and the
@@ -149,7 +129,9 @@ static void vlog(int level, int64_t job_id, const char *fmt, va_list ap)
             return; /* cannot be longer than msg escaped: never */
     } else {
         char esc[sizeof buf - 64];
-        escape_controls(msg, esc, sizeof esc);
+        /* one line whatever the message holds: a job's name with a newline
+         * and a forged line after it, terminal escapes, bidi overrides */
+        lcn_printable(msg, esc, sizeof esc);
         int n = snprintf(buf, sizeof buf - 1, "%s %s %s%s%s%s", when, level_names[level],
                          id[0] ? "job " : "", id, id[0] ? ": " : "", esc);
         off = n < 0 ? 0 : LCN_MIN((size_t)n, sizeof buf - 2);

@@ -522,5 +522,30 @@ class LogWriteFailureReported(unittest.TestCase):
                                    "device"), 1, err)
 
 
+class BidiControlsEscaped(unittest.TestCase):
+    """`lcnctl list` and `lcnctl get` (and the text log) wrote a name's
+    bidirectional overrides and isolates (U+202A to U+202E, U+2066 to
+    U+2069) raw: U+202E turns the rest of the line right to left, so a
+    name could make the line read other than it is (the Trojan Source
+    trick). They are escaped per byte like the C1 controls now."""
+
+    def test_bidi_escaped(self):
+        need_binaries(self)
+        d = Daemon()
+        self.addCleanup(d.cleanup)
+        d.start()
+        job = d.submit(tiny_graph(), budget_s=0.1, name="A\u202eB\u2066C\u2069D\u2029E")
+        d.wait(job)
+        want = b"A\\xe2\\x80\\xaeB\\xe2\\x81\\xa6C\\xe2\\x81\\xa9D\xe2\x80\xa9E"
+        for cmd in (["list"], ["get", job]):
+            p = subprocess.run([LCNCTL, "--server", d.addr] + cmd, capture_output=True,
+                               timeout=WAIT)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            self.assertNotIn(b"\xe2\x80\xae", p.stdout, cmd)
+            self.assertIn(want, p.stdout, cmd)
+        self.assertEqual(d.stop(), 0)
+        self.assertIn(want, d.log().encode())
+
+
 if __name__ == "__main__":
     unittest.main(verbosity=2)
