@@ -467,6 +467,9 @@ int job_request_parse_post(struct job_request *req, const char *body, size_t len
     req->backend = LCN_BACKEND_AUTO;
     req->init_from = -1;
 
+    size_t bom = graphio_bom(body, len);
+    body += bom;
+    len -= bom;
     /* jansson would stop at a NUL and report the text cut there */
     int line, col;
     if (graphio_find_nul(body, len, &line, &col))

@@ -547,5 +547,39 @@ class BidiControlsEscaped(unittest.TestCase):
         self.assertIn(want, d.log().encode())
 
 
+class ByteOrderMarkSkipped(unittest.TestCase):
+    """A graph file saved with a UTF-8 byte-order mark (Windows editors)
+    was refused by lcnd solve, lcnctl submit and check (exit 2, "line 1
+    column 1: '[' or '{' expected near" the invisible mark) and by POST
+    /jobs (400 bad_json). RFC 8259 lets a parser ignore it; every reader skips a
+    leading one now (and the oracle, tools/oracle/lcn_check.py, alike)."""
+
+    def test_bom_graph_read_everywhere(self):
+        need_binaries(self)
+        d = Daemon()
+        self.addCleanup(d.cleanup)
+        d.start()
+        tmp = tempfile.mkdtemp(prefix="lcnd-test-")
+        self.addCleanup(shutil.rmtree, tmp, True)
+        g = os.path.join(tmp, "g.json")
+        text = b"\xef\xbb\xbf" + json.dumps(tiny_graph()).encode()
+        with open(g, "wb") as f:
+            f.write(text)
+        p = subprocess.run([LCND, "solve", g, "--out", os.path.join(tmp, "o.json"), "--quiet",
+                            "--budget-s", "0.1"], capture_output=True, text=True, timeout=WAIT)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        p = subprocess.run([LCNCTL, "check", g], capture_output=True, text=True, timeout=WAIT)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        p = subprocess.run([LCNCTL, "--server", d.addr, "submit", g, "--budget-s", "0.1"],
+                           capture_output=True, text=True, timeout=WAIT)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(d.wait(p.stdout.strip())["state"], "succeeded")
+        for body in (text, b"\xef\xbb\xbf" + json.dumps({"graph": tiny_graph()}).encode()):
+            r = d.request("POST", "/jobs?budget_s=0.1" if body is text else "/jobs", body=body)
+            self.assertEqual(r.status, 201, r.body)
+            self.assertEqual(d.wait(r.json()["id"])["state"], "succeeded")
+        self.assertEqual(d.stop(), 0)
+
+
 if __name__ == "__main__":
     unittest.main(verbosity=2)

@@ -524,6 +524,18 @@ static void test_bare_graph(void **state)
     assert_int_equal(r.doc.g.m, 2);
     job_request_release(&r);
 
+    /* a leading byte-order mark is skipped, and not stored */
+    static const char bom[] = "\xef\xbb\xbf" G;
+    assert_int_equal(job_request_parse_post(&r, bom, strlen(bom), NULL, &lim, &e, &wrapped, &wlen),
+                     0);
+    assert_non_null(wrapped);
+    assert_null(strstr(wrapped, "\xef\xbb\xbf"));
+    job_request_release(&r);
+    free(wrapped);
+    static const char bom_req[] = "\xef\xbb\xbf{\"graph\":" G "}";
+    assert_int_equal(job_request_parse(&r, bom_req, strlen(bom_req), &lim, &e), 0);
+    job_request_release(&r);
+
     /* query values of the wrong form name the argument */
     const char *bad_budget[JOB_QUERY_COUNT] = {"soon"};
     assert_int_not_equal(
