@@ -1247,6 +1247,15 @@ int http_start(struct http_server **out, uv_loop_t *loop, const struct http_conf
     return 0;
 }
 
+void http_set_token(struct http_server *s, const char *token)
+{
+    if (!s->token || !token || !*token)
+        return;
+    free(s->token);
+    s->token = xstrdup(token);
+    s->token_len = strlen(s->token);
+}
+
 void http_quiesce(struct http_server *s)
 {
     if (s->quiesced || !s->d)

@@ -129,6 +129,12 @@ int http_start(struct http_server **out, uv_loop_t *loop, const struct http_conf
  * open connections are still served. */
 void http_quiesce(struct http_server *s);
 
+/* Replaces the bearer token (a copy is taken) for every request whose
+ * header arrives from now on; one that has been checked keeps its answer.
+ * A server started without a token stays without one (token NULL or "",
+ * or one started without: no-op). */
+void http_set_token(struct http_server *s, const char *token);
+
 /* Number of requests currently suspended (deferred answers and idle
  * streams). */
 size_t http_suspended_count(const struct http_server *s);

@@ -581,5 +581,51 @@ class ByteOrderMarkSkipped(unittest.TestCase):
         self.assertEqual(d.stop(), 0)
 
 
+class TokenReloadedOnSighup(unittest.TestCase):
+    """The token_file was read at the start only (SIGHUP reopened the log
+    alone): rotating the token needed a restart, and after a rewrite of
+    the file the old token went on opening the API (200) and the new one
+    got 401. SIGHUP now reads the file again; one that holds no valid
+    token keeps the old token, with an error in the log."""
+
+    def wait_status(self, d, token, status):
+        deadline = time.time() + WAIT
+        while True:
+            r = d.get("/jobs", headers={"Authorization": "Bearer " + token})
+            if r.status == status or time.time() > deadline:
+                return r.status
+            time.sleep(0.05)
+
+    def test_sighup_rereads_the_token(self):
+        need_binaries(self)
+        old, new = "old-token-0123456789", "new-token-9876543210"
+        d = Daemon(token=old)
+        self.addCleanup(d.cleanup)
+        tf = os.path.join(d.dir, "token")
+        with open(tf, "w") as f:
+            f.write(old + "\n")
+        d.start(extra=["--token-file", tf])
+        self.assertEqual(self.wait_status(d, old, 200), 200)
+        with open(tf + ".new", "w") as f:
+            f.write(new + "\n")
+        os.rename(tf + ".new", tf)
+        d.send(signal.SIGHUP)
+        self.assertEqual(self.wait_status(d, new, 200), 200)
+        self.assertEqual(self.wait_status(d, old, 401), 401)
+        # a file without a valid token: the token in use stays
+        with open(tf, "w") as f:
+            f.write("short\n")
+        d.send(signal.SIGHUP)
+        deadline = time.time() + WAIT
+        while "token not reloaded" not in d.log() and time.time() < deadline:
+            time.sleep(0.05)
+        self.assertIn("token not reloaded, the old one stays: token_file %s: the token must be"
+                      % tf, d.log())
+        self.assertEqual(self.wait_status(d, new, 200), 200)
+        self.assertEqual(self.wait_status(d, "short", 401), 401)
+        d.token = new
+        self.assertEqual(d.stop(), 0)
+
+
 if __name__ == "__main__":
     unittest.main(verbosity=2)
