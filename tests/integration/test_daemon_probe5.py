@@ -627,5 +627,45 @@ class TokenReloadedOnSighup(unittest.TestCase):
         self.assertEqual(d.stop(), 0)
 
 
+class HeadOfAStreamLikeItsGet(unittest.TestCase):
+    """HEAD /jobs/<id>/progress with Accept: text/event-stream answered
+    "Content-Length: 0" where the GET streams without a length (chunked
+    on HTTP/1.1, up to the close on HTTP/1.0): RFC 9110 section 8.6 says a
+    HEAD answer must not give a Content-Length other than the GET's. HEAD
+    now answers the GET's header without a length; on HTTP/1.1 without
+    the chunked coding too (libmicrohttpd 0.9.75 would write its
+    terminator after a HEAD answer), the connection closed after it."""
+
+    def header(self, d, method, job, version):
+        raw = (b"%s /jobs/%s/progress %s\r\nHost: x\r\nAccept: text/event-stream\r\n\r\n" %
+               (method, job.encode(), version))
+        # a GET's stream stays open on HTTP/1.1 (keep-alive): its start is enough
+        got = exchange(d, raw) if method == b"HEAD" else harness_exchange(d, raw, 2)
+        head, _, body = got.partition(b"\r\n\r\n")
+        fields = dict(ln.split(b": ", 1) for ln in head.split(b"\r\n")[1:])
+        fields.pop(b"Date", None)
+        return head.split(b"\r\n")[0], fields, body
+
+    def test_head_has_the_gets_header(self):
+        need_binaries(self)
+        d = Daemon()
+        self.addCleanup(d.cleanup)
+        d.start()
+        job = d.submit(tiny_graph(), budget_s=0.1)
+        d.wait(job)
+        for version in (b"HTTP/1.1", b"HTTP/1.0"):
+            with self.subTest(version=version):
+                line, head, body = self.header(d, b"HEAD", job, version)
+                gline, get, gbody = self.header(d, b"GET", job, version)
+                self.assertEqual(line, gline)
+                self.assertNotIn(b"Content-Length", head)
+                self.assertEqual(body, b"")  # and the connection closed
+                self.assertIn(b"lcnd progress stream", gbody)
+                get.pop(b"Transfer-Encoding", None)
+                get[b"Connection"] = b"close"
+                self.assertEqual(head, get)
+        self.assertEqual(d.stop(), 0)
+
+
 if __name__ == "__main__":
     unittest.main(verbosity=2)
