@@ -191,24 +191,7 @@ const char *client_str(const json_t *o, const char *key)
 
 const char *client_printable(const char *s, char *buf, size_t len)
 {
-    size_t o = 0;
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        /* C0, DEL, and C1 as UTF-8 (C2 80 to C2 9F: U+009B is CSI) */
-        int c1 = p[0] == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f;
-        int ctl = *p < 0x20 || *p == 0x7f || c1;
-        if (o + (c1 ? 8 : ctl ? 4 : 1) >= len)
-            break;
-        if (c1) {
-            o += (size_t)snprintf(buf + o, len - o, "\\x%02x\\x%02x", p[0], p[1]);
-            p++;
-        } else if (ctl) {
-            o += (size_t)snprintf(buf + o, len - o, "\\x%02x", *p);
-        } else {
-            buf[o++] = (char)*p;
-        }
-    }
-    buf[o] = '\0';
-    return buf;
+    return lcn_printable(s, buf, len);
 }
 
 int client_out_is_stream(const char *out)

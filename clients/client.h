@@ -76,10 +76,11 @@ void client_print_summary(FILE *f, const json_t *status);
 
 /* String member, or NULL when absent or not a string. */
 const char *client_str(const json_t *o, const char *key);
-/* s for a terminal: its control bytes (below 0x20, and 0x7f) as \xNN and
- * its C1 controls (U+0080 to U+009F, C2 80 to C2 9F) as \xc2\xNN, so a
- * job's name (any submitter's text) cannot send escape sequences or forge
- * lines; at most len - 1 bytes (cut whole) in buf, which it returns. */
+/* s for a terminal, as lcn_printable (util.h) writes it: control bytes,
+ * C1 controls and bidirectional overrides and isolates as \xNN per byte,
+ * so a job's name (any submitter's text) cannot send escape sequences,
+ * forge lines or reorder what follows; at most len - 1 bytes, never cut
+ * inside an escape or a UTF-8 character, in buf, which it returns. */
 const char *client_printable(const char *s, char *buf, size_t len);
 /* Whether an output file OUT ends up on stdout, or is not a regular file
  * (/dev/stdout, a terminal, a pipe; "-" is stdout): a note "wrote OUT"

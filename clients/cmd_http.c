@@ -305,9 +305,8 @@ static int cmd_submit(const struct lcnctl_cmd *cmd, const struct lcnctl_args *a)
     if (bad)
         return lcnctl_usage_error(cmd, "%s: the text is not UTF-8", bad);
     if (o->gpus && strcmp(o->gpus, "all")) {
-        char *end;
-        long g = strtol(o->gpus, &end, 10);
-        if (*end || end == o->gpus || g < 1 || g > ENGINE_MAX_DEVICES)
+        long g = strtol(o->gpus, NULL, 10);
+        if (!lcn_number_syntax(o->gpus, 1) || g < 1 || g > ENGINE_MAX_DEVICES)
             return lcnctl_usage_error(cmd, "--gpus: expected all or a count of 1 to 16");
     }
     json_t *req;

@@ -41,7 +41,13 @@ static char *read_token_file(const char *path, char *err, size_t errlen)
     }
     char buf[4096];
     size_t n = fread(buf, 1, sizeof buf - 1, f);
+    int rerr = ferror(f) ? errno : 0;
     fclose(f);
+    /* a directory: fopen succeeds, the read fails */
+    if (rerr) {
+        snprintf(err, errlen, "LCN_TOKEN_FILE: cannot read '%s': %s", path, strerror(rerr));
+        return NULL;
+    }
     buf[n] = '\0';
     char *s = buf + strspn(buf, " \t\r\n");
     n = strlen(s);

@@ -125,24 +125,17 @@ static int bool_word(const char *v)
     return -1;
 }
 
-/* A number as the options write it: no leading blank or '+', nothing after. */
-static int plain_number(const char *val, const char *end)
-{
-    return val[0] && val[0] != ' ' && val[0] != '\t' && val[0] != '+' && *end == 0;
-}
-
 static int set_number(const struct opt *o, void *field, const char *val, char *err, size_t errlen)
 {
-    char *end;
     double x;
     errno = 0;
     if (o->kind == OPT_DOUBLE) {
-        x = strtod(val, &end);
-        if (!plain_number(val, end) || errno == ERANGE || !isfinite(x))
+        x = strtod(val, NULL);
+        if (!lcn_number_syntax(val, 0) || errno == ERANGE || !isfinite(x))
             return bad_value(o, val, LCN_EINVAL, err, errlen);
     } else {
-        long long v = strtoll(val, &end, 10);
-        if (!plain_number(val, end) || errno == ERANGE)
+        long long v = strtoll(val, NULL, 10);
+        if (!lcn_number_syntax(val, 1) || errno == ERANGE)
             return bad_value(o, val, LCN_EINVAL, err, errlen);
         x = (double)v;
         double lo, hi;

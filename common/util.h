@@ -44,6 +44,24 @@ int64_t lcn_wall_ms(void);
  * is none. */
 int lcn_cpu_model(char *out, size_t len);
 
+/* Whether s is a decimal number as RFC 8259 writes one: an optional '-', an
+ * integer part without leading zeros, then (unless integer is set) an
+ * optional fraction and exponent; nothing before or after. The one syntax
+ * of numbers in options, the config file and query arguments: no '+', no
+ * blanks, no hexadecimal, no ".5", "5." or "007". */
+int lcn_number_syntax(const char *s, int integer);
+
+/* Copies the text in (UTF-8, from anyone: a job's name) to out for a
+ * terminal or a log line: C0 controls and DEL as \xNN, and as \xNN per
+ * byte the characters that act on a terminal or on the order of what
+ * follows: C1 controls (U+0080 to U+009F, C2 80 to C2 9F; U+009B is CSI)
+ * and the bidirectional embeddings, overrides and isolates (U+202A to
+ * U+202E, U+2066 to U+2069), which make a line read other than it is.
+ * Other characters stay as they are. At most cap - 1 bytes and a NUL
+ * (cap > 0), cut before an escape or a UTF-8 sequence that does not fit,
+ * never inside one. Returns out. */
+char *lcn_printable(const char *in, char *out, size_t cap);
+
 #define LCN_MIN(a, b)    ((a) < (b) ? (a) : (b))
 #define LCN_MAX(a, b)    ((a) > (b) ? (a) : (b))
 #define LCN_ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))

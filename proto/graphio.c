@@ -325,6 +325,11 @@ int graphio_find_nul(const char *buf, size_t len, int *line, int *column)
     return 1;
 }
 
+size_t graphio_bom(const char *buf, size_t len)
+{
+    return len >= 3 && memcmp(buf, "\xef\xbb\xbf", 3) == 0 ? 3 : 0;
+}
+
 int graphio_read_buf(struct graphio_doc *d, const char *buf, size_t len,
                      const struct graphio_limits *lim, struct graphio_error *err)
 {
@@ -332,6 +337,9 @@ int graphio_read_buf(struct graphio_doc *d, const char *buf, size_t len,
     struct graphio_error *e = err ? err : &local;
     err_clear(e);
     memset(d, 0, sizeof(*d));
+    size_t bom = graphio_bom(buf, len);
+    buf += bom;
+    len -= bom;
     if (len == 0) {
         e->err = LCN_EPARSE;
         e->line = 1;

@@ -76,6 +76,13 @@ int graphio_read_buf(struct graphio_doc *d, const char *buf, size_t len,
  * checks for one first and reports "line L column C: NUL byte in input". */
 int graphio_find_nul(const char *buf, size_t len, int *line, int *column);
 
+/* The length of a UTF-8 byte-order mark (EF BB BF) that begins the len
+ * bytes at buf: 3, or 0 when there is none. RFC 8259 lets a parser ignore
+ * one, and every reader of a graph or a request does (editors on Windows
+ * write it), skipping it before anything else: line and column numbers
+ * then count from after it. */
+size_t graphio_bom(const char *buf, size_t len);
+
 /* Like graphio_read_buf on the contents of the file at path ("-" = stdin).
  * An unreadable file gives LCN_EIO with the path and the system's reason. */
 int graphio_read_file(struct graphio_doc *d, const char *path, const struct graphio_limits *lim,

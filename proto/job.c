@@ -312,20 +312,19 @@ static int is_bare_graph(const json_t *root)
  * NULL after failing with the argument's name as field. */
 static json_t *query_value(struct job_error *e, const char *name, const char *v)
 {
-    char *end;
     /* numbers as JSON writes them: strtod and strtoll also take blanks
-     * before, hexadecimal, and (strtoll) clamp what does not fit */
+     * before, '+', hexadecimal, ".5", and (strtoll) clamp what does not fit */
     if (!strcmp(name, "budget_s")) {
-        double d = strtod(v, &end);
-        if (*v && !*end && isfinite(d) && !v[strspn(v, "0123456789+-.eE")])
+        double d = strtod(v, NULL);
+        if (lcn_number_syntax(v, 0) && isfinite(d))
             return json_real(d);
         fail(e, 400, "invalid_field", name, "query argument '%.40s' is not a number", v);
         return NULL;
     }
     if (!strcmp(name, "seed") || !strcmp(name, "target_k")) {
         errno = 0;
-        long long x = strtoll(v, &end, 10);
-        if (*v && !*end && errno != ERANGE && !v[strspn(v, "0123456789+-")])
+        long long x = strtoll(v, NULL, 10);
+        if (lcn_number_syntax(v, 1) && errno != ERANGE)
             return json_integer(x);
         fail(e, 400, "invalid_field", name, "query argument '%.40s' is not an integer", v);
         return NULL;
@@ -468,6 +467,9 @@ int job_request_parse_post(struct job_request *req, const char *body, size_t len
     req->backend = LCN_BACKEND_AUTO;
     req->init_from = -1;
 
+    size_t bom = graphio_bom(body, len);
+    body += bom;
+    len -= bom;
     /* jansson would stop at a NUL and report the text cut there */
     int line, col;
     if (graphio_find_nul(body, len, &line, &col))

@@ -3,6 +3,7 @@
  * /jobs, progress pages, solutions, and the requests parked on a job until
  * a change is durable (api.h has the design).
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -72,11 +73,10 @@ static int query_int(struct http_req *r, const char *key, int64_t lo, int64_t hi
         return 0;
     if (query_arg_refused(r, key))
         return -1;
-    char *end;
-    long long x = strtoll(v, &end, 10);
-    /* digits only (strtoll would also take leading blanks and a sign) */
-    const int digits = (v[0] >= '0' && v[0] <= '9') || (v[0] == '-' && v[1] >= '0' && v[1] <= '9');
-    if (!digits || *end || x < lo || x > hi) {
+    errno = 0;
+    long long x = strtoll(v, NULL, 10);
+    /* as JSON writes it (strtoll would also take blanks, '+' and "007") */
+    if (!lcn_number_syntax(v, 1) || errno == ERANGE || x < lo || x > hi) {
         http_respond_error(r, 400, "invalid_field", key,
                            "'%.40s' is not an integer in [%lld, %lld]", v, (long long)lo,
                            (long long)hi);

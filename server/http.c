@@ -605,6 +605,10 @@ static enum MHD_Result queue_resp(struct http_req *r)
     if (r->is_stream) {
         resp =
             MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 16 * 1024, stream_reader, r, NULL);
+        /* HEAD (http_respond_stream): no chunked coding, and so the end of
+         * the connection ends the (empty) body, as for an HTTP/1.0 GET */
+        if (resp && !strcmp(r->method, "HEAD"))
+            MHD_set_response_options(resp, MHD_RF_HTTP_1_0_COMPATIBLE_STRICT, MHD_RO_END);
     } else {
         resp = MHD_create_response_from_buffer(r->resp_len, r->resp_body ? r->resp_body : "",
                                                r->resp_body ? MHD_RESPMEM_MUST_FREE
@@ -1247,6 +1251,15 @@ int http_start(struct http_server **out, uv_loop_t *loop, const struct http_conf
     return 0;
 }
 
+void http_set_token(struct http_server *s, const char *token)
+{
+    if (!s->token || !token || !*token)
+        return;
+    free(s->token);
+    s->token = xstrdup(token);
+    s->token_len = strlen(s->token);
+}
+
 void http_quiesce(struct http_server *s)
 {
     if (s->quiesced || !s->d)
@@ -1580,13 +1593,16 @@ void http_respond_stream(struct http_req *r, const char *content_type, http_stre
     http_add_header(r, "Cache-Control", "no-cache");
     http_add_header(r, "X-Accel-Buffering", "no");
     if (!strcmp(r->method, "HEAD")) {
-        /* the header alone: MHD would end the stream with the chunked
-         * terminator, a body that a HEAD answer must not have (the next
-         * answer on the connection would be read from it) */
+        /* the GET's header without "Content-Length: 0" (RFC 9110 8.6: a
+         * HEAD answer's length is the GET's) and without a byte of body:
+         * queue_resp answers it without chunked coding (libmicrohttpd
+         * 0.9.75 writes the chunked terminator after a HEAD answer, which
+         * the next answer on the connection would be read from) */
         if (cl)
             cl(arg);
-        http_respond(r, 200, content_type, NULL, 0);
-        return;
+        rd = NULL;
+        cl = NULL;
+        r->stream_end = 1;
     }
     r->is_stream = 1;
     r->rd = rd;

@@ -129,6 +129,12 @@ int http_start(struct http_server **out, uv_loop_t *loop, const struct http_conf
  * open connections are still served. */
 void http_quiesce(struct http_server *s);
 
+/* Replaces the bearer token (a copy is taken) for every request whose
+ * header arrives from now on; one that has been checked keeps its answer.
+ * A server started without a token stays without one (token NULL or "",
+ * or one started without: no-op). */
+void http_set_token(struct http_server *s, const char *token);
+
 /* Number of requests currently suspended (deferred answers and idle
  * streams). */
 size_t http_suspended_count(const struct http_server *s);
@@ -226,8 +232,9 @@ typedef ssize_t (*http_stream_read)(void *arg, char *buf, size_t max);
 /* Called once when the streamed request is finished (completed, or the
  * peer went away); the stream owner frees arg here. */
 typedef void (*http_stream_close)(void *arg);
-/* Starts a streamed 200 answer (chunked). A HEAD request gets the header
- * alone: close runs at once and read never does. */
+/* Starts a streamed 200 answer (chunked). A HEAD request gets the same
+ * header without the chunked coding, nor a Content-Length, and the
+ * connection closes after it: close runs at once and read never does. */
 void http_respond_stream(struct http_req *r, const char *content_type, http_stream_read rd,
                          http_stream_close cl, void *arg);
 /* Resumes a stream that returned HTTP_STREAM_WAIT (no-op otherwise). */

@@ -20,6 +20,9 @@ static atomic_int log_fd = 2;
 static atomic_int log_level_cur = LOG_LEVEL_INFO;
 static atomic_int log_format_cur = LOG_FORMAT_TEXT;
 static char *log_path;
+/* lines a failed write lost; 1 from a failed write to the next good one */
+static atomic_ullong log_lost;
+static atomic_int log_failing;
 
 static const char *const level_names[] = {"error", "warn", "info", "debug"};
 
@@ -71,24 +74,35 @@ void log_close(void)
     log_path = NULL;
 }
 
-/* A text line stays one line whatever its message holds: control bytes (a
- * job's name with a newline and a forged line after it, a terminal's
- * escape sequences) are written as \xNN, C1 controls as UTF-8 (C2 80 to
- * C2 9F; U+009B is CSI) as \xc2\xNN, cut at a whole escape. */
-static void escape_controls(const char *in, char *out, size_t cap)
+/* A line the file does not take is lost, not retried (a full disk would
+ * stall every thread that logs). The first loss of a run of them is said
+ * once on standard error, which a supervisor keeps (the journal), and the
+ * next line written says how many were lost; /metrics counts them all. */
+static void write_line(const char *buf, size_t len)
 {
-    size_t o = 0;
-    for (const unsigned char *p = (const unsigned char *)in; *p && o + 9 < cap; p++) {
-        if (p[0] == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f) {
-            o += (size_t)snprintf(out + o, cap - o, "\\x%02x\\x%02x", p[0], p[1]);
-            p++;
-        } else if (*p < 0x20 || *p == 0x7f) {
-            o += (size_t)snprintf(out + o, cap - o, "\\x%02x", *p);
-        } else {
-            out[o++] = (char)*p;
-        }
+    int fd = atomic_load(&log_fd);
+    ssize_t w = write(fd, buf, len);
+    if (w == (ssize_t)len) {
+        if (atomic_exchange(&log_failing, 0))
+            log_warn("the log file lost lines it could not take (%llu since the start)",
+                     (unsigned long long)atomic_load(&log_lost));
+        return;
     }
-    out[o] = 0;
+    const char *why = w < 0 ? strerror(errno) : "short write";
+    atomic_fetch_add(&log_lost, 1);
+    if (fd != 2 && !atomic_exchange(&log_failing, 1)) {
+        char note[512];
+        int n = snprintf(note, sizeof note,
+                         "lcnd: cannot write to log_file '%s': %s; log lines are lost until it "
+                         "takes them again (lcn_log_lines_lost_total counts them)\n",
+                         log_path ? log_path : "", why);
+        w = write(2, note, LCN_MIN((size_t)n, sizeof note - 1));
+    }
+}
+
+unsigned long long log_lines_lost(void)
+{
+    return atomic_load(&log_lost);
 }
 
 /* One line in the configured format; job_id < 0: not about a job. The
@@ -115,14 +129,15 @@ static void vlog(int level, int64_t job_id, const char *fmt, va_list ap)
             return; /* cannot be longer than msg escaped: never */
     } else {
         char esc[sizeof buf - 64];
-        escape_controls(msg, esc, sizeof esc);
+        /* one line whatever the message holds: a job's name with a newline
+         * and a forged line after it, terminal escapes, bidi overrides */
+        lcn_printable(msg, esc, sizeof esc);
         int n = snprintf(buf, sizeof buf - 1, "%s %s %s%s%s%s", when, level_names[level],
                          id[0] ? "job " : "", id, id[0] ? ": " : "", esc);
         off = n < 0 ? 0 : LCN_MIN((size_t)n, sizeof buf - 2);
     }
     buf[off++] = '\n';
-    ssize_t w = write(atomic_load(&log_fd), buf, off);
-    (void)w;
+    write_line(buf, off);
 }
 
 void log_msg(int level, const char *fmt, ...)

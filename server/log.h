@@ -25,6 +25,13 @@ int log_reopen(void);
 /* Closes the file (standard error is kept). */
 void log_close(void);
 
+/* Lines lost since the start because the log's write failed (a full disk,
+ * --log-file /dev/full): counted here and in /metrics
+ * (lcn_log_lines_lost_total), never retried. The first loss of a run of
+ * failures is also said once on standard error, naming the file and the
+ * reason, and the first line written after the run says so in the log. */
+unsigned long long log_lines_lost(void);
+
 /*
  * Writes one line when level is enabled. Text format:
  *   2026-11-29T16:00:00.123Z info message

@@ -12,6 +12,7 @@
 
 #include "build_id.h"
 #include "server/api.h"
+#include "server/log.h"
 #include "sbuf.h"
 #include "util.h"
 
@@ -259,6 +260,10 @@ static void store_part(struct sbuf *b, struct api *a)
                 "# HELP lcn_store_commits_total Store transactions committed.\n"
                 "# TYPE lcn_store_commits_total counter\nlcn_store_commits_total %llu\n",
                 (unsigned long long)storeq_commits(a->sq));
+    sbuf_printf(b,
+                "# HELP lcn_log_lines_lost_total Log lines a failed write of the log lost.\n"
+                "# TYPE lcn_log_lines_lost_total counter\nlcn_log_lines_lost_total %llu\n",
+                log_lines_lost());
 }
 
 void metrics_get(struct http_req *r, void *ctx)

@@ -316,12 +316,34 @@ static void stop_begin(struct lcnd *d, int exit_code, const char *why)
     stop_advance(d);
 }
 
+static int read_token(const char *path, char **out, char *err, size_t errlen);
+
+/* SIGHUP: the token_file read again, so that a token is rotated without a
+ * restart. A file that does not hold a token now keeps the old one. */
+static void reload_token(struct lcnd *d)
+{
+    char err[512], *token;
+    if (!*d->cfg.token_file || !d->http)
+        return;
+    if (read_token(d->cfg.token_file, &token, err, sizeof err)) {
+        log_error("token not reloaded, the old one stays: %s", err);
+        return;
+    }
+    if (strcmp(token, d->token)) {
+        http_set_token(d->http, token);
+        log_info("token reloaded from %s", d->cfg.token_file);
+    }
+    free(d->token);
+    d->token = token;
+}
+
 static void on_signal(uv_signal_t *s, int signum)
 {
     struct lcnd *d = s->data;
     if (signum == SIGHUP) {
         if (log_reopen() == 0)
             log_info("log reopened");
+        reload_token(d);
         return;
     }
     if (d->stop_phase != STOP_NONE) {
@@ -344,7 +366,13 @@ static int read_token(const char *path, char **out, char *err, size_t errlen)
     }
     char buf[4096];
     size_t n = fread(buf, 1, sizeof buf, f);
+    int rerr = ferror(f) ? errno : 0;
     fclose(f);
+    if (rerr) {
+        /* a directory opens, and only the read says what it is */
+        snprintf(err, errlen, "token_file %s: %s", path, strerror(rerr));
+        return LCN_EIO;
+    }
     if (n == sizeof buf) {
         /* a longer token was cut, and every client locked out */
         snprintf(err, errlen, "token_file %s: longer than %zu bytes", path, sizeof buf - 1);

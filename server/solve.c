@@ -356,9 +356,8 @@ static int open_gpus(const struct solve_opts *o, int32_t *gpus)
     }
     long want = 0; /* 0: all */
     if (o->gpus && strcmp(o->gpus, "all")) {
-        char *end;
-        want = strtol(o->gpus, &end, 10);
-        if (*end || end == o->gpus || want < 1 || want > ENGINE_MAX_DEVICES) {
+        want = strtol(o->gpus, NULL, 10);
+        if (!lcn_number_syntax(o->gpus, 1) || want < 1 || want > ENGINE_MAX_DEVICES) {
             fprintf(stderr, "lcnd solve: --gpus: expected all or 1 to %d, got '%s'\n",
                     ENGINE_MAX_DEVICES, o->gpus);
             return EXIT_USAGE;

@@ -571,6 +571,10 @@ class Cli(unittest.TestCase):
         self.assertEqual(r.returncode, 0, r.stderr)
         r = self.lcnctl("get", "secret", env={"LCN_TOKEN_FILE": tf + ".missing"})
         self.assertEqual(r.returncode, 2)
+        # a directory is said to be one, not "empty"
+        r = self.lcnctl("get", "secret", env={"LCN_TOKEN_FILE": self.tmp.name})
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("Is a directory", r.stderr)
 
     def test_list_get_cancel_solution(self):
         r = self.lcnctl("list", "--state", "succeeded", "--limit", "7", "--before", "j9")

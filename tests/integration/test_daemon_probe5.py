@@ -19,6 +19,7 @@ import xml.etree.ElementTree as ET
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from lcnd_harness import LCND, LCNCTL, WAIT, Daemon, need_binaries, tiny_graph  # noqa: E402
+from lcnd_harness import assert_error, assert_start_fails  # noqa: E402
 from lcnd_harness import exchange as harness_exchange  # noqa: E402
 from test_daemon_http_hardening import RefusedFraming  # noqa: E402
 
@@ -420,6 +421,249 @@ class BenchOfAFileNameNotUtf8(unittest.TestCase):
         with open(os.path.join(out, b"summary.json")) as f:
             self.assertEqual([g["graph"] for g in json.load(f)["graphs"]], ["caf?"])
         self.assertEqual(d.status(man["runs"][0]["job"])["name"], "bench caf? seed 1")
+        self.assertEqual(d.stop(), 0)
+
+
+class NumbersAsJsonWritesThem(unittest.TestCase):
+    """A number option of lcnctl, lcnd solve or the config file went
+    through strtod, which also reads hexadecimal: `lcnd solve --budget-s
+    0x10` ran for 16 s (exit 0), `lcnctl submit --budget-s 0x10` sent 16.
+    Query arguments took what a JSON body refuses: `POST
+    /jobs?budget_s=.5` (and `+1`, `5.`, `00001`) made a job (201), and
+    `GET /jobs?limit=0001` answered 200. Numbers are now written as JSON
+    writes them everywhere: exit 2 with a message, 400 at the field."""
+
+    def test_cli_refuses_hexadecimal(self):
+        need_binaries(self)
+        tmp = tempfile.mkdtemp(prefix="lcnd-test-")
+        self.addCleanup(shutil.rmtree, tmp, True)
+        g = os.path.join(tmp, "g.json")
+        with open(g, "w") as f:
+            json.dump(tiny_graph(), f)
+        out = os.path.join(tmp, "o.json")
+        for v in ("0x10", "0x1p3", ".5", "5.", "+1", "007"):
+            with self.subTest(v=v):
+                p = subprocess.run([LCND, "solve", g, "--out", out, "--quiet", "--budget-s", v],
+                                   capture_output=True, text=True, timeout=WAIT)
+                self.assertEqual(p.returncode, 2, p.stderr)
+                self.assertIn("--budget-s: expected a number", p.stderr)
+                p = subprocess.run([LCNCTL, "--server", "127.0.0.1:1", "submit", g,
+                                    "--budget-s", v], capture_output=True, text=True,
+                                   timeout=WAIT)
+                self.assertEqual(p.returncode, 2, p.stderr)
+                self.assertIn("--budget-s: expected a number", p.stderr)
+        p = subprocess.run([LCND, "solve", g, "--out", out, "--quiet", "--gpus", "+1"],
+                           capture_output=True, text=True, timeout=WAIT)
+        self.assertEqual(p.returncode, 2, p.stderr)
+        conf = os.path.join(tmp, "lcnd.conf")
+        with open(conf, "w") as f:
+            f.write("default_budget_s = 0x10\n")
+        p = subprocess.run([LCND, "serve", "--config", conf, "--print-config"],
+                           capture_output=True, text=True, timeout=WAIT)
+        self.assertEqual(p.returncode, 2, p.stderr)
+        self.assertIn("default_budget_s: expected a number", p.stderr)
+
+    def test_query_numbers_as_in_a_body(self):
+        need_binaries(self)
+        d = Daemon()
+        self.addCleanup(d.cleanup)
+        d.start()
+        body = json.dumps(tiny_graph())
+        for q in ("budget_s=.5", "budget_s=5.", "budget_s=%2B1", "budget_s=00001",
+                  "budget_s=0x1", "seed=%2B1", "seed=007", "target_k=01"):
+            with self.subTest(q=q):
+                r = d.request("POST", "/jobs?" + q, body=body)
+                assert_error(self, r, 400, "invalid_field", q.split("=")[0])
+        for q in ("limit=0001", "limit=%2B1", "limit=-0"):
+            with self.subTest(q=q):
+                assert_error(self, d.get("/jobs?" + q), 400, "invalid_field", "limit")
+        r = d.request("POST", "/jobs?budget_s=0.5&seed=0&target_k=10", body=body)
+        self.assertEqual(r.status, 201, r.body)
+        self.assertEqual(d.get("/jobs?limit=10").status, 200)
+        self.assertEqual(d.stop(), 0)
+
+
+class TokenFileADirectory(unittest.TestCase):
+    """`lcnd serve --token-file DIR` refused to start saying "the token
+    must be one word of at least 16 bytes of visible ASCII" (fopen opens a
+    directory, the read failed and was taken for an empty file), and
+    lcnctl with LCN_TOKEN_FILE=DIR said "'DIR' is empty". Both now give
+    the read's reason: "Is a directory"."""
+
+    def test_directory_named(self):
+        need_binaries(self)
+        tmp = tempfile.mkdtemp(prefix="lcnd-test-")
+        self.addCleanup(shutil.rmtree, tmp, True)
+        assert_start_fails(self, ("--token-file", tmp), "token_file %s: Is a directory" % tmp)
+
+
+class LogWriteFailureReported(unittest.TestCase):
+    """`lcnd serve --log-file /dev/full` served with every log line lost
+    and nothing said anywhere (the write's result was ignored). The first
+    lost line of a run of failures is now said once on standard error, and
+    /metrics counts them all (lcn_log_lines_lost_total)."""
+
+    def test_full_log_said_once_and_counted(self):
+        need_binaries(self)
+        d = Daemon()
+        self.addCleanup(d.cleanup)
+        d.start(extra=["--log-file", "/dev/full"])
+        job = d.submit(tiny_graph(), budget_s=0.1, name="lost")
+        self.assertEqual(d.wait(job)["state"], "succeeded")
+        m = d.get("/metrics")
+        self.assertEqual(m.status, 200)
+        lost = [ln for ln in m.body.decode().splitlines()
+                if ln.startswith("lcn_log_lines_lost_total ")]
+        self.assertEqual(len(lost), 1, m.body[-500:])
+        self.assertGreaterEqual(int(lost[0].split()[1]), 3)  # start, submit, end at least
+        self.assertEqual(d.stop(), 0)
+        err = d.read_stderr()
+        self.assertEqual(err.count("cannot write to log_file '/dev/full': No space left on "
+                                   "device"), 1, err)
+
+
+class BidiControlsEscaped(unittest.TestCase):
+    """`lcnctl list` and `lcnctl get` (and the text log) wrote a name's
+    bidirectional overrides and isolates (U+202A to U+202E, U+2066 to
+    U+2069) raw: U+202E turns the rest of the line right to left, so a
+    name could make the line read other than it is (the Trojan Source
+    trick). They are escaped per byte like the C1 controls now."""
+
+    def test_bidi_escaped(self):
+        need_binaries(self)
+        d = Daemon()
+        self.addCleanup(d.cleanup)
+        d.start()
+        job = d.submit(tiny_graph(), budget_s=0.1, name="A\u202eB\u2066C\u2069D\u2029E")
+        d.wait(job)
+        want = b"A\\xe2\\x80\\xaeB\\xe2\\x81\\xa6C\\xe2\\x81\\xa9D\xe2\x80\xa9E"
+        for cmd in (["list"], ["get", job]):
+            p = subprocess.run([LCNCTL, "--server", d.addr] + cmd, capture_output=True,
+                               timeout=WAIT)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            self.assertNotIn(b"\xe2\x80\xae", p.stdout, cmd)
+            self.assertIn(want, p.stdout, cmd)
+        self.assertEqual(d.stop(), 0)
+        self.assertIn(want, d.log().encode())
+
+
+class ByteOrderMarkSkipped(unittest.TestCase):
+    """A graph file saved with a UTF-8 byte-order mark (Windows editors)
+    was refused by lcnd solve, lcnctl submit and check (exit 2, "line 1
+    column 1: '[' or '{' expected near" the invisible mark) and by POST
+    /jobs (400 bad_json). RFC 8259 lets a parser ignore it; every reader skips a
+    leading one now (and the oracle, tools/oracle/lcn_check.py, alike)."""
+
+    def test_bom_graph_read_everywhere(self):
+        need_binaries(self)
+        d = Daemon()
+        self.addCleanup(d.cleanup)
+        d.start()
+        tmp = tempfile.mkdtemp(prefix="lcnd-test-")
+        self.addCleanup(shutil.rmtree, tmp, True)
+        g = os.path.join(tmp, "g.json")
+        text = b"\xef\xbb\xbf" + json.dumps(tiny_graph()).encode()
+        with open(g, "wb") as f:
+            f.write(text)
+        p = subprocess.run([LCND, "solve", g, "--out", os.path.join(tmp, "o.json"), "--quiet",
+                            "--budget-s", "0.1"], capture_output=True, text=True, timeout=WAIT)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        p = subprocess.run([LCNCTL, "check", g], capture_output=True, text=True, timeout=WAIT)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        p = subprocess.run([LCNCTL, "--server", d.addr, "submit", g, "--budget-s", "0.1"],
+                           capture_output=True, text=True, timeout=WAIT)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(d.wait(p.stdout.strip())["state"], "succeeded")
+        for body in (text, b"\xef\xbb\xbf" + json.dumps({"graph": tiny_graph()}).encode()):
+            r = d.request("POST", "/jobs?budget_s=0.1" if body is text else "/jobs", body=body)
+            self.assertEqual(r.status, 201, r.body)
+            self.assertEqual(d.wait(r.json()["id"])["state"], "succeeded")
+        self.assertEqual(d.stop(), 0)
+
+
+class TokenReloadedOnSighup(unittest.TestCase):
+    """The token_file was read at the start only (SIGHUP reopened the log
+    alone): rotating the token needed a restart, and after a rewrite of
+    the file the old token went on opening the API (200) and the new one
+    got 401. SIGHUP now reads the file again; one that holds no valid
+    token keeps the old token, with an error in the log."""
+
+    def wait_status(self, d, token, status):
+        deadline = time.time() + WAIT
+        while True:
+            r = d.get("/jobs", headers={"Authorization": "Bearer " + token})
+            if r.status == status or time.time() > deadline:
+                return r.status
+            time.sleep(0.05)
+
+    def test_sighup_rereads_the_token(self):
+        need_binaries(self)
+        old, new = "old-token-0123456789", "new-token-9876543210"
+        d = Daemon(token=old)
+        self.addCleanup(d.cleanup)
+        tf = os.path.join(d.dir, "token")
+        with open(tf, "w") as f:
+            f.write(old + "\n")
+        d.start(extra=["--token-file", tf])
+        self.assertEqual(self.wait_status(d, old, 200), 200)
+        with open(tf + ".new", "w") as f:
+            f.write(new + "\n")
+        os.rename(tf + ".new", tf)
+        d.send(signal.SIGHUP)
+        self.assertEqual(self.wait_status(d, new, 200), 200)
+        self.assertEqual(self.wait_status(d, old, 401), 401)
+        # a file without a valid token: the token in use stays
+        with open(tf, "w") as f:
+            f.write("short\n")
+        d.send(signal.SIGHUP)
+        deadline = time.time() + WAIT
+        while "token not reloaded" not in d.log() and time.time() < deadline:
+            time.sleep(0.05)
+        self.assertIn("token not reloaded, the old one stays: token_file %s: the token must be"
+                      % tf, d.log())
+        self.assertEqual(self.wait_status(d, new, 200), 200)
+        self.assertEqual(self.wait_status(d, "short", 401), 401)
+        d.token = new
+        self.assertEqual(d.stop(), 0)
+
+
+class HeadOfAStreamLikeItsGet(unittest.TestCase):
+    """HEAD /jobs/<id>/progress with Accept: text/event-stream answered
+    "Content-Length: 0" where the GET streams without a length (chunked
+    on HTTP/1.1, up to the close on HTTP/1.0): RFC 9110 section 8.6 says a
+    HEAD answer must not give a Content-Length other than the GET's. HEAD
+    now answers the GET's header without a length; on HTTP/1.1 without
+    the chunked coding too (libmicrohttpd 0.9.75 would write its
+    terminator after a HEAD answer), the connection closed after it."""
+
+    def header(self, d, method, job, version):
+        raw = (b"%s /jobs/%s/progress %s\r\nHost: x\r\nAccept: text/event-stream\r\n\r\n" %
+               (method, job.encode(), version))
+        # a GET's stream stays open on HTTP/1.1 (keep-alive): its start is enough
+        got = exchange(d, raw) if method == b"HEAD" else harness_exchange(d, raw, 2)
+        head, _, body = got.partition(b"\r\n\r\n")
+        fields = dict(ln.split(b": ", 1) for ln in head.split(b"\r\n")[1:])
+        fields.pop(b"Date", None)
+        return head.split(b"\r\n")[0], fields, body
+
+    def test_head_has_the_gets_header(self):
+        need_binaries(self)
+        d = Daemon()
+        self.addCleanup(d.cleanup)
+        d.start()
+        job = d.submit(tiny_graph(), budget_s=0.1)
+        d.wait(job)
+        for version in (b"HTTP/1.1", b"HTTP/1.0"):
+            with self.subTest(version=version):
+                line, head, body = self.header(d, b"HEAD", job, version)
+                gline, get, gbody = self.header(d, b"GET", job, version)
+                self.assertEqual(line, gline)
+                self.assertNotIn(b"Content-Length", head)
+                self.assertEqual(body, b"")  # and the connection closed
+                self.assertIn(b"lcnd progress stream", gbody)
+                get.pop(b"Transfer-Encoding", None)
+                get[b"Connection"] = b"close"
+                self.assertEqual(head, get)
         self.assertEqual(d.stop(), 0)
 
 

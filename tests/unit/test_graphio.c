@@ -189,6 +189,21 @@ static void test_empty_input(void **state)
     expect_fail("   \n", LCN_EPARSE, "", "line 2 column 0: '[' or '{' expected near end of file");
 }
 
+/* A leading byte-order mark is skipped (RFC 8259 lets a parser ignore
+ * it); one anywhere else is no JSON. */
+static void test_byte_order_mark(void **state)
+{
+    (void)state;
+    struct graphio_doc d;
+    struct graphio_error e;
+    assert_int_equal(read_str(&d, "\xef\xbb\xbf" G3(N3, E2), NULL, &e), 0);
+    assert_int_equal(d.g.n, 3);
+    graphio_release(&d);
+    expect_fail("\xef\xbb\xbf", LCN_EPARSE, "", "empty input");
+    assert_int_equal(read_str(&d, " \xef\xbb\xbf" G3(N3, E2), NULL, &e), LCN_EPARSE);
+    assert_int_equal(read_str(&d, "\xef\xbb\xbf\xef\xbb\xbf" G3(N3, E2), NULL, &e), LCN_EPARSE);
+}
+
 static void test_nul_byte(void **state)
 {
     static const char a[] = "{\"a\":1\0}", b[] = "{\"a\":1}\0", c[] = "{\n \0";
@@ -663,7 +678,7 @@ int main(void)
         cmocka_unit_test(test_missing_ids),         cmocka_unit_test(test_limits),
         cmocka_unit_test(test_deep_nesting),        cmocka_unit_test(test_prefix_paths),
         cmocka_unit_test(test_round_trip),          cmocka_unit_test(test_build_and_files),
-        cmocka_unit_test(test_mutation_sweep),
+        cmocka_unit_test(test_mutation_sweep),      cmocka_unit_test(test_byte_order_mark),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -524,6 +524,18 @@ static void test_bare_graph(void **state)
     assert_int_equal(r.doc.g.m, 2);
     job_request_release(&r);
 
+    /* a leading byte-order mark is skipped, and not stored */
+    static const char bom[] = "\xef\xbb\xbf" G;
+    assert_int_equal(job_request_parse_post(&r, bom, strlen(bom), NULL, &lim, &e, &wrapped, &wlen),
+                     0);
+    assert_non_null(wrapped);
+    assert_null(strstr(wrapped, "\xef\xbb\xbf"));
+    job_request_release(&r);
+    free(wrapped);
+    static const char bom_req[] = "\xef\xbb\xbf{\"graph\":" G "}";
+    assert_int_equal(job_request_parse(&r, bom_req, strlen(bom_req), &lim, &e), 0);
+    job_request_release(&r);
+
     /* query values of the wrong form name the argument */
     const char *bad_budget[JOB_QUERY_COUNT] = {"soon"};
     assert_int_not_equal(
@@ -535,9 +547,12 @@ static void test_bare_graph(void **state)
         job_request_parse_post(&r, G, strlen(G), big_budget, &lim, &e, &wrapped, &wlen), 0);
     assert_int_equal(e.status, 422);
     assert_string_equal(e.field, "budget_s");
-    /* only what JSON would write: no blanks, no hexadecimal, nothing clamped */
+    /* only what JSON would write: no blanks, '+', hexadecimal, ".5", "5."
+     * or leading zeros, nothing clamped */
     const char *odd[][JOB_QUERY_COUNT] = {
-        {"0x10"}, {" 5"}, {"5 "}, {NULL, "0x10"}, {NULL, " 7"}, {NULL, "99999999999999999999"}};
+        {"0x10"},     {" 5"},       {"5 "},        {"+1"},         {"00001"},
+        {".5"},       {"5."},       {"1e"},        {"-.5"},        {NULL, "0x10"},
+        {NULL, " 7"}, {NULL, "+1"}, {NULL, "007"}, {NULL, "-0x1"}, {NULL, "99999999999999999999"}};
     for (size_t i = 0; i < sizeof odd / sizeof odd[0]; i++) {
         assert_int_not_equal(
             job_request_parse_post(&r, G, strlen(G), odd[i], &lim, &e, &wrapped, &wlen), 0);

@@ -335,7 +335,8 @@ static void test_numbers(void **state)
     const struct opt *count = opts_find(table, LCN_ARRAY_LEN(table), "count", 5);
     const struct opt *small = opts_find(table, LCN_ARRAY_LEN(table), "small", 5);
     const struct opt *frac = opts_find(table, LCN_ARRAY_LEN(table), "frac", 4);
-    const char *bad_int[] = {"", " 3", "+3", "3 ", "0x3", "3.0", "1e1", "99999999999999999999"};
+    const char *bad_int[] = {"",    " 3",  "+3", "3 ", "0x3", "3.0", "1e1", "99999999999999999999",
+                             "007", "-03", "-",  "--3"};
     for (size_t i = 0; i < LCN_ARRAY_LEN(bad_int); i++)
         assert_int_equal(opts_set_value(count, &v, bad_int[i], err, sizeof err), LCN_EINVAL);
     assert_int_equal(opts_set_value(count, &v, "1", err, sizeof err), 0);
@@ -347,11 +348,17 @@ static void test_numbers(void **state)
     assert_int_equal(v.small, INT32_MAX);
     assert_int_equal(opts_set_value(small, &v, "2147483648", err, sizeof err), LCN_ERANGE);
     assert_string_equal(err, "expected an integer >= -5, got '2147483648'");
-    const char *bad_num[] = {"", "nan", "inf", "1e999", " 0.5", "0.5x", "+0.5"};
+    /* numbers as JSON writes them: strtod also reads hexadecimal, ".5" and "5." */
+    const char *bad_num[] = {"",      "nan", "inf", "1e999", " 0.5", "0.5x", "+0.5", "0x10",
+                             "0x1p3", ".5",  "5.",  "05",    "1e",   "1e+",  "-.5",  "1.e3"};
     for (size_t i = 0; i < LCN_ARRAY_LEN(bad_num); i++)
         assert_int_equal(opts_set_value(frac, &v, bad_num[i], err, sizeof err), LCN_EINVAL);
     assert_int_equal(opts_set_value(frac, &v, "1e-3", err, sizeof err), 0);
     assert_true(v.frac == 1e-3);
+    assert_int_equal(opts_set_value(frac, &v, "0.25E+0", err, sizeof err), 0);
+    assert_true(v.frac == 0.25);
+    assert_int_equal(opts_set_value(frac, &v, "0x1p-2", err, sizeof err), LCN_EINVAL);
+    assert_string_equal(err, "expected a number in [0, 1], got '0x1p-2'");
     /* int64 options whose range ends at the type's ends */
     struct {
         int64_t x;

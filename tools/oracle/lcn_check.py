@@ -114,6 +114,8 @@ def _scan(doc):
 
 def parse_json(data):
     """bytes -> the document (dicts keep their order). Raises Unreadable."""
+    if data.startswith(b"\xef\xbb\xbf"):
+        data = data[3:]  # a byte-order mark, which RFC 8259 lets a parser ignore
     if len(data) == 0:
         raise BadJson("empty input")
     if b"\0" in data:

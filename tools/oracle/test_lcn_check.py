@@ -110,6 +110,11 @@ class Reading(unittest.TestCase):
         self.assertEqual(rc, 1)  # node 0 has no coordinates
         self.assertEqual(out["missing_coordinates"], 1)
         self.bad("", "empty input")
+        # a leading byte-order mark is skipped, as lcnctl does (RFC 8259)
+        rc, out, _ = run(None, raw=b"\xef\xbb\xbf" + ok.encode())
+        self.assertEqual(rc, 1)
+        self.bad(b"\xef\xbb\xbf", "empty input")
+        self.bad(b" \xef\xbb\xbf{}", "line 1 column 2: Expecting value")
         self.bad(b'{"a":1}\0', "NUL byte in input")
         self.bad('{"a":1,"a":2}', "duplicate object key 'a'")
         self.bad('{"a":NaN}', "invalid token 'NaN'")
