@@ -47,6 +47,14 @@ static int64_t one_int(struct pg_queue *q, const char *sql, int n, const char *c
     return x;
 }
 
+/* one_int of a statement with one parameter, arg. */
+static int64_t one_int_of(struct pg_queue *q, const char *sql, const char *arg, char *err,
+                          size_t errlen)
+{
+    const char *v[1] = {arg};
+    return one_int(q, sql, 1, v, err, errlen);
+}
+
 /*
  * The owner name's lock: a session advisory lock on a 64-bit hash of the
  * name, held as long as this connection lives (PostgreSQL drops it with
@@ -58,11 +66,10 @@ static int name_lock(struct pg_queue *q, char *err, size_t errlen)
 {
     if (q->named)
         return 0;
-    const char *v[1] = {q->owner};
-    int64_t got = one_int(q,
-                          "SELECT pg_try_advisory_lock(('x' || substr(md5('lcnd node ' || $1), 1, 16))"
-                          "::bit(64)::bigint)::int",
-                          1, v, err, errlen);
+    int64_t got = one_int_of(q,
+                             "SELECT pg_try_advisory_lock(('x' || substr(md5('lcnd node ' || $1), 1, "
+                             "16))::bit(64)::bigint)::int",
+                             q->owner, err, errlen);
     if (got < 0)
         return LCN_ESTORE;
     if (!got) {
@@ -158,11 +165,10 @@ int pg_queue_ids(struct pg_queue *q, int64_t n, int64_t *first, char *err, size_
 {
     char nb[32];
     snprintf(nb, sizeof nb, "%lld", (long long)n);
-    const char *v[1] = {nb};
-    int64_t end = one_int(q,
-                          "UPDATE meta SET value = (value::bigint + $1::bigint)::text "
-                          "WHERE key = 'next_id' RETURNING value::bigint",
-                          1, v, err, errlen);
+    int64_t end = one_int_of(q,
+                             "UPDATE meta SET value = (value::bigint + $1::bigint)::text "
+                             "WHERE key = 'next_id' RETURNING value::bigint",
+                             nb, err, errlen);
     if (end < 0)
         return LCN_ESTORE;
     *first = end - n;
