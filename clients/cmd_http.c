@@ -84,6 +84,17 @@ static int job_call(const struct lcnctl_cmd *cmd, const char *id, const char *me
     return LCNCTL_EXIT_OK;
 }
 
+/* --render OUT: the picture is redrawn as the job improves, between the
+ * progress lines on stdout, so OUT must be a file of its own. */
+static int render_target_bad(const char *render)
+{
+    return render && client_out_is_stream(render);
+}
+
+#define RENDER_STREAM_MSG                                                                          \
+    "--render %s: the picture is redrawn as the job improves and needs a regular file, not "      \
+    "standard output or a stream (`lcnctl render ID` draws one picture on stdout)"
+
 /* Follows a job and prints its end; returns the exit status, or
  * LCNCTL_EXIT_INTERRUPTED when *interrupted was set (may be NULL). */
 static int follow(const struct lcnctl_cmd *cmd, struct lcnhttp *h, const char *id,
@@ -301,6 +312,8 @@ static int cmd_submit(const struct lcnctl_cmd *cmd, const struct lcnctl_args *a)
         return lcnctl_usage_error(cmd, "--stop-at-target needs --target-k");
     if ((o->render || o->poll) && !o->wait)
         return lcnctl_usage_error(cmd, "--render and --poll apply with --wait");
+    if (render_target_bad(o->render))
+        return lcnctl_usage_error(cmd, RENDER_STREAM_MSG, o->render);
     const char *bad = not_utf8(o);
     if (bad)
         return lcnctl_usage_error(cmd, "%s: the text is not UTF-8", bad);
@@ -387,6 +400,8 @@ static int follow_cmd(const struct lcnctl_cmd *cmd, const struct lcnctl_args *a,
 {
     const struct follow_opts *o = a->opts;
     const char *id = a->arg;
+    if (render_target_bad(o->render))
+        return lcnctl_usage_error(cmd, RENDER_STREAM_MSG, o->render);
     struct lcnhttp h;
     int rc = job_connect(cmd, id, &h);
     if (rc)

@@ -374,7 +374,11 @@ class Cli(unittest.TestCase):
                  ("submit", g, "--replicas", "4097"), ("submit", g, "--proposal-workers", "257"),
                  ("submit", g, "--gpus", "0"), ("submit", g, "--gpus", "17"),
                  ("submit", g, "--gpus", "two"), ("get", "j1", "--retry", "-1"),
-                 ("get", "j1", "--retry", "101")]
+                 ("get", "j1", "--retry", "101"),
+                 # a picture redrawn between the progress lines on stdout (the fifth
+                 # probe's leftover: the SVGs were interleaved with them)
+                 ("submit", g, "--wait", "--render", "/dev/stdout"),
+                 ("submit", g, "--wait", "--render", "-"), ("watch", "j1", "--render", "-")]
         for c in cases:
             with self.subTest(args=c):
                 r = self.lcnctl(*c)
