@@ -525,7 +525,8 @@ int job_request_warm(struct job_request *req, char **body, size_t *len, const st
     if (!graph_same(&req->doc.g, src, other, why, sizeof why))
         return fail(err, 422, "init_from_unusable", "init_from", "not the graph of job %s: %s", id,
                     why);
-    json_t *root = json_loadb(*body, *len, JSON_REJECT_DUPLICATES, NULL);
+    const size_t bom = graphio_bom(*body, *len); /* job_request_parse_post skipped it too */
+    json_t *root = json_loadb(*body + bom, *len - bom, JSON_REJECT_DUPLICATES, NULL);
     if (!root) /* it parsed a moment ago */
         return fail(err, 500, "internal", NULL, "the request no longer parses");
     json_object_set_new(root, "graph", graphio_layout_json(&req->doc, pts, NULL));
