@@ -66,8 +66,8 @@ int engines_gpu_open_set(const struct gpu_config *cfg, const int *ordinals, int 
             gpu_config_default(&c);
             c.max_nodes = LCN_MAX(c.max_nodes, size_nodes);
             c.max_edges = LCN_MAX(c.max_edges, size_edges);
-            c.max_replicas = size_replicas(&c);
         }
+        c.max_replicas = size_replicas(&c); /* also lcnd serve's gpu_max_nodes, gpu_max_edges */
         int visible = gpu_device_count();
         for (int i = 0; i < n && !rc; i++) {
             char why[200] = "";

@@ -1211,6 +1211,7 @@ int http_start(struct http_server **out, uv_loop_t *loop, const struct http_conf
         s->token = xstrdup(cfg->token);
         s->token_len = strlen(s->token);
     }
+    s->cfg.token = NULL; /* the caller's string may go (a SIGHUP reload): s->token is the copy */
     s->d = MHD_start_daemon(
         MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG, 0, NULL, NULL, on_access, s,
         MHD_OPTION_EXTERNAL_LOGGER, mhd_logger, s, MHD_OPTION_LISTEN_SOCKET,

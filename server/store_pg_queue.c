@@ -23,6 +23,8 @@ struct pg_queue {
     char lease[32];
     int listening; /* LISTEN issued on this connection */
     int named;     /* the owner name's lock held on this connection (name_lock) */
+    int reconnected; /* reset since the last full success (pg_queue_connected's 2) */
+    int old_pid;     /* the server process of the session that held the name before a reset */
     char low[32];  /* the snapshot xmin of the previous pg_queue_changes */
 };
 
@@ -130,20 +132,47 @@ int pg_queue_open(const char *url, const char *owner, int64_t lease_ms, struct p
     return 0;
 }
 
+/*
+ * The name after a reset: the old session's server process may still hold
+ * it (the server has not noticed the lost peer: a partition this side
+ * detected first). That process is this daemon's own, so it is ended
+ * (pg_terminate_backend) and the lock waited for up to a second.
+ */
+static int name_relock(struct pg_queue *q, char *err, size_t errlen)
+{
+    int rc = name_lock(q, err, errlen);
+    if (rc != LCN_EBUSY || q->old_pid <= 0)
+        return rc;
+    char pid[16];
+    snprintf(pid, sizeof pid, "%d", q->old_pid);
+    if (one_int_of(q, "SELECT pg_terminate_backend($1::int)::int", pid, err, errlen) < 0)
+        return LCN_ESTORE;
+    const int64_t until = lcn_now_ns() + 1000000000;
+    while ((rc = name_lock(q, err, errlen)) == LCN_EBUSY && lcn_now_ns() < until)
+        poll(NULL, 0, 50);
+    return rc;
+}
+
 int pg_queue_connected(struct pg_queue *q, char *err, size_t errlen)
 {
-    int again = 0;
     if (PQstatus(q->c) != CONNECTION_OK) {
         q->listening = 0;
-        q->named = 0; /* the old session's lock went with it */
+        if (q->named)
+            q->old_pid = PQbackendPID(q->c);
+        q->named = 0; /* the lock belongs to the old session */
         PQreset(q->c);
         if (PQstatus(q->c) != CONNECTION_OK) {
             pg_conn_error(q->c, err, errlen);
             return 0;
         }
-        again = 1;
+        q->reconnected = 1;
     }
-    return listen_on(q, err, errlen) || name_lock(q, err, errlen) ? 0 : again ? 2 : 1;
+    if (listen_on(q, err, errlen) || name_relock(q, err, errlen))
+        return 0;
+    q->old_pid = 0;
+    const int again = q->reconnected;
+    q->reconnected = 0;
+    return again ? 2 : 1;
 }
 
 
