@@ -295,3 +295,28 @@ def exchange(d, raw, answer):
     finally:
         s.close()
     return data + b"<not closed>"
+
+
+def daemon_with_finished_job(test, budget_s=0.1, **fields):
+    """A daemon (cleaned up with test) and one job of tiny_graph() with the
+    request's other fields, waited for to its end: (daemon, job id)."""
+    need_binaries(test)
+    d = Daemon()
+    test.addCleanup(d.cleanup)
+    d.start()
+    job = d.submit(tiny_graph(), budget_s=budget_s, **fields)
+    d.wait(job)
+    return d, job
+
+
+def listings_of_named_job(test, name):
+    """A daemon holding one finished job called name (daemon_with_finished_job)
+    and what `lcnctl list` and `lcnctl get JOB` print for it: (daemon,
+    [(command, stdout bytes)]), both commands asserted to exit 0."""
+    d, job = daemon_with_finished_job(test, name=name)
+    out = []
+    for cmd in (["list"], ["get", job]):
+        p = subprocess.run([LCNCTL, "--server", d.addr] + cmd, capture_output=True, timeout=WAIT)
+        test.assertEqual(p.returncode, 0, p.stderr)
+        out.append((cmd, p.stdout))
+    return d, out

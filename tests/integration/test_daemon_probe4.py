@@ -18,6 +18,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from lcnd_harness import LCNCTL, WAIT, Daemon, gen_graph, need_binaries, tiny_graph  # noqa: E402
+from lcnd_harness import daemon_with_finished_job, listings_of_named_job  # noqa: E402
 
 
 class ShutdownWithStuckStore(unittest.TestCase):
@@ -129,19 +130,11 @@ class LcnctlShowsNamesSafely(unittest.TestCase):
     They now print control bytes as \\xNN."""
 
     def test_control_bytes_escaped(self):
-        need_binaries(self)
-        d = Daemon()
-        self.addCleanup(d.cleanup)
-        d.start()
-        job = d.submit(tiny_graph(), budget_s=0.1, name="\x1b]0;pwned\x07\x1b[2J\r\nFAKE")
-        d.wait(job)
-        for cmd in (["list"], ["get", job]):
-            p = subprocess.run([LCNCTL, "--server", d.addr] + cmd, capture_output=True,
-                               timeout=WAIT)
-            self.assertEqual(p.returncode, 0, p.stderr)
+        d, out = listings_of_named_job(self, "\x1b]0;pwned\x07\x1b[2J\r\nFAKE")
+        for cmd, stdout in out:
             for bad in (b"\x1b", b"\x07", b"\r"):
-                self.assertNotIn(bad, p.stdout, cmd)
-            self.assertIn(b"\\x1b]0;pwned\\x07\\x1b[2J\\x0d\\x0aFAKE", p.stdout, cmd)
+                self.assertNotIn(bad, stdout, cmd)
+            self.assertIn(b"\\x1b]0;pwned\\x07\\x1b[2J\\x0d\\x0aFAKE", stdout, cmd)
         self.assertEqual(d.stop(), 0)
 
 
@@ -263,12 +256,7 @@ class AcceptWeightZero(unittest.TestCase):
     as asking for a progress stream: any listing of the type counted."""
 
     def test_q_zero_is_not_a_stream(self):
-        need_binaries(self)
-        d = Daemon()
-        self.addCleanup(d.cleanup)
-        d.start()
-        job = d.submit(tiny_graph(), budget_s=0.2)
-        d.wait(job)
+        d, job = daemon_with_finished_job(self, budget_s=0.2)
 
         def ctype(accept):
             r = d.request("HEAD", "/jobs/%s/progress" % job, headers={"Accept": accept})

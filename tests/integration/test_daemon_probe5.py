@@ -21,6 +21,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from lcnd_harness import LCND, LCNCTL, WAIT, Daemon, need_binaries, tiny_graph  # noqa: E402
 from lcnd_harness import assert_error, assert_start_fails  # noqa: E402
 from lcnd_harness import exchange as harness_exchange  # noqa: E402
+from lcnd_harness import daemon_with_finished_job, listings_of_named_job  # noqa: E402
 from test_daemon_http_hardening import RefusedFraming  # noqa: E402
 
 ANSWER = 10.0  # seconds an answer may take on a loaded machine
@@ -157,20 +158,12 @@ class C1ControlsEscaped(unittest.TestCase):
     too now (\\xc2\\x9b)."""
 
     def test_c1_controls_escaped(self):
-        need_binaries(self)
-        d = Daemon()
-        self.addCleanup(d.cleanup)
-        d.start()
-        job = d.submit(tiny_graph(), budget_s=0.1, name="A\u009b2JB\u0085C\u00a0\u00e9")
-        d.wait(job)
-        for cmd in (["list"], ["get", job]):
-            p = subprocess.run([LCNCTL, "--server", d.addr] + cmd, capture_output=True,
-                               timeout=WAIT)
-            self.assertEqual(p.returncode, 0, p.stderr)
-            self.assertNotIn(b"\xc2\x9b", p.stdout, cmd)
-            self.assertNotIn(b"\xc2\x85", p.stdout, cmd)
+        d, out = listings_of_named_job(self, "A\u009b2JB\u0085C\u00a0\u00e9")
+        for cmd, stdout in out:
+            self.assertNotIn(b"\xc2\x9b", stdout, cmd)
+            self.assertNotIn(b"\xc2\x85", stdout, cmd)
             # other characters stay as they are
-            self.assertIn(b"A\\xc2\\x9b2JB\\xc2\\x85C\xc2\xa0\xc3\xa9", p.stdout, cmd)
+            self.assertIn(b"A\\xc2\\x9b2JB\\xc2\\x85C\xc2\xa0\xc3\xa9", stdout, cmd)
         self.assertEqual(d.stop(), 0)
         log = d.log().encode()
         self.assertNotIn(b"\xc2\x9b", log)
@@ -188,12 +181,7 @@ class SolutionOnStdout(unittest.TestCase):
     prints no summary, as with -o -."""
 
     def test_note_kept_out_of_the_layout(self):
-        need_binaries(self)
-        d = Daemon()
-        self.addCleanup(d.cleanup)
-        d.start()
-        job = d.submit(tiny_graph(), budget_s=0.1)
-        d.wait(job)
+        d, job = daemon_with_finished_job(self)
         p = subprocess.run([LCNCTL, "--server", d.addr, "solution", job, "-o", "/dev/stdout"],
                            capture_output=True, timeout=WAIT)
         self.assertEqual(p.returncode, 0, p.stderr)
@@ -530,19 +518,11 @@ class BidiControlsEscaped(unittest.TestCase):
     trick). They are escaped per byte like the C1 controls now."""
 
     def test_bidi_escaped(self):
-        need_binaries(self)
-        d = Daemon()
-        self.addCleanup(d.cleanup)
-        d.start()
-        job = d.submit(tiny_graph(), budget_s=0.1, name="A\u202eB\u2066C\u2069D\u2029E")
-        d.wait(job)
+        d, out = listings_of_named_job(self, "A\u202eB\u2066C\u2069D\u2029E")
         want = b"A\\xe2\\x80\\xaeB\\xe2\\x81\\xa6C\\xe2\\x81\\xa9D\xe2\x80\xa9E"
-        for cmd in (["list"], ["get", job]):
-            p = subprocess.run([LCNCTL, "--server", d.addr] + cmd, capture_output=True,
-                               timeout=WAIT)
-            self.assertEqual(p.returncode, 0, p.stderr)
-            self.assertNotIn(b"\xe2\x80\xae", p.stdout, cmd)
-            self.assertIn(want, p.stdout, cmd)
+        for cmd, stdout in out:
+            self.assertNotIn(b"\xe2\x80\xae", stdout, cmd)
+            self.assertIn(want, stdout, cmd)
         self.assertEqual(d.stop(), 0)
         self.assertIn(want, d.log().encode())
 
@@ -655,12 +635,7 @@ class HeadOfAStreamLikeItsGet(unittest.TestCase):
         return head.split(b"\r\n")[0], fields, body
 
     def test_head_has_the_gets_header(self):
-        need_binaries(self)
-        d = Daemon()
-        self.addCleanup(d.cleanup)
-        d.start()
-        job = d.submit(tiny_graph(), budget_s=0.1)
-        d.wait(job)
+        d, job = daemon_with_finished_job(self)
         for version in (b"HTTP/1.1", b"HTTP/1.0"):
             with self.subTest(version=version):
                 line, head, body = self.header(d, b"HEAD", job, version)
