@@ -1529,11 +1529,14 @@ static int sjob_plan(struct gpu_ctx *ctx, int slot, const struct lcn_graph *g,
     }
     /* the layout in shared memory when it fits (or is asked for), else in global memory */
     j->gl = gp->layout_mem == GPU_MEM_GLOBAL;
-    if (smem_plan(ctx, g, j->gl, gp->W, gp->reuse, gp->chunk, &j->G, &j->dmax, &j->lcap, &j->keep,
-                  &j->smem) &&
-        (j->gl || gp->layout_mem == GPU_MEM_SHARED ||
-         smem_plan(ctx, g, j->gl = 1, gp->W, gp->reuse, gp->chunk, &j->G, &j->dmax, &j->lcap,
-                   &j->keep, &j->smem))) {
+    rc = smem_plan(ctx, g, j->gl, gp->W, gp->reuse, gp->chunk, &j->G, &j->dmax, &j->lcap,
+                   &j->keep, &j->smem);
+    if (rc && gp->layout_mem == GPU_MEM_AUTO) {
+        j->gl = 1;
+        rc = smem_plan(ctx, g, 1, gp->W, gp->reuse, gp->chunk, &j->G, &j->dmax, &j->lcap,
+                       &j->keep, &j->smem);
+    }
+    if (rc) {
         snprintf(why, len, "%d proposal workers do not fit the gpu's shared memory for this graph", gp->W);
         return LCN_ETOOBIG;
     }
