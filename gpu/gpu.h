@@ -67,6 +67,19 @@ int gpu_device_info(int dev, struct gpu_device_info *info);
 void gpu_config_default(struct gpu_config *cfg);
 
 /*
+ * The edge grids' pool (index_bytes) a slot of max_edges edges wants: the
+ * default 512 MiB, or past it 48 bytes an edge for each of 132 replicas
+ * (what a graph too large for shared memory runs on an H200: one block an
+ * SM), room for the cell lists and about 8 grid entries an edge (solver.cu,
+ * sjob_ix_pool); 2.5 GB at 400,000 edges.
+ */
+static inline int64_t gpu_index_bytes_for(int32_t max_edges)
+{
+    const int64_t want = 48ll * 132 * (int64_t)max_edges, dflt = 512ll << 20;
+    return want > dflt ? want : dflt;
+}
+
+/*
  * Creates the context and allocates the whole pool. Returns 0, LCN_ENOGPU
  * (no device), LCN_EINVAL (bad configuration) or LCN_EGPU (allocation
  * failed: the pool does not fit). err receives a message.
@@ -214,14 +227,16 @@ struct gpu_solver_params {
                             * its own best, table K and restarts, importing the run's elite
                             * by island_every and island_take (at most SOL_TAKE_MAX) */
     int32_t evaluator;     /* which edges a step tests (issue 17; GPU_EVAL_*): scan (every edge,
-                            * box-filtered; the default: faster on every graph measured, docs/GPU.md),
-                            * index (the replica's edge grid, edge_index.h) or auto (both timed
-                            * during the run, the faster kept); all give the same trajectory */
+                            * box-filtered), index (the replica's edge grid, edge_index.h) or auto
+                            * (the default: both timed during the run, the faster kept; the scan
+                            * on the graphs that fit shared memory, the grid past them,
+                            * docs/GPU.md); all give the same trajectory */
     int32_t index_items;   /* the grid's cell entries per edge a replica may hold (default 16); a
                             * build that needs more leaves that replica on the scan until the
                             * next one */
     int32_t index_rebuild; /* edges moved since the build that trigger a rebuild (0: m / 8, at
-                            * least 64); every launch also starts with one */
+                            * least 64; past 32,768 edges 2 sqrt(m)); every launch also starts
+                            * with one */
     int32_t chunk;         /* largest scan chunk in edges (0: the shared-memory plan's; tests) */
     int32_t layout_mem;    /* where a replica block keeps its layout (GPU_MEM_*): auto (shared
                             * memory when the plan fits, else global), shared, global (issue 17) */

@@ -66,13 +66,15 @@ extern "C" {
 /*
  * The replicas' edge grids (issue 17, edge_index.h), in global memory: per
  * replica ncell + 1 cell starts, ncell build counts, icap entries, the long
- * list and the dirty list (m each). Built by the block at every launch's
- * start and when more than dthr edges moved since (ix_build).
+ * list, the dirty list and a query's kept edges (m each). Built by the block
+ * at every launch's start and when more than dthr edges moved since
+ * (ix_build). nodes_ok: no node without edges, so V2/V3 need only the kept
+ * edges' ends and v's neighbours (ix_nodes), not every node.
  */
 struct sol_eix {
-    int *start, *fill, *items, *lng, *dirty;
+    int *start, *fill, *items, *lng, *dirty, *hl;
     struct eix_geom g;
-    int ncell, icap, dthr;
+    int ncell, icap, dthr, nodes_ok;
 };
 
 #define IX_SEGMAX 1024 /* most (centre, far end) segments of one query; more: the scan */
@@ -104,8 +106,8 @@ struct sh_step {
     struct sol_replica rep;
     int tour_e[SOL_TMAX];   /* the tournament's edges by draw */
     /* the edge grid: long and dirty list lengths, the build fitted icap
-     * (else the scan until the next build), a query's hits overflowed lcap */
-    int nlong, ndirty, ixok, ovf;
+     * (else the scan until the next build) */
+    int nlong, ndirty, ixok;
     int wsum[33]; /* block_scan: per-warp sums, [32] the total */
 };
 
@@ -352,9 +354,8 @@ __device__ __forceinline__ static void ix_seg(const struct carve &c, int s, int 
 }
 
 /* A query's first phase: the seen bits cleared, each segment's columns. */
-__device__ __forceinline__ static void ix_cols(const struct sol_dev &dv, struct carve &c,
-                                               struct sh_step &sh, int m, struct lcn_pt p, int d,
-                                               int g0, int nseg)
+__device__ __forceinline__ static void ix_cols(const struct sol_dev &dv, struct carve &c, int m,
+                                               struct lcn_pt p, int d, int g0, int nseg)
 {
     for (int i = threadIdx.x; i < MWORDS(m); i += blockDim.x)
         c.seen[i] = 0;
@@ -363,14 +364,18 @@ __device__ __forceinline__ static void ix_cols(const struct sol_dev &dv, struct 
         ix_seg(c, s, d, g0, p, &a, &b);
         c.segpre[s] = (int)(b.x / dv.ix.g.cs - a.x / dv.ix.g.cs + 1);
     }
-    if (threadIdx.x == 0)
-        sh.ovf = 0;
 }
 
-/* Edge f met by the query: kept once, when not incident to v and its box
- * meets bx (the scan's filter), into hits (sh.ovf past lcap). */
+/* The replica's list of a query's kept edges (global memory, m entries). */
+__device__ __forceinline__ static int *ix_hl(const struct sol_dev &dv, int m)
+{
+    return dv.ix.hl + (size_t)blockIdx.x * m;
+}
+
+/* Edge f met by the query: kept once (so at most m in all), when not
+ * incident to v and its box meets bx (the scan's filter), into the list. */
 __device__ __forceinline__ static void ix_take(const struct sol_dev &dv, struct carve &c,
-                                               struct sh_step &sh, int v, int4 bx, int lcap, int f)
+                                               struct sh_step &sh, int m, int v, int4 bx, int f)
 {
     const unsigned bit = 1u << (f & 31);
     if (atomicOr(&c.seen[f >> 5], bit) & bit)
@@ -378,19 +383,15 @@ __device__ __forceinline__ static void ix_take(const struct sol_dev &dv, struct 
     const int2 ee = dv.edges[f];
     if (ee.x == v || ee.y == v || !box_meets(bx.x, bx.y, bx.z, bx.w, c.sc[ee.x], c.sc[ee.y]))
         return;
-    const int h = atomicAdd(&sh.H, 1);
-    if (h < lcap)
-        c.hits[h] = f;
-    else
-        sh.ovf = 1;
+    ix_hl(dv, m)[atomicAdd(&sh.H, 1)] = f;
 }
 
 /* A query's walk, after the columns' prefix sums (ncol in all): a thread per
  * (segment, column), the listed edges of its cells, then the long and the
- * dirty lists. */
+ * dirty lists; the kept edges' count is then sh.H. */
 __device__ __forceinline__ static void ix_walk(const struct sol_dev &dv, struct carve &c,
                                                struct sh_step &sh, int m, int v, struct lcn_pt p,
-                                               int d, int4 bx, int g0, int nseg, int ncol, int lcap)
+                                               int d, int4 bx, int g0, int nseg, int ncol)
 {
     const struct sol_eix &x = dv.ix;
     const int r = blockIdx.x;
@@ -412,14 +413,28 @@ __device__ __forceinline__ static void ix_walk(const struct sol_dev &dv, struct 
         for (int64_t row = r0; row <= r1; row++) {
             const int cell = (int)(row * x.g.gx + cx);
             for (int i = st[cell]; i < st[cell + 1]; i++)
-                ix_take(dv, c, sh, v, bx, lcap, items[i]);
+                ix_take(dv, c, sh, m, v, bx, items[i]);
         }
     }
     const int *lng = x.lng + (size_t)r * m, *dl = x.dirty + (size_t)r * m;
     for (int i = threadIdx.x; i < sh.nlong; i += blockDim.x)
-        ix_take(dv, c, sh, v, bx, lcap, lng[i]);
+        ix_take(dv, c, sh, m, v, bx, lng[i]);
     for (int i = threadIdx.x; i < sh.ndirty; i += blockDim.x)
-        ix_take(dv, c, sh, v, bx, lcap, dl[i]);
+        ix_take(dv, c, sh, m, v, bx, dl[i]);
+}
+
+/* A query for segments [0, nseg) (ix_seg) kept in the box bx: the seen bits
+ * and columns, their prefix sums, the walk. Starts after a barrier that
+ * follows the last reads of the seen bits and of sh.H (0 on entry); ends
+ * with one, the kept edges then in ix_hl, sh.H of them. */
+__device__ __forceinline__ static void ix_query(const struct sol_dev &dv, struct carve &c,
+                                                struct sh_step &sh, int m, int v, struct lcn_pt p,
+                                                int d, int4 bx, int g0, int nseg)
+{
+    ix_cols(dv, c, m, p, d, g0, nseg);
+    block_scan(c.segpre, nseg, sh);
+    ix_walk(dv, c, sh, m, v, p, d, bx, g0, nseg, sh.wsum[32]);
+    __syncthreads();
 }
 
 /*
@@ -671,14 +686,15 @@ __device__ __forceinline__ static void scan_keep(const struct sol_dev &dv, struc
     }
 }
 
-/* (4) with the edge grid: the query's kept edges (ix_walk), each kept. */
+/* (4) with the edge grid: H of the query's kept edges (hl, ix_walk), each
+ * kept. */
 template <int SMALL>
 __device__ __forceinline__ static void ix_keep(const struct sol_dev &dv, struct carve &c,
-                                               const struct kstep &k, struct lcn_pt p, int d, int H,
-                                               unsigned long long &tests)
+                                               const struct kstep &k, const int *hl, struct lcn_pt p,
+                                               int d, int H, unsigned long long &tests)
 {
     for (int h = k.tid; h < H; h += k.B) {
-        const int f = c.hits[h];
+        const int f = hl[h];
         keep_one<SMALL>(c, h, f, dv.edges[f], p, d, tests);
     }
 }
@@ -774,37 +790,62 @@ __device__ __forceinline__ static void scan_nodes(struct carve &c, const struct 
 }
 
 /*
- * (4) and (5) for one group with the edge grid (sol_eix): the query's
- * segments, their columns' prefix sums, the walk; then, unless the kept
- * edges overflowed lcap, their masks, the pairs and V2/V3. Returns 0 after
- * an overflow (sh.H is then 0 again): the caller scans instead.
+ * (5) V2/V3 with the edge grid (nodes_ok: every node has an edge): a node w
+ * on a candidate's point or on the interior of one of its new segments has
+ * an edge through that point; unless all of w's edges end at v (w is then
+ * v's neighbour), the query kept that edge (it meets a queried segment or
+ * point and its box meets bx). So the kept edges' ends and v's neighbours
+ * hold every node scan_nodes would flag, and set the same cbad bits.
+ */
+__device__ __forceinline__ static void ix_nodes(const struct sol_dev &dv, struct carve &c,
+                                                const struct kstep &k, const int *hl, int H, int v,
+                                                int d, int4 bx, int g0, int Gc)
+{
+    const int total = (2 * H + d) * Gc;
+    for (int it = k.tid; it < total; it += k.B) {
+        const int i = it / Gc, ci = it - i * Gc;
+        int w;
+        if (i < 2 * H) {
+            const int2 ee = dv.edges[hl[i >> 1]];
+            w = i & 1 ? ee.y : ee.x;
+        } else {
+            w = c.inc_u[i - 2 * H];
+        }
+        const int2 pw2 = c.sc[w];
+        if (w == v || pw2.x < bx.x || pw2.x > bx.z || pw2.y < bx.y || pw2.y > bx.w)
+            continue;
+        node_vs_cand(c, w, P(pw2), d, g0, ci);
+    }
+}
+
+/*
+ * (4) and (5) for one group with the edge grid (sol_eix): the query, then
+ * its kept edges in chunks of lcap (their masks and the pairs, as the
+ * scan's chunks), and V2/V3 (ix_nodes, or the node scan when some node has
+ * no edge). Starts after the group's barrier, ends with one.
  */
 template <int SMALL>
-__device__ __forceinline__ static int ix_group(const struct sol_dev &dv, struct carve &c,
-                                               struct sh_step &sh, const struct kstep &k, int v,
-                                               struct lcn_pt p, int d, int4 bx, int g0, int Gc,
-                                               unsigned long long &tests)
+__device__ __forceinline__ static void ix_group(const struct sol_dev &dv, struct carve &c,
+                                                struct sh_step &sh, const struct kstep &k, int v,
+                                                struct lcn_pt p, int d, int4 bx, int g0, int Gc,
+                                                unsigned long long &tests)
 {
-    const int nseg = (1 + Gc) * (d + 1);
-    ix_cols(dv, c, sh, k.m, p, d, g0, nseg);
-    block_scan(c.segpre, nseg, sh);
-    ix_walk(dv, c, sh, k.m, v, p, d, bx, g0, nseg, sh.wsum[32], k.lcap);
-    __syncthreads();
-    if (sh.ovf) {
-        __syncthreads(); /* every thread has read ovf */
-        if (k.tid == 0)
-            sh.H = 0;
-        __syncthreads();
-        return 0;
-    }
-    ix_keep<SMALL>(dv, c, k, p, d, sh.H, tests);
+    ix_query(dv, c, sh, k.m, v, p, d, bx, g0, (1 + Gc) * (d + 1));
+    const int H = sh.H, *hl = ix_hl(dv, k.m);
+    if (dv.ix.nodes_ok)
+        ix_nodes(dv, c, k, hl, H, v, d, bx, g0, Gc);
+    else
+        scan_nodes(c, k, v, d, bx, g0, Gc);
     if (k.tid == 0)
         sh.rep.grid_groups++;
+    for (int base = 0; base < H; base += k.lcap) {
+        const int Hc = min(k.lcap, H - base);
+        ix_keep<SMALL>(dv, c, k, hl + base, p, d, Hc, tests);
+        __syncthreads();
+        scan_pairs<SMALL>(dv, c, k, sh.ib, d, g0, Gc, Hc, tests);
+        __syncthreads();
+    }
     __syncthreads();
-    scan_pairs<SMALL>(dv, c, k, sh.ib, d, g0, Gc, sh.H, tests);
-    scan_nodes(c, k, v, d, bx, g0, Gc);
-    __syncthreads();
-    return 1;
 }
 
 /* (6) for groups of at most 32 candidates: warp 0 adds the incident edges'
@@ -935,16 +976,18 @@ __device__ __forceinline__ static void commit_clear(struct carve &c, struct sh_s
         sh.H = 0;
 }
 
-/* (7) the scanning commit, one chunk's kept edges (collect_hits): their
- * crossings with v's star at p and at q, counted into the edges and ncom. */
+/* (7) the scanning commit, one chunk's kept edges (hits: collect_hits', or
+ * the grid's query, ix_commit): their crossings with v's star at p and at q,
+ * counted into the edges and ncom. */
 template <int SMALL>
 __device__ __forceinline__ static void commit_chunk(const struct sol_dev &dv, struct carve &c,
                                                     struct sh_step &sh, const struct kstep &k,
-                                                    struct lcn_pt p, struct lcn_pt q, int d, int H,
+                                                    const int *hits, struct lcn_pt p,
+                                                    struct lcn_pt q, int d, int H,
                                                     unsigned long long &tests)
 {
     for (int h = k.tid; h < H; h += k.B) {
-        int f = c.hits[h];
+        int f = hits[h];
         int2 ee = dv.edges[f];
         struct lcn_pt a = P(c.sc[ee.x]), b = P(c.sc[ee.y]);
         int delta = 0;
@@ -993,9 +1036,27 @@ __device__ __forceinline__ static void commit_scan(const struct sol_dev &dv, str
         }
         collect_hits(dv, c, sh, v, base, min(base + k.lcap, k.m));
         __syncthreads();
-        commit_chunk<SMALL>(dv, c, sh, k, p, q, d, sh.H, tests);
+        commit_chunk<SMALL>(dv, c, sh, k, c.hits, p, q, d, sh.H, tests);
         __syncthreads();
     }
+    commit_star(c, sh, k, d);
+}
+
+/* (7) the commit with the edge grid: a query of v's old star and the
+ * winner's in the commit box (every edge whose count the move changes: a
+ * subset of the scanning commit's kept edges), its kept edges counted as
+ * the scan's chunks are (commit_chunk), then v's counts. */
+template <int SMALL>
+__device__ __forceinline__ static void ix_commit(const struct sol_dev &dv, struct carve &c,
+                                                 struct sh_step &sh, const struct kstep &k, int v,
+                                                 struct lcn_pt p, struct lcn_pt q, int d,
+                                                 unsigned long long &tests)
+{
+    const int4 bx = make_int4(sh.bx0, sh.by0, sh.bx1, sh.by1);
+    ix_query(dv, c, sh, k.m, v, p, d, bx, sh.best_c, 2 * (d + 1));
+    const int H = sh.H, *hl = ix_hl(dv, k.m);
+    commit_chunk<SMALL>(dv, c, sh, k, hl, p, q, d, H, tests);
+    __syncthreads();
     commit_star(c, sh, k, d);
 }
 
@@ -1109,8 +1170,9 @@ static __global__ void __launch_bounds__(1024)
             const int4 gb = c.gbox[gi];
             const int4 bx = make_int4(min(sh.ib[0], gb.x), min(sh.ib[1], gb.y), max(sh.ib[2], gb.z),
                                       max(sh.ib[3], gb.w));
-            const int queried = ix && sh.ixok && (1 + Gc) * (d + 1) <= IX_SEGMAX &&
-                                ix_group<SMALL>(dv, c, sh, k, v, p, d, bx, g0, Gc, tests);
+            const int queried = ix && sh.ixok && (1 + Gc) * (d + 1) <= IX_SEGMAX;
+            if (queried)
+                ix_group<SMALL>(dv, c, sh, k, v, p, d, bx, g0, Gc, tests);
             for (int base = 0; !queried && (base < k.m || base == 0); base += lcap) {
                 /* once when m = 0: V2/V3 */
                 if (base > 0) {
@@ -1142,6 +1204,8 @@ static __global__ void __launch_bounds__(1024)
             const struct lcn_pt q = P(c.cand[sh.best_c]);
             if (keep)
                 commit_reuse(c, sh, k, d);
+            else if (ix && sh.ixok && 2 * (d + 1) <= IX_SEGMAX)
+                ix_commit<SMALL>(dv, c, sh, k, v, p, q, d, tests);
             else
                 commit_scan<SMALL>(dv, c, sh, k, v, p, q, d, tests);
             if (ix)
@@ -1468,42 +1532,76 @@ extern "C" int gpu_fits(const struct gpu_ctx *ctx, const struct lcn_graph *g, ch
 }
 
 /*
- * Whether the replicas get edge grids (issue 17; the knob evaluator): not
- * with `scan`; else when the query's words (the seen and dirty bits, the
- * segments) fit the shared memory on top of the scan's plan and every
- * replica's grid fits the slot's pool (gpu_config.index_bytes). A querying
- * launch asks for the larger shared memory, a scanning one for the plan's:
- * the replica count (sjob_plan's, from the plan) never depends on it. Sets
- * the grids' views in j->dv.ix.
+ * Whether the replicas get edge grids (issue 17; the knob evaluator), first
+ * their shared memory: not with `scan`; else when the query's words (the
+ * seen and dirty bits, the segments) fit on top of the scan's plan; with the
+ * layout in global memory (large graphs) the chunk is halved until they do
+ * (a query's kept edges are taken a chunk at a time). A querying launch asks
+ * for the larger shared memory (smem_ix), a scanning one for the plan's.
  */
-static int sjob_ix_plan(struct sjob *j, int dyn_max)
+static void sjob_ix_smem(struct sjob *j, int dyn_max)
 {
     const struct lcn_graph *g = j->g;
     j->ix = j->ix_on = 0;
     j->smem_ix = j->smem;
     if (j->gp.evaluator == GPU_EVAL_SCAN)
-        return 0;
-    const size_t with = smem_bytes(j->gl ? 0 : g->n, g->m, j->gp.W, j->G, j->dmax, j->lcap, j->keep, 1);
+        return;
+    const int n = j->gl ? 0 : g->n;
+    int l = j->lcap;
+    size_t with = smem_bytes(n, g->m, j->gp.W, j->G, j->dmax, l, j->keep, 1);
+    while (with > (size_t)dyn_max && j->gl && ((l / 2) & ~31) >= LCAP_MIN) {
+        l = (l / 2) & ~31;
+        with = smem_bytes(0, g->m, j->gp.W, j->G, j->dmax, l, 0, 1);
+    }
     if (with > (size_t)dyn_max)
-        return 0;
+        return;
+    if (l != j->lcap) {
+        j->lcap = l;
+        j->keep = 0;
+        j->smem = smem_bytes(0, g->m, j->gp.W, j->G, j->dmax, l, 0, 0);
+    }
+    j->smem_ix = with;
+    j->ix = 1;
+}
+
+/*
+ * Then the grids' room in the slot's pool (gpu_config.index_bytes): per
+ * replica the cell starts and counts, the long, dirty and kept lists (m
+ * each) and icap entries, index_items an edge or what the pool leaves (at
+ * least one an edge; a build that overflows icap makes that replica scan
+ * until its next build). The rebuild threshold: index_rebuild, else m / 8,
+ * past SOL_EXACT_EDGES 2 sqrt(m) (every query walks the dirty list). Sets
+ * the grids' views in j->dv.ix; no room: the scan.
+ */
+static void sjob_ix_pool(struct sjob *j)
+{
+    const struct lcn_graph *g = j->g;
+    if (!j->ix)
+        return;
+    j->ix = 0;
     struct sol_eix *x = &j->dv.ix;
     x->g = eix_geom_for(g->width, g->height, g->m);
     x->ncell = x->g.gx * x->g.gy;
-    x->icap = (int)LCN_MIN((int64_t)j->gp.index_items * g->m, (int64_t)INT_MAX / 2);
-    x->dthr = j->gp.index_rebuild > 0 ? j->gp.index_rebuild : LCN_MAX(64, g->m / 8);
-    const size_t m = (size_t)g->m, per = 2 * (size_t)x->ncell + 1 + (size_t)x->icap + 2 * m;
-    if (per * (size_t)j->R > j->s->ix_ints)
-        return 0;
+    const size_t m = (size_t)g->m, R = (size_t)j->R;
+    const size_t fixed = 2 * (size_t)x->ncell + 1 + 3 * m, room = j->s->ix_ints / R;
+    if (room < fixed + LCN_MAX(m, 1))
+        return;
+    x->icap = (int)LCN_MIN(LCN_MIN((int64_t)j->gp.index_items * g->m, (int64_t)INT_MAX / 2),
+                           (int64_t)(room - fixed));
+    x->dthr = j->gp.index_rebuild > 0 ? j->gp.index_rebuild
+              : g->m > SOL_EXACT_EDGES ? LCN_MAX(64, (int)(2 * sqrt((double)g->m)))
+                                       : LCN_MAX(64, g->m / 8);
+    x->nodes_ok = 1;
+    for (int32_t v = 0; v < g->n && x->nodes_ok; v++)
+        x->nodes_ok = g->inc_off[v + 1] > g->inc_off[v];
     int *base = j->s->ix_pool;
-    const size_t R = (size_t)j->R;
     x->start = base;
     x->fill = x->start + R * (x->ncell + 1);
     x->items = x->fill + R * x->ncell;
     x->lng = x->items + R * x->icap;
     x->dirty = x->lng + R * m;
-    j->smem_ix = with;
+    x->hl = x->dirty + R * m;
     j->ix = j->ix_on = 1;
-    return 0;
 }
 
 /* The job's plan: checks, the shared-memory plan and the kernel's limit,
@@ -1555,12 +1653,17 @@ static int sjob_plan(struct gpu_ctx *ctx, int slot, const struct lcn_graph *g,
         return LCN_ETOOBIG;
     }
     GPU_CHECK(ctx, cudaFuncSetAttribute(steps_kernel(j), cudaFuncAttributeMaxDynamicSharedMemorySize, dyn_max));
+    sjob_ix_smem(j, dyn_max);
     j->B = gp->block;
     j->L = gp->ladder;
     int R = gp->replicas;
     if (R <= 0) {
+        /* what one wave holds; with the layout in global memory and the
+         * grids, of the querying launch (the replica count depends on the
+         * evaluator only there) */
         int per_sm = 0;
-        GPU_CHECK(ctx, cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, steps_kernel(j), j->B, j->smem));
+        const size_t sm = j->gl && j->ix ? LCN_MAX(j->smem, j->smem_ix) : j->smem;
+        GPU_CHECK(ctx, cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, steps_kernel(j), j->B, sm));
         R = per_sm * ctx->info.sms;
     }
     if (R > ctx->cfg.max_replicas)
@@ -1571,7 +1674,8 @@ static int sjob_plan(struct gpu_ctx *ctx, int slot, const struct lcn_graph *g,
         return LCN_EINVAL;
     }
     j->R = R;
-    return sjob_ix_plan(j, dyn_max);
+    sjob_ix_pool(j);
+    return 0;
 }
 
 /* The device pointers the kernels take (struct sol_dev), from the slot. */
@@ -2355,7 +2459,10 @@ static int grun_loop(struct grun *r)
     int64_t last_tel = now, batch_ns = 0;
     int64_t tel_iv = p->telemetry_interval_ns > 0 ? p->telemetry_interval_ns : 1000000000;
     int64_t ck_iv = p->checkpoint_interval_ns > 0 ? p->checkpoint_interval_ns : 1000000000;
-    int S = r->gp.batch_steps > 0 ? r->gp.batch_steps : 4, pending = 0, rc = 0;
+    /* steps per launch, one count per evaluator (auto's trials alternate
+     * them, and at 400,000 edges a scanning step costs a hundred querying ones) */
+    int S_ev[2] = {r->gp.batch_steps > 0 ? r->gp.batch_steps : 4, 0}, pending = 0, rc = 0;
+    S_ev[1] = S_ev[0];
     struct engine_telemetry tel;
     memset(&tel, 0, sizeof(tel));
     for (;;) {
@@ -2369,6 +2476,8 @@ static int grun_loop(struct grun *r)
         double tscale = pow(r->gp.cool, prog < 0 ? 0 : (prog > 1 ? 1 : prog));
         int64_t b0 = lcn_now_ns();
         grun_ev_pick(r);
+        const int evi = r->ev_cur;
+        int S = S_ev[evi];
         if ((rc = grun_batch(r, S, tscale)))
             return rc;
         batch_ns = lcn_now_ns() - b0;
@@ -2378,7 +2487,7 @@ static int grun_loop(struct grun *r)
             double f = 20e6 / (double)(batch_ns > 0 ? batch_ns : 1);
             f = f > 2 ? 2 : (f < 0.25 ? 0.25 : f);
             S = (int)(S * f);
-            S = S < 1 ? 1 : (S > 1 << 16 ? 1 << 16 : S);
+            S_ev[evi] = S < 1 ? 1 : (S > 1 << 16 ? 1 << 16 : S);
         }
         const struct gpu_record *rec = grun_rec(r);
         now = lcn_now_ns();

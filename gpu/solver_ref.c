@@ -539,7 +539,7 @@ void gpu_solver_params_default(struct gpu_solver_params *sp)
     sp->island_every = 25;
     sp->island_take = 2;
     sp->groups = 1;
-    sp->evaluator = GPU_EVAL_SCAN;
+    sp->evaluator = GPU_EVAL_AUTO;
     sp->index_items = 16;
     sp->index_rebuild = 0;
     sp->chunk = 0;

@@ -68,6 +68,7 @@ int engines_gpu_open_set(const struct gpu_config *cfg, const int *ordinals, int 
             c.max_edges = LCN_MAX(c.max_edges, size_edges);
         }
         c.max_replicas = size_replicas(&c); /* also lcnd serve's gpu_max_nodes, gpu_max_edges */
+        c.index_bytes = LCN_MAX(c.index_bytes, gpu_index_bytes_for(c.max_edges));
         int visible = gpu_device_count();
         for (int i = 0; i < n && !rc; i++) {
             char why[200] = "";

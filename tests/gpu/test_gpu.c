@@ -438,19 +438,26 @@ static void test_solver_restarts(void **st)
 
 /* the replicas' edge grids (issue 17) where they are forced: rebuilt after
  * every move (index_rebuild 1), a build that does not fit (index_items 1:
- * those replicas scan), queries that overflow small chunks (chunk 64: the
- * scan again, and the scanning commit), wide coordinates, high degrees */
+ * those replicas scan), queries whose kept edges span many small chunks
+ * (chunk 64, 32), the commit from the grid (reuse 0: no reusing commit),
+ * nodes without edges (V2/V3 then scan the nodes), wide coordinates, high
+ * degrees */
 static void test_solver_index(void **st)
 {
     solver_vs_twin_tuned(GEN_GRID, 400, 4, 2, 4, 3, 40, "restart_steps=0,evaluator=index");
     assert_true(twin_grid == 4 * 3 * 40); /* every group of every step */
+    solver_vs_twin_tuned(GEN_GRID, 400, 4, 2, 4, 3, 40, "restart_steps=0,evaluator=index,reuse=0");
+    assert_true(twin_grid == 4 * 3 * 40);
     solver_vs_twin_tuned(GEN_RANDOM, 60, 4, 2, 4, 3, 40, "restart_steps=0,evaluator=index,index_rebuild=1");
     assert_true(twin_grid > 0);
     /* builds that may not fit: those replicas scan until the next one */
     solver_vs_twin_tuned(GEN_GRID, 400, 4, 2, 4, 3, 40, "restart_steps=0,evaluator=index,index_items=1");
     solver_vs_twin_tuned(GEN_GRID, 1200, 2, 2, 4, 2, 30, "restart_steps=0,evaluator=index,chunk=64");
-    assert_true(twin_grid < 2 * 2 * 30); /* some queries overflowed: the scan took those steps */
+    assert_true(twin_grid == 2 * 2 * 30); /* a query's kept edges 64 at a time: never the scan */
     solver_vs_twin_tuned(GEN_PLANTED, 60, 4, 4, 32, 3, 20, "restart_steps=0,evaluator=index,chunk=32");
+    struct gen_params iso = {.family = GEN_RANDOM, .n = 80, .m = 40, .seed = 21}; /* 27 without edges */
+    solver_vs_twin_graph(&iso, 4, 2, 4, 3, 40, "restart_steps=0,evaluator=index,reuse=0");
+    assert_true(twin_grid == 4 * 3 * 40);
     struct gen_params w = {.family = GEN_RANDOM, .n = 60, .width = 200000, .height = 150000, .seed = 21};
     solver_vs_twin_graph(&w, 4, 2, 4, 3, 30, "restart_steps=0,evaluator=index,index_rebuild=8");
     struct gen_params h = {.family = GEN_RANDOM, .n = 90, .m = 2600, .width = 3000, .height = 3000, .seed = 21};
@@ -478,6 +485,8 @@ static void test_solver_global(void **st)
      * keeps it in global memory, shared is refused */
     struct gen_params l = {.family = GEN_GRID, .n = 30000, .seed = 21};
     solver_vs_twin_graph(&l, 2, 2, 4, 2, 30, "restart_steps=0");
+    solver_vs_twin_graph(&l, 2, 2, 4, 2, 30, "restart_steps=0,evaluator=index");
+    assert_true(twin_grid == 2 * 2 * 30);
     struct lcn_graph lg;
     struct lcn_pt *lp;
     char err[200];
@@ -493,6 +502,16 @@ static void test_solver_global(void **st)
     free(cnt);
     free(lp);
     graph_release(&lg);
+    ctx = small;
+    gpu_ctx_free(big);
+    /* 120,000 edges: the query's bits (30 KB) and 8,192-edge chunks do not
+     * fit one block's shared memory together, so the plan halves the chunk
+     * for the grid (sjob_ix_smem); the same states as the scan's */
+    assert_int_equal(ctx_open(1, 60000, 120000, 4, &big), 0);
+    ctx = big;
+    struct gen_params x = {.family = GEN_GRID, .n = 60000, .m = 120000, .seed = 21};
+    solver_vs_twin_graph(&x, 2, 2, 4, 2, 20, "restart_steps=0,evaluator=index");
+    assert_true(twin_grid == 2 * 2 * 20);
     ctx = small;
     gpu_ctx_free(big);
 }
