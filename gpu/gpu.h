@@ -240,6 +240,7 @@ struct gpu_solver_params {
     int32_t chunk;         /* largest scan chunk in edges (0: the shared-memory plan's; tests) */
     int32_t layout_mem;    /* where a replica block keeps its layout (GPU_MEM_*): auto (shared
                             * memory when the plan fits, else global), shared, global (issue 17) */
+    int32_t debug;         /* 1: the job's plan and evaluator=auto's trials on stderr */
 };
 
 /* evaluator knob values */
@@ -261,7 +262,7 @@ void gpu_solver_params_default(struct gpu_solver_params *sp);
  * tournament, t_lo, t_hi, cool, beta, beta_alt, beta_k, alt_every, pnorm_rho, pnorm_up, p_hot,
  * p_local, p_bary, p_median, ops (fixed or bandit), bandit_floor, lin, restart_steps, restart_node,
  * restart_share, restart_pool, reuse, island_every, island_take, groups, evaluator,
- * index_items, index_rebuild, chunk, layout_mem) to sp.
+ * index_items, index_rebuild, chunk, layout_mem, debug) to sp.
  * Returns 0, or LCN_EINVAL with a message for an unknown key or a value out
  * of range.
  */

@@ -1675,6 +1675,13 @@ static int sjob_plan(struct gpu_ctx *ctx, int slot, const struct lcn_graph *g,
     }
     j->R = R;
     sjob_ix_pool(j);
+    if (gp->debug)
+        fprintf(stderr,
+                "lcn gpu plan: n %d m %d dmax %d gl %d small %d W %d G %d lcap %d keep %d smem %zu "
+                "smem_ix %zu dyn_max %d R %d grids %d icap %d dthr %d nodes_ok %d cells %d pool %zu ints\n",
+                g->n, g->m, j->dmax, j->gl, j->small, gp->W, j->G, j->lcap, j->keep, j->smem,
+                j->smem_ix, dyn_max, j->R, j->ix, j->dv.ix.icap, j->dv.ix.dthr, j->dv.ix.nodes_ok,
+                j->dv.ix.ncell, j->s->ix_ints);
     return 0;
 }
 
@@ -2439,6 +2446,11 @@ static void grun_ev_note(struct grun *r, int64_t ns, int S)
     if (b == 1 + EV_TRIALS) {
         r->ev_pick = (double)r->ev_ns[1] * (double)r->ev_steps[0] <=
                      (double)r->ev_ns[0] * (double)r->ev_steps[1];
+        if (r->gp.debug)
+            fprintf(stderr, "lcn gpu auto: batch %llu: scan %.1f us/step (%lld steps), grid %.1f us/step (%lld steps): %s\n",
+                    (unsigned long long)r->j[0].batch, r->ev_ns[0] / 1e3 / (double)LCN_MAX(r->ev_steps[0], 1),
+                    (long long)r->ev_steps[0], r->ev_ns[1] / 1e3 / (double)LCN_MAX(r->ev_steps[1], 1),
+                    (long long)r->ev_steps[1], r->ev_pick ? "grid" : "scan");
         r->ev_ns[0] = r->ev_ns[1] = r->ev_steps[0] = r->ev_steps[1] = 0;
     }
 }

@@ -544,6 +544,7 @@ void gpu_solver_params_default(struct gpu_solver_params *sp)
     sp->index_rebuild = 0;
     sp->chunk = 0;
     sp->layout_mem = GPU_MEM_AUTO;
+    sp->debug = 0;
 }
 
 /* The GPU engine's knobs: one table drives parsing and ranges (opts.h). */
@@ -584,6 +585,7 @@ static const struct opt gknobs[] = {
     OPT_I32("index_rebuild", GK(index_rebuild), 0, 1 << 30),
     OPT_I32("chunk", GK(chunk), 0, 1 << 20),
     OPT_CHOICE("layout_mem", GK(layout_mem), GPU_MEM_CHOICES),
+    OPT_I32("debug", GK(debug), 0, 1),
 };
 #undef GK
 
