@@ -66,18 +66,23 @@ extern "C" {
 /*
  * The replicas' edge grids (issue 17, edge_index.h), in global memory: per
  * replica ncell + 1 cell starts, ncell build counts, icap entries, the long
- * list, the dirty list and a query's kept edges (m each). Built by the block
- * at every launch's start and when more than dthr edges moved since
- * (ix_build). nodes_ok: no node without edges, so V2/V3 need only the kept
- * edges' ends and v's neighbours (ix_nodes), not every node.
+ * list, the dirty list and a query's kept edges (m each), and IX_STATE ints
+ * that carry a grid from one launch to the next (ix_resume). Built by the
+ * block when more than dthr edges moved since the last build, and at a
+ * launch's start when something else moved the replica's layout (a
+ * scanning launch, a restart or import, the job's start). nodes_ok: no node
+ * without edges, so V2/V3 need only the kept edges' ends and v's neighbours
+ * (ix_nodes), not every node.
  */
 struct sol_eix {
-    int *start, *fill, *items, *lng, *dirty, *hl;
+    int *start, *fill, *items, *lng, *dirty, *hl, *state;
     struct eix_geom g;
     int ncell, icap, dthr, nodes_ok;
 };
 
 #define IX_SEGMAX 1024 /* most (centre, far end) segments of one query; more: the scan */
+/* a replica's grid state between launches: built (0: stale, rebuild), ndirty, nlong, ixok */
+#define IX_STATE 4
 
 struct sol_dev {
     const int2 *edges;
@@ -327,6 +332,47 @@ __device__ static void ix_build(const struct sol_dev &dv, struct carve &c, struc
                 ix_cells(x.g, a, b, [&](int cell) { items[st[cell] + atomicSub(&fill[cell], 1) - 1] = e; });
         }
     __syncthreads();
+}
+
+/*
+ * A launch's grid: the one the replica's last launch left when it is not
+ * stale (its counters, and the dirty bits from the dirty list), else a
+ * build. Starts after the launch's first barrier; ends with a barrier.
+ */
+__device__ static void ix_resume(const struct sol_dev &dv, struct carve &c, struct sh_step &sh,
+                                 int m)
+{
+    const int *st = dv.ix.state + (size_t)blockIdx.x * IX_STATE;
+    if (!st[0]) { /* the same word for every thread: the previous launch wrote it */
+        ix_build(dv, c, sh, m);
+        return;
+    }
+    for (int i = threadIdx.x; i < MWORDS(m); i += blockDim.x)
+        c.dflag[i] = 0;
+    if (threadIdx.x == 0) {
+        sh.ndirty = st[1];
+        sh.nlong = st[2];
+        sh.ixok = st[3];
+    }
+    __syncthreads();
+    const int *dl = dv.ix.dirty + (size_t)blockIdx.x * m;
+    for (int i = threadIdx.x; i < sh.ndirty; i += blockDim.x)
+        atomicOr(&c.dflag[dl[i] >> 5], 1u << (dl[i] & 31));
+    __syncthreads();
+}
+
+/* The launch's end (thread 0): the grid carried to the next launch, or,
+ * after a scanning launch (nodes moved without the dirty list), stale. */
+__device__ __forceinline__ static void ix_save(const struct sol_dev &dv, const struct sh_step &sh,
+                                               int ix)
+{
+    if (!dv.ix.state)
+        return;
+    int *st = dv.ix.state + (size_t)blockIdx.x * IX_STATE;
+    st[0] = ix;
+    st[1] = sh.ndirty;
+    st[2] = sh.nlong;
+    st[3] = sh.ixok;
 }
 
 /* A committed move of v: its incident edges join the dirty list (once). */
@@ -1135,7 +1181,7 @@ static __global__ void __launch_bounds__(1024)
     __syncthreads();
     const uint64_t step0 = sh.rep.step;
     if (ix)
-        ix_build(dv, c, sh, k.m);
+        ix_resume(dv, c, sh, k.m);
 
     for (int s = 0; s < S; s++) {
         const uint64_t step = step0 + (uint64_t)s;
@@ -1227,6 +1273,7 @@ static __global__ void __launch_bounds__(1024)
     if (k.tid == 0) {
         sh.rep.pair_tests += sh.tests;
         dv.rep[k.r] = sh.rep;
+        ix_save(dv, sh, ix);
     }
 }
 
@@ -1348,6 +1395,8 @@ static __global__ void k_energy(const struct sol_params sp, const struct sol_dev
         }
         __syncthreads();
         if (threadIdx.x == 0) {
+            if (dv.ix.state) /* a new layout: its grid is rebuilt */
+                dv.ix.state[(size_t)r * IX_STATE] = 0;
             rp->cur = eb->best;
             if (take_best)
                 rp->best = eb->best;
@@ -1409,6 +1458,8 @@ static __global__ void k_exchange(const struct sol_params sp, const struct sol_d
 static __global__ void k_replicate(const struct sol_params sp, const struct sol_dev dv)
 {
     const int r = blockIdx.x;
+    if (threadIdx.x == 0 && dv.ix.state) /* the pool's grids are an earlier job's */
+        dv.ix.state[(size_t)r * IX_STATE] = 0;
     if (r == 0)
         return;
     for (int i = threadIdx.x; i < sp.n; i += blockDim.x) {
@@ -1570,7 +1621,8 @@ static void sjob_ix_smem(struct sjob *j, int dyn_max)
  * each) and icap entries, index_items an edge or what the pool leaves (at
  * least one an edge; a build that overflows icap makes that replica scan
  * until its next build). The rebuild threshold: index_rebuild, else m / 8,
- * past SOL_EXACT_EDGES 2 sqrt(m) (every query walks the dirty list). Sets
+ * past SOL_EXACT_EDGES 16 sqrt(m) (every query walks the dirty list; a
+ * build at 400,000 edges costs tens of ms, docs/GPU.md). Sets
  * the grids' views in j->dv.ix; no room: the scan.
  */
 static void sjob_ix_pool(struct sjob *j)
@@ -1583,13 +1635,13 @@ static void sjob_ix_pool(struct sjob *j)
     x->g = eix_geom_for(g->width, g->height, g->m);
     x->ncell = x->g.gx * x->g.gy;
     const size_t m = (size_t)g->m, R = (size_t)j->R;
-    const size_t fixed = 2 * (size_t)x->ncell + 1 + 3 * m, room = j->s->ix_ints / R;
+    const size_t fixed = 2 * (size_t)x->ncell + 1 + 3 * m + IX_STATE, room = j->s->ix_ints / R;
     if (room < fixed + LCN_MAX(m, 1))
         return;
     x->icap = (int)LCN_MIN(LCN_MIN((int64_t)j->gp.index_items * g->m, (int64_t)INT_MAX / 2),
                            (int64_t)(room - fixed));
     x->dthr = j->gp.index_rebuild > 0 ? j->gp.index_rebuild
-              : g->m > SOL_EXACT_EDGES ? LCN_MAX(64, (int)(2 * sqrt((double)g->m)))
+              : g->m > SOL_EXACT_EDGES ? LCN_MAX(64, (int)(16 * sqrt((double)g->m)))
                                        : LCN_MAX(64, g->m / 8);
     x->nodes_ok = 1;
     for (int32_t v = 0; v < g->n && x->nodes_ok; v++)
@@ -1601,6 +1653,7 @@ static void sjob_ix_pool(struct sjob *j)
     x->lng = x->items + R * x->icap;
     x->dirty = x->lng + R * m;
     x->hl = x->dirty + R * m;
+    x->state = x->hl + R * m;
     j->ix = j->ix_on = 1;
 }
 
@@ -1914,9 +1967,35 @@ static void keep_better(const struct lcn_graph *g, const struct lcn_pt *pts, con
 
 #define FORCE_MAX_NODES 20000 /* the workspace's default size, where it always ran */
 
+/* Who publishes the quick start of a large graph (build_start) at once. */
+struct start_pub {
+    void (*fn)(void *arg, const struct lcn_pt *pts, const struct lcn_obj *o);
+    void *arg;
+};
+
+/*
+ * The quick stress start (past LAYOUT_QUICK_NODES) checked by the oracle and
+ * published at once through pub: the other starts and the device's set-up
+ * take seconds at 200,000 nodes, and the first layout should not wait for
+ * them (issue 17). Returns 1 when published.
+ */
+static int publish_quick(const struct lcn_graph *g, const struct lcn_pt *pts, const int32_t *c,
+                         const struct lcn_stop *hard, const struct start_pub *pub)
+{
+    struct lcn_obj o;
+    obj_from_counts(&o, c, g->m);
+    struct lcn_report vr;
+    const int rc = validate_layout_stop(g, pts, 0, hard, &vr);
+    const int ok = rc == 0 && vr.valid && obj_cmp(&vr.obj, &o) == 0;
+    report_release(&vr);
+    if (ok)
+        pub->fn(pub->arg, pts, &o);
+    return ok;
+}
+
 static int build_start(struct gpu_ctx *ctx, int slot, const struct lcn_graph *g,
                        const struct engine_params *p, const struct lcn_stop *hard,
-                       struct lcn_pt *best)
+                       const struct start_pub *pub, struct lcn_pt *best)
 {
     struct start_descender sd = {ctx, slot};
     const struct layout_descender dev = {device_descent, &sd};
@@ -1957,6 +2036,8 @@ static int build_start(struct gpu_ctx *ctx, int slot, const struct lcn_graph *g,
         }
         if (r)
             continue;
+        if (quick && pub)
+            publish_quick(g, pts, c, hard, pub);
         keep_better(g, pts, c, best, &bo, &have);
     }
     /* the device's force-directed layout, when the host drawers left time;
@@ -2049,6 +2130,8 @@ struct grun {
     double ttt;
     uint64_t fetches;
     int64_t last_pub;
+    int pub_start;             /* a start was published (grun_publish_start), tuple start_obj */
+    struct lcn_obj start_obj;
     enum engine_stop stop;
     /* the evaluator per batch (grun_ev_pick): this batch's, auto's choice,
      * the trial batches' time and steps per path, batches per path */
@@ -2126,18 +2209,28 @@ static int grun_islands(struct grun *r, const int32_t *vc)
 
 /* The knobs, the slots, the start (revalidated by the oracle, whose time
  * sets the final reserve) and the device state. */
-/* The start, which the oracle passed (tuple *o): progress and layout. */
-static void grun_publish_start(struct grun *r, const struct lcn_obj *o)
+/* A start the oracle passed (tuple *o): progress and layout, unless an
+ * earlier start published was as good (r->pub_start). */
+static void grun_publish_start(struct grun *r, const struct lcn_pt *pts, const struct lcn_obj *o)
 {
     const struct engine_params *p = r->p;
+    if (r->pub_start && obj_cmp(o, &r->start_obj) >= 0)
+        return;
+    r->pub_start = 1;
+    r->start_obj = *o;
     const int64_t now = lcn_now_ns();
     struct engine_event ev = {(now - r->t0) / 1e9, "start", *o};
     if (p->on_progress)
         p->on_progress(p->ctx, &ev);
     if (p->on_layout)
-        p->on_layout(p->ctx, r->start, o, ev.elapsed_s);
-    if (p->target_k >= 0 && o->K <= p->target_k)
+        p->on_layout(p->ctx, pts, o, ev.elapsed_s);
+    if (p->target_k >= 0 && o->K <= p->target_k && r->ttt < 0)
         r->ttt = ev.elapsed_s;
+}
+
+static void grun_publish_quick(void *arg, const struct lcn_pt *pts, const struct lcn_obj *o)
+{
+    grun_publish_start((struct grun *)arg, pts, o);
 }
 
 static int grun_new(struct grun *r, struct gpu_ctx *const *ctx, int n, const struct lcn_graph *g,
@@ -2163,7 +2256,8 @@ static int grun_new(struct grun *r, struct gpu_ctx *const *ctx, int n, const str
     r->start = (struct lcn_pt *)xmalloc(bytes);
     r->last = (struct lcn_pt *)xmalloc(bytes);
     r->buf = (struct lcn_pt *)xmalloc(bytes);
-    rc = build_start(r->ctx[0], r->slot[0], g, p, &r->hard, r->start);
+    const struct start_pub pub = {grun_publish_quick, r};
+    rc = build_start(r->ctx[0], r->slot[0], g, p, &r->hard, &pub, r->start);
     /* the oracle passes the start before anything is published (its counts
      * then seed the device state); timing it tells how early the search
      * must stop for the oracle passes of its result, the host's and the
@@ -2179,7 +2273,7 @@ static int grun_new(struct grun *r, struct gpu_ctx *const *ctx, int n, const str
     r->t_val = lcn_now_ns() - tv;
     r->reserve = lcn_final_reserve_ns(p, r->t_val);
     if (!rc) /* published before the device is set up: the first layout comes sooner */
-        grun_publish_start(r, &vr.obj);
+        grun_publish_start(r, r->start, &vr.obj);
     if (!rc)
         rc = grun_islands(r, vr.c);
     report_release(&vr);
@@ -2323,6 +2417,10 @@ static int island_import(struct sjob *j, const struct lcn_pt *e, const int32_t *
         x->cur = *eo;
         x->E = E;
         rc = gpu_h2d(ctx, s, s->cur + (size_t)r * n, e, sizeof(int2) * n);
+        if (!rc && j->dv.ix.state) { /* a new layout: its grid is rebuilt */
+            static const int stale = 0;
+            rc = gpu_h2d(ctx, s, j->dv.ix.state + (size_t)r * IX_STATE, &stale, sizeof(stale));
+        }
         if (!rc)
             rc = gpu_h2d(ctx, s, s->cnt + (size_t)r * m, ec, sizeof(int) * m);
         if (!rc)
