@@ -30,7 +30,8 @@
 #   scale    issue 17's sizes: each of SCALE_GRAPHS (paths, .json or .json.gz; default
 #            .gpu-carry/scale/*) with lcnd solve --backend gpu, then --backend cpu (every
 #            core), SCALE_BUDGET=60 s each, alone on the machine: time to the first valid
-#            layout, moves/s, peak device memory (nvidia-smi), K -> scale.jsonl, layouts
+#            layout, moves/s, peak device memory (nvidia-smi), K, the oracle's re-check
+#            (lcnctl check; layouts over 4 MB are removed after it) -> scale.jsonl, layouts
 #   profile  Nsight Compute on k_steps (one launch after PROFILE_SKIP=30) of a
 #            PROFILE_S=4 s run of PROFILE_GRAPH with PROFILE_REPLICAS=48:
 #            warp states, scheduler, occupancy, stall sampling -> profile.txt
@@ -379,9 +380,19 @@ scale)
             rc=$?
             t1=$(date +%s.%N)
             kill $smi 2>/dev/null; wait $smi 2>/dev/null
+            # the oracle's re-check of the layout here (a 200,000-node layout
+            # is too large to come back), then the layout goes
+            L="$OUTDIR/scale/$b-$be.layout.json"
+            [ -f "$L" ] && "$BIN/lcnctl" check "$L" --instance "$G" > "$OUTDIR/scale/$b-$be.check.json" 2>&1
+            [ -f "$L" ] && [ "$(stat -c %s "$L")" -gt 4000000 ] && rm -f "$L"
             python3 - "$b" "$be" "$rc" "$t0" "$t1" "$OUTDIR/scale" >> "$OUTDIR/scale.jsonl" <<'PY'
 import json, re, sys
 b, be, rc, t0, t1, d = sys.argv[1:]
+try:
+    ck = json.load(open(f"{d}/{b}-{be}.check.json"))
+    check = {"valid": ck.get("valid"), "K": ck.get("K"), "nK": ck.get("nK"), "C": ck.get("C")}
+except Exception:
+    check = None
 try:
     s = json.load(open(f"{d}/{b}-{be}.json"))
 except Exception:
@@ -401,7 +412,7 @@ print(json.dumps({"graph": b, "n": s.get("n"), "m": s.get("m"), "backend": be, "
                   "evaluated_per_s": (t.get("evaluated") or 0) / el if el else None,
                   "device_mem_peak_mib": max(mem) if mem else None, "replicas": s.get("replicas"),
                   "threads": s.get("threads"), "evaluator": s.get("evaluator"), "best": s.get("best"),
-                  "stop": s.get("stop")}))
+                  "stop": s.get("stop"), "check": check}))
 PY
             tail -n 1 "$OUTDIR/scale.jsonl"
         done
