@@ -502,6 +502,20 @@ uint64_t validate_counts_tuned(const struct lcn_graph *g, const struct lcn_pt *p
     return tests;
 }
 
+void validate_auto_tuning(const struct lcn_graph *g, const struct lcn_pt *pts,
+                          struct validate_tuning *t)
+{
+    struct index ix;
+    index_strips(&ix, g, pts, 0);
+    index_edges(&ix, g->m);
+    struct sweep sw = {.g = g, .ix = &ix, .check = 1};
+    t->threads = sweep_threads(&ix, g->m, NULL);
+    t->strips = ix.sp.S;
+    sweep_plan(&sw, g->m, t->threads, 0);
+    t->chunk = (int32_t)sw.chunk3;
+    index_release(&ix);
+}
+
 uint64_t validate_counts(const struct lcn_graph *g, const struct lcn_pt *pts, int32_t *c)
 {
     return validate_counts_tuned(g, pts, NULL, c);

@@ -41,6 +41,10 @@ struct validate_tuning {
 int validate_layout_tuned(const struct lcn_graph *g, const struct lcn_pt *pts, int32_t max_listed,
                           const struct lcn_stop *stop, const struct validate_tuning *t,
                           struct lcn_report *r);
+/* The tuning the automatic choice takes on this layout (threads, strips and
+ * the V3 chunk; what the fast path would use with t NULL). */
+void validate_auto_tuning(const struct lcn_graph *g, const struct lcn_pt *pts,
+                          struct validate_tuning *t);
 uint64_t validate_counts_tuned(const struct lcn_graph *g, const struct lcn_pt *pts,
                                const struct validate_tuning *t, int32_t *c);
 

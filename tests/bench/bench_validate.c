@@ -64,9 +64,12 @@ static int bench_file(const char *path, int reps, int32_t max_listed, int fast_o
             report_release(&a);
         report_release(&b);
     }
-    printf("%s n=%d m=%d reps=%d ref_median_s=%.4f fast_median_s=%.4f same=%s\n", path, d.g.n,
-           d.g.m, reps, fast_only ? 0.0 : median_s(t_ref, reps), median_s(t_fast, reps),
-           fast_only ? "unchecked" : (bad ? "NO" : "yes"));
+    struct validate_tuning at;
+    validate_auto_tuning(&d.g, d.pts, &at);
+    printf("%s n=%d m=%d threads=%d strips=%d reps=%d ref_median_s=%.4f fast_median_s=%.4f "
+           "same=%s\n",
+           path, d.g.n, d.g.m, at.threads, at.strips, reps, fast_only ? 0.0 : median_s(t_ref, reps),
+           median_s(t_fast, reps), fast_only ? "unchecked" : (bad ? "NO" : "yes"));
     free(t_ref);
     free(t_fast);
     graphio_release(&d);
