@@ -52,16 +52,47 @@
 #define ITEMS_PER_THREAD  64      /* work items per thread and phase (load balance) */
 #define ITEM_MIN          256     /* edges or entries per work item at least */
 
-/* Horizontal strips: y in [y0, y0 + h) lies in strip (y - y0) * S / h, a
- * nondecreasing function of y. */
+/* Horizontal strips: y in [y0, y0 + h) lies in strip ((y - y0) mul) >> 32
+ * with mul = floor(2^32 S / h), a nondecreasing function of y whose values
+ * are below S (at most (h - 1) S / h): a product, not a division. */
 struct strips {
     int64_t y0, h;
+    uint64_t mul;
     int32_t S;
 };
 
+static void strips_set(struct strips *sp, int32_t S)
+{
+    sp->S = S;
+    sp->mul = (uint64_t)(((unsigned __int128)S << 32) / (uint64_t)sp->h);
+}
+
 static int32_t strip_of(const struct strips *sp, int32_t y)
 {
-    return (int32_t)(((int64_t)y - sp->y0) * sp->S / sp->h);
+    return (int32_t)(((uint64_t)((int64_t)y - sp->y0) * sp->mul) >> 32);
+}
+
+/*
+ * Stable LSD radix sort of a[0..n) by the upper 32 bits (keys up to max),
+ * 11 bits a pass, with tmp as scratch; returns the array that holds the
+ * result (a or tmp). Keys with a record index in the lower 32 bits make a
+ * permutation sort in O(n) per pass.
+ */
+static uint64_t *radix_sort(uint64_t *a, uint64_t *tmp, int64_t n, uint32_t max)
+{
+    for (int shift = 32; shift < 64 && (max >> (shift - 32)); shift += 11) {
+        int64_t cnt[2049] = {0};
+        for (int64_t i = 0; i < n; i++)
+            cnt[((a[i] >> shift) & 2047) + 1]++;
+        for (int d = 0; d < 2048; d++)
+            cnt[d + 1] += cnt[d];
+        for (int64_t i = 0; i < n; i++)
+            tmp[cnt[(a[i] >> shift) & 2047]++] = a[i];
+        uint64_t *t = a;
+        a = tmp;
+        tmp = t;
+    }
+    return a;
 }
 
 /*
@@ -77,25 +108,9 @@ struct span {
     struct lcn_pt a, b;
 };
 
-static int span_cmp(const void *p, const void *q)
-{
-    const struct span *a = p, *b = q;
-    if (a->lo != b->lo)
-        return a->lo < b->lo ? -1 : 1;
-    return (a->id > b->id) - (a->id < b->id);
-}
-
 struct pnode {
     int32_t st, x, y, id;
 };
-
-static int pnode_cmp(const void *p, const void *q)
-{
-    const struct pnode *a = p, *b = q;
-    if (a->st != b->st)
-        return a->st < b->st ? -1 : 1;
-    return lcn_cmp3(a->x, a->y, a->id, b->x, b->y, b->id);
-}
 
 /*
  * The search structure: nodes by (strip, x, y, id), strip st's being
@@ -152,11 +167,23 @@ static void index_strips(struct index *ix, const struct lcn_graph *g, const stru
     if (S <= 0)
         for (S = 1; (S + 1) * (S + 1) <= g->m; S++)
             ;
-    S = LCN_MIN(LCN_MIN(S, STRIP_MAX), ix->sp.h);
-    ix->sp.S = (int32_t)S;
+    strips_set(&ix->sp, (int32_t)LCN_MIN(LCN_MIN(S, STRIP_MAX), ix->sp.h));
     while (want <= 0 && ix->sp.S > 1 &&
            strip_entries(s, g->m, &ix->sp) > STRIP_ENTRIES * (int64_t)g->m)
-        ix->sp.S /= 2;
+        strips_set(&ix->sp, ix->sp.S / 2);
+}
+
+/* Sorts the permutation p (record indices in the lower 32 bits) by key(p)
+ * - lo (each < 2^32), stably; returns where the result is. */
+static uint64_t *sort_by(uint64_t *p, uint64_t *tmp, int64_t n, const int32_t *key, size_t stride,
+                         int64_t lo, int64_t hi)
+{
+    for (int64_t i = 0; i < n; i++) {
+        uint32_t r = (uint32_t)p[i];
+        int32_t k = *(const int32_t *)((const char *)key + stride * r);
+        p[i] = (uint64_t)(uint32_t)(k - lo) << 32 | r;
+    }
+    return radix_sort(p, tmp, n, (uint32_t)(hi - lo));
 }
 
 /* Sorts the nodes by (strip, x, y, id): equal points are neighbours. */
@@ -171,7 +198,49 @@ static void index_nodes(struct index *ix, const struct lcn_graph *g, const struc
     }
     for (int32_t st = 0; st < S; st++)
         ix->noff[st + 1] += ix->noff[st];
-    qsort(ix->pn, (size_t)g->n, sizeof(*ix->pn), pnode_cmp);
+    /* stable sorts by y, then x, then strip: (strip, x, y, id) order */
+    int64_t x0 = 0, x1 = 0, n = g->n;
+    for (int32_t v = 0; v < g->n; v++) {
+        x0 = v == 0 || pts[v].x < x0 ? pts[v].x : x0;
+        x1 = v == 0 || pts[v].x > x1 ? pts[v].x : x1;
+    }
+    uint64_t *p = xmalloc(sizeof(uint64_t) * (size_t)(n ? n : 1)),
+             *tmp = xmalloc(sizeof(uint64_t) * (size_t)(n ? n : 1));
+    for (int64_t v = 0; v < n; v++)
+        p[v] = (uint64_t)v;
+    uint64_t *q =
+        sort_by(p, tmp, n, &ix->pn[0].y, sizeof(*ix->pn), ix->sp.y0, ix->sp.y0 + ix->sp.h - 1);
+    q = sort_by(q, q == p ? tmp : p, n, &ix->pn[0].x, sizeof(*ix->pn), x0, x1);
+    q = sort_by(q, q == p ? tmp : p, n, &ix->pn[0].st, sizeof(*ix->pn), 0, S - 1);
+    struct pnode *sorted = xmalloc(sizeof(*sorted) * (size_t)(n ? n : 1));
+    for (int64_t i = 0; i < n; i++)
+        sorted[i] = ix->pn[(uint32_t)q[i]];
+    free(ix->pn);
+    ix->pn = sorted;
+    free(p);
+    free(tmp);
+}
+
+/* Sorts ix->spans by (lo, id): a stable sort by lo of the spans in id order. */
+static void sort_spans(struct index *ix, int32_t m)
+{
+    int64_t x0 = 0, x1 = 0;
+    for (int32_t e = 0; e < m; e++) {
+        x0 = e == 0 || ix->spans[e].lo < x0 ? ix->spans[e].lo : x0;
+        x1 = e == 0 || ix->spans[e].lo > x1 ? ix->spans[e].lo : x1;
+    }
+    uint64_t *p = xmalloc(sizeof(uint64_t) * (size_t)(m ? m : 1)),
+             *tmp = xmalloc(sizeof(uint64_t) * (size_t)(m ? m : 1));
+    for (int64_t e = 0; e < m; e++)
+        p[e] = (uint64_t)e;
+    uint64_t *q = sort_by(p, tmp, m, &ix->spans[0].lo, sizeof(*ix->spans), x0, x1);
+    struct span *sorted = xmalloc(sizeof(*sorted) * (size_t)(m ? m : 1));
+    for (int32_t i = 0; i < m; i++)
+        sorted[i] = ix->spans[(uint32_t)q[i]];
+    free(ix->spans);
+    ix->spans = sorted;
+    free(p);
+    free(tmp);
 }
 
 /* Sorts the spans by (lo, id) and deals them to the strips they touch (in
@@ -180,7 +249,8 @@ static void index_edges(struct index *ix, int32_t m)
 {
     int32_t S = ix->sp.S;
     struct span *s = ix->spans;
-    qsort(s, (size_t)m, sizeof(*s), span_cmp);
+    sort_spans(ix, m);
+    s = ix->spans;
     ix->eoff = xcalloc((size_t)S + 1, sizeof(int64_t));
     for (int32_t i = 0; i < m; i++) {
         s[i].slo = strip_of(&ix->sp, s[i].ylo);
