@@ -25,6 +25,19 @@ static inline int vp_side(struct lcn_pt a, struct lcn_pt b, struct lcn_pt c)
     return l > r ? 1 : (l < r ? -1 : 0);
 }
 
+/* vp_side_small is exact when every coordinate lies in [-VP_SMALL, VP_SMALL]:
+ * differences within 2^31, products within 2^62, in int64. */
+#define VP_SMALL (1 << 30)
+
+/* vp_side for points within VP_SMALL (the parser's limit, LCN_COORD_LIMIT,
+ * is below it), with 64-bit products: the same sign, cheaper. */
+static inline int vp_side_small(struct lcn_pt a, struct lcn_pt b, struct lcn_pt c)
+{
+    int64_t l = ((int64_t)b.x - a.x) * ((int64_t)c.y - a.y);
+    int64_t r = ((int64_t)b.y - a.y) * ((int64_t)c.x - a.x);
+    return (l > r) - (l < r);
+}
+
 static inline int vp_same(struct lcn_pt a, struct lcn_pt b)
 {
     return a.x == b.x && a.y == b.y;

@@ -5,7 +5,9 @@
  * reports are identical (valid, counts, list, per-edge counts, tuple) and
  * times them. Prints one line per file with the medians, in seconds.
  *
- * Usage: bench_validate [--reps R] [--max-listed N] [--fast-only] FILE...
+ * Usage: bench_validate [--reps R] [--max-listed N] [--fast-only]
+ *                       [--threads T] [--strips S] FILE...
+ * (--threads, --strips: force the fast path's split, validate_ref.h)
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,6 +40,8 @@ static int same_report(const struct lcn_report *a, const struct lcn_report *b, i
 }
 
 /* Times R runs of each; returns 0 when every pair of reports agreed. */
+static struct validate_tuning tuning;
+
 static int bench_file(const char *path, int reps, int32_t max_listed, int fast_only)
 {
     struct graphio_doc d;
@@ -55,7 +59,7 @@ static int bench_file(const char *path, int reps, int32_t max_listed, int fast_o
         if (!fast_only)
             validate_layout_sweep(&d.g, d.pts, max_listed, NULL, &a);
         int64_t t1 = lcn_now_ns();
-        validate_layout(&d.g, d.pts, max_listed, &b);
+        validate_layout_tuned(&d.g, d.pts, max_listed, NULL, &tuning, &b);
         int64_t t2 = lcn_now_ns();
         t_ref[k] = t1 - t0;
         t_fast[k] = t2 - t1;
@@ -85,6 +89,10 @@ int main(int argc, char **argv)
             reps = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--max-listed") && i + 1 < argc)
             max_listed = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--threads") && i + 1 < argc)
+            tuning.threads = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--strips") && i + 1 < argc)
+            tuning.strips = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--fast-only"))
             fast_only = 1;
         else

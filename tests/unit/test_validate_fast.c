@@ -6,7 +6,8 @@
  * code) and identical validate_counts, under the automatic tuning and under
  * forced thread, strip and chunk counts; on tiny canvases crowded with
  * shared, collinear and overlapping points, out-of-bounds and negative
- * coordinates, int32-scale coordinates, and on graphs large enough for the
+ * coordinates, coordinates up to 2^30 and to the ends of the int32 range
+ * (64-bit and 128-bit orientations), and on graphs large enough for the
  * automatic threads and strips, with long edges. And a stop that fires
  * while the threads sweep makes them give up with the stop's code.
  */
@@ -130,6 +131,42 @@ static void test_testkit_layouts(void **state)
         }
     for (int k = 1; k <= 4; k++)
         assert_true(seen.count[k] > 10);
+    assert_true(seen.crossings > 1000);
+}
+
+/* Coordinates past 2^30, up to the ends of the int32 range, where the fast
+ * path's 64-bit orientations would overflow and it must use the 128-bit
+ * ones: uniform, on or next to the line y = x, and small with outliers;
+ * and points at +-2^30 exactly, the largest the 64-bit path takes. */
+static void test_int32_wide(void **state)
+{
+    (void)state;
+    struct lcn_rng r;
+    rng_init(&r, 0x3232, 0, RNG_PURPOSE_GEN);
+    struct seen seen = {0};
+    for (int rep = 0; rep < 24; rep++) {
+        struct lcn_graph g;
+        int32_t n = 10 + 4 * rep;
+        tk_random_graph(&g, &r, n, 3 * n, TK_L, TK_L);
+        struct lcn_pt *pts = xmalloc(sizeof(*pts) * (size_t)n);
+        for (int32_t v = 0; v < n; v++) {
+            struct lcn_pt q = tk_rand_pt(&r, INT32_MIN, INT32_MIN, INT32_MAX, INT32_MAX);
+            if (rep % 3 == 1) /* y = x + {-1, 0, 1}, clamped */
+                q.y = q.x == INT32_MIN || q.x == INT32_MAX ? q.x
+                                                           : q.x + (int32_t)rng_below(&r, 3) - 1;
+            if (rep % 3 == 2 && rng_below(&r, 4) != 0)
+                q = tk_rand_pt(&r, -3, -3, 3, 3);
+            if (rep % 4 == 3) { /* the 64-bit path's bound itself: products of 2^62 */
+                static const int32_t at[] = {-(1 << 30), -(1 << 30) + 1, 0, (1 << 30) - 1, 1 << 30};
+                q = PT(at[rng_below(&r, 5)], at[rng_below(&r, 5)]);
+            }
+            pts[v] = q;
+        }
+        check_layout(&g, pts, &seen);
+        free(pts);
+        graph_release(&g);
+    }
+    assert_true(seen.count[LCN_V1_OUT_OF_BOUNDS] > 100);
     assert_true(seen.crossings > 1000);
 }
 
@@ -314,9 +351,8 @@ int main(int argc, char **argv)
     if (argc > 1) /* one test by name, for timing */
         cmocka_set_test_filter(argv[1]);
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_testkit_layouts),
-        cmocka_unit_test(test_crowded_and_negative),
-        cmocka_unit_test(test_large_automatic),
+        cmocka_unit_test(test_testkit_layouts), cmocka_unit_test(test_crowded_and_negative),
+        cmocka_unit_test(test_int32_wide),      cmocka_unit_test(test_large_automatic),
         cmocka_unit_test(test_stop_in_threads),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
