@@ -74,20 +74,24 @@ static int32_t strip_of(const struct strips *sp, int32_t y)
 
 /*
  * Stable LSD radix sort of a[0..n) by the upper 32 bits (keys up to max),
- * 11 bits a pass, with tmp as scratch; returns the array that holds the
- * result (a or tmp). Keys with a record index in the lower 32 bits make a
- * permutation sort in O(n) per pass.
+ * with tmp as scratch; returns the array that holds the result (a or tmp).
+ * Keys with a record index in the lower 32 bits make a permutation sort in
+ * O(n) per pass. Digits of 11 bits, fewer for short arrays (the counts
+ * would cost more than the records).
  */
 static uint64_t *radix_sort(uint64_t *a, uint64_t *tmp, int64_t n, uint32_t max)
 {
-    for (int shift = 32; shift < 64 && (max >> (shift - 32)); shift += 11) {
-        int64_t cnt[2049] = {0};
+    int bits = n < 64 ? 4 : (n < 4096 ? 8 : 11);
+    uint64_t mask = ((uint64_t)1 << bits) - 1;
+    for (int shift = 32; shift < 64 && (max >> (shift - 32)); shift += bits) {
+        int64_t cnt[2049];
+        memset(cnt, 0, sizeof(cnt[0]) * ((size_t)mask + 2));
         for (int64_t i = 0; i < n; i++)
-            cnt[((a[i] >> shift) & 2047) + 1]++;
-        for (int d = 0; d < 2048; d++)
+            cnt[((a[i] >> shift) & mask) + 1]++;
+        for (uint64_t d = 0; d < mask; d++)
             cnt[d + 1] += cnt[d];
         for (int64_t i = 0; i < n; i++)
-            tmp[cnt[(a[i] >> shift) & 2047]++] = a[i];
+            tmp[cnt[(a[i] >> shift) & mask]++] = a[i];
         uint64_t *t = a;
         a = tmp;
         tmp = t;
@@ -330,8 +334,10 @@ static int32_t sweep_threads(const struct index *ix, int32_t m, const struct val
 {
     if (t && t->threads > 0)
         return t->threads;
+    if (m < THREADS_MIN_EDGES && sampled_work(ix) < THREADS_MIN_WORK)
+        return 1;
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
-    if (cores < 2 || (m < THREADS_MIN_EDGES && sampled_work(ix) < THREADS_MIN_WORK))
+    if (cores < 2)
         return 1;
     return (int32_t)LCN_MIN(cores, THREADS_MAX);
 }
