@@ -24,6 +24,11 @@
  * whose stop tick fires stores the stop's code in halt (the first code
  * stays); every worker polls halt between edges or entries and leaves.
  *
+ * Predicates. validate_pred.h's, 128-bit; when every coordinate is within
+ * 2^30 the sweep's orientations are taken with 64-bit products (exact
+ * there) and general-position pairs decided without a branch
+ * (edge_pair_small), the degenerate ones by the 128-bit case analysis.
+ *
  * Listing. V1 and V2 are listed in (kind, a, b) order directly. Each worker
  * keeps its V3/V4 finds in a buffer that it sorts and cuts to the room left
  * when it reaches twice that, so the list is the smallest violations whatever
@@ -256,9 +261,8 @@ static void sort_spans(struct index *ix, int32_t m)
 static void index_edges(struct index *ix, int32_t m)
 {
     int32_t S = ix->sp.S;
-    struct span *s = ix->spans;
     sort_spans(ix, m);
-    s = ix->spans;
+    struct span *s = ix->spans;
     ix->eoff = xcalloc((size_t)S + 1, sizeof(int64_t));
     for (int32_t i = 0; i < m; i++) {
         s[i].slo = strip_of(&ix->sp, s[i].ylo);
