@@ -23,11 +23,12 @@ static const char check_usage[] =
     "Checks a layout with the independent validator (rules V1-V4 of\n"
     "docs/FORMAT.md) and recounts its crossings. Prints one JSON object:\n"
     "valid, n, m, width, height, missing_coordinates, K, nK, Phi, C,\n"
-    "violation_counts {V1..V4}, violations_total, violations (the first N:\n"
-    "{kind, node|nodes|edge|edges}), violations_listed_all, problems (why the\n"
-    "layout is invalid other than V1-V4: nodes without coordinates, differences\n"
-    "from the instance). K..C and violation_counts are null when a node has no\n"
-    "coordinates. The output is always JSON: --json is accepted for symmetry.\n";
+    "violation_counts {V1..V4}, violations_total, violations (the N smallest\n"
+    "by kind, then ids: {kind, node|nodes|edge|edges}), violations_listed_all,\n"
+    "problems (why the layout is invalid other than V1-V4: nodes without\n"
+    "coordinates, differences from the instance). K..C and violation_counts are\n"
+    "null when a node has no coordinates. The output is always JSON: --json is\n"
+    "accepted for symmetry.\n";
 
 static const char check_exit_status[] =
     "exit status: 0 valid, 1 invalid, 2 usage error or a file that cannot be read\n"

@@ -4,8 +4,12 @@
  *
  * This module shares the problem's definitions with geom.h and crossings.c
  * but none of their code: its predicates are written separately, with
- * 128-bit products, and its candidate search is an x-sorted sweep rather
- * than a grid, so a bug in the engines' evaluators cannot hide itself here.
+ * 128-bit products, and its candidate search is an x-sorted sweep within
+ * horizontal strips rather than a grid, so a bug in the engines' evaluators
+ * cannot hide itself here. Large graphs are checked on several threads
+ * (pthreads, at most 16, joined before return); the results never depend
+ * on the strips or the threads (validate_ref.h keeps the single sweep as
+ * the tests' slow twin).
  *
  * Rules (ARCHITECTURE.md section 1):
  *   V1 every node inside [0,W] x [0,H];
@@ -37,16 +41,17 @@ struct lcn_report {
     int valid;                  /* 1 when no violation of any kind */
     int64_t count[5];           /* violations per kind, index = kind */
     int64_t total;              /* all violations */
-    struct lcn_violation *list; /* the first `listed` violations, V1 first */
+    struct lcn_violation *list; /* `listed` violations: the smallest by (kind, a, b), in order */
     int32_t listed;
     struct lcn_obj obj; /* tuple of the layout (computed even when invalid) */
     int32_t *c;         /* per-edge crossing counts, m entries */
 };
 
 /*
- * Checks V1-V4 and recounts crossings independently. Lists at most
- * max_listed violations (all are counted). Returns 0, or LCN_ECORRUPT when
- * the recount's sum is odd (an internal error). The report owns its arrays.
+ * Checks V1-V4 and recounts crossings independently. Lists the max_listed
+ * smallest violations by kind, then ids (all are counted), the same ones
+ * however the work was split. Returns 0, or LCN_ECORRUPT when the recount's
+ * sum is odd (an internal error). The report owns its arrays.
  */
 int validate_layout(const struct lcn_graph *g, const struct lcn_pt *pts, int32_t max_listed,
                     struct lcn_report *r);
@@ -78,9 +83,9 @@ int validate_claim(const struct lcn_graph *g, const struct lcn_pt *pts, const st
 const char *validate_kind_name(enum lcn_vkind k);
 
 /*
- * Independent per-edge crossing count (x-sweep, 128-bit predicates), same
- * definition as crossings_full. Returns the number of pair tests: pairs of
- * edges sharing no endpoint whose x- and y-ranges overlap.
+ * Independent per-edge crossing count (the sweep of validate_layout, 128-bit
+ * predicates), same definition as crossings_full. Returns the number of pair
+ * tests: pairs of edges sharing no endpoint whose x- and y-ranges overlap.
  */
 uint64_t validate_counts(const struct lcn_graph *g, const struct lcn_pt *pts, int32_t *c);
 
