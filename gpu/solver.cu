@@ -1106,6 +1106,22 @@ __device__ __forceinline__ static void ix_commit(const struct sol_dev &dv, struc
     commit_star(c, sh, k, d);
 }
 
+/* (7) the commit: reusing the scan's kept edges (keep), from the grid, or
+ * scanning every edge again. */
+template <int SMALL>
+__device__ __forceinline__ static void commit_move(const struct sol_dev &dv, struct carve &c,
+                                                   struct sh_step &sh, const struct kstep &k,
+                                                   int ix, int v, struct lcn_pt p, struct lcn_pt q,
+                                                   int d, unsigned long long &tests)
+{
+    if (k.keep)
+        commit_reuse(c, sh, k, d);
+    else if (ix && sh.ixok && 2 * (d + 1) <= IX_SEGMAX)
+        ix_commit<SMALL>(dv, c, sh, k, v, p, q, d, tests);
+    else
+        commit_scan<SMALL>(dv, c, sh, k, v, p, q, d, tests);
+}
+
 /* (8) the tuple after a commit (thread 0). */
 __device__ __forceinline__ static void commit_tuple(struct carve &c, struct sh_step &sh,
                                                     const struct kstep &k, int v, struct lcn_pt q)
@@ -1248,12 +1264,7 @@ static __global__ void __launch_bounds__(1024)
 
         if (sh.accept) {
             const struct lcn_pt q = P(c.cand[sh.best_c]);
-            if (keep)
-                commit_reuse(c, sh, k, d);
-            else if (ix && sh.ixok && 2 * (d + 1) <= IX_SEGMAX)
-                ix_commit<SMALL>(dv, c, sh, k, v, p, q, d, tests);
-            else
-                commit_scan<SMALL>(dv, c, sh, k, v, p, q, d, tests);
+            commit_move<SMALL>(dv, c, sh, k, ix, v, p, q, d, tests);
             if (ix)
                 ix_mark(dv, c, sh, k.m, d);
             __syncthreads();
