@@ -3,8 +3,9 @@
  * passes through).
  *
  * This module shares the problem's definitions with geom.h and crossings.c
- * but none of their code: its predicates are written separately, with
- * 128-bit products, and its candidate search is an x-sorted sweep within
+ * but none of their code: its predicates are written separately (exact
+ * 64-bit products when every coordinate is within 2^30, 128-bit past it,
+ * validate_pred.h), and its candidate search is an x-sorted sweep within
  * horizontal strips rather than a grid, so a bug in the engines' evaluators
  * cannot hide itself here. Large graphs are checked on several threads
  * (pthreads, at most 16, joined before return); the results never depend
@@ -83,8 +84,8 @@ int validate_claim(const struct lcn_graph *g, const struct lcn_pt *pts, const st
 const char *validate_kind_name(enum lcn_vkind k);
 
 /*
- * Independent per-edge crossing count (the sweep of validate_layout, 128-bit
- * predicates), same definition as crossings_full. Returns the number of pair
+ * Independent per-edge crossing count (the sweep of validate_layout, its own
+ * exact predicates), same definition as crossings_full. Returns the number of pair
  * tests: pairs of edges sharing no endpoint whose x- and y-ranges overlap.
  */
 uint64_t validate_counts(const struct lcn_graph *g, const struct lcn_pt *pts, int32_t *c);

@@ -4,7 +4,9 @@
  *
  * They share the problem's definitions with geom.h but none of its code:
  * written separately, with 128-bit products, so that they hold at the ends
- * of the int32 range and a bug in the engines' predicates cannot hide here.
+ * of the int32 range (and 64-bit ones where every coordinate is within
+ * VP_SMALL, exact there), and a bug in the engines' predicates cannot hide
+ * here.
  */
 #ifndef LCN_VALIDATE_PRED_H
 #define LCN_VALIDATE_PRED_H
