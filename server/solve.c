@@ -450,14 +450,5 @@ int solve_main(int argc, char **argv)
     }
     rc = solve_graph(&o, &doc, t_start);
     graphio_release(&doc);
-    if (engines_gpu_count() > 0) {
-        /* Everything is written (write_layout renames and syncs the file):
-         * skip the CUDA runtime's exit handler, which frees the workspace
-         * (gigabytes at 200,000 nodes) buffer by buffer; the driver drops the
-         * context with the process (issue 17: a 0.5 s budget's failure was
-         * printed at 0.507 s and the process ended 0.09-0.10 s later). */
-        fflush(NULL);
-        _exit(rc);
-    }
     return rc;
 }

@@ -508,11 +508,12 @@ static void test_solver_global(void **st)
     free(lp);
     graph_release(&lg);
     /* from a stress layout (short edges: the grids' builds fit): 30,000
-     * nodes in global memory with the grid; 60,000 / 120,000, where the
-     * query's bits (30 KB) and 8,192-edge chunks do not fit one block's
-     * shared memory together, so the plan halves the chunk for the grid
-     * (sjob_ix_smem); several launches carry the grid (ix_resume); the same
-     * states as the scan's */
+     * nodes in global memory with the grid, several launches carrying it
+     * (ix_resume); 60,000 / 120,000, where the query's bits (30 KB) and
+     * 8,192-edge chunks do not fit one block's shared memory together, so
+     * the grid is off and the scan runs (sjob_ix_smem: halving the chunk
+     * for it failed this twin on the H200 at d96d0d8); the same states as
+     * the scan's */
     twin_stress_start = 1;
     solver_vs_twin_graph(&l, 2, 2, 4, 3, 30, "restart_steps=0,evaluator=index,reuse=0");
     assert_true(twin_grid == 2 * 3 * 30);
@@ -522,7 +523,7 @@ static void test_solver_global(void **st)
     ctx = big;
     struct gen_params x = {.family = GEN_GRID, .n = 60000, .m = 120000, .seed = 21};
     solver_vs_twin_graph(&x, 2, 2, 4, 3, 20, "restart_steps=0,evaluator=index");
-    assert_true(twin_grid == 2 * 3 * 20);
+    assert_true(twin_grid == 0);
     twin_stress_start = 0;
     ctx = small;
     gpu_ctx_free(big);
