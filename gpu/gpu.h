@@ -228,9 +228,9 @@ struct gpu_solver_params {
                             * by island_every and island_take (at most SOL_TAKE_MAX) */
     int32_t evaluator;     /* which edges a step tests (issue 17; GPU_EVAL_*): scan (every edge,
                             * box-filtered), index (the replica's edge grid, edge_index.h) or auto
-                            * (the default: both timed during the run, the faster kept; the scan
-                            * on the graphs that fit shared memory, the grid past them,
-                            * docs/GPU.md); all give the same trajectory */
+                            * (the default: both timed during the run, the faster kept: the scan
+                            * on the shared graphs measured, the grid at 50,000 nodes /
+                            * 100,000 edges, docs/GPU.md); all give the same trajectory */
     int32_t index_items;   /* the grid's cell entries per edge a replica may hold (default 16); a
                             * build that needs more leaves that replica on the scan until the
                             * next one */
