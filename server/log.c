@@ -23,6 +23,8 @@ static char *log_path;
 /* lines a failed write lost; 1 from a failed write to the next good one */
 static atomic_ullong log_lost;
 static atomic_int log_failing;
+/* 1 after a line was cut short: the next line written ends it first */
+static atomic_int log_partial;
 
 static const char *const level_names[] = {"error", "warn", "info", "debug"};
 
@@ -77,16 +79,25 @@ void log_close(void)
 /* A line the file does not take is lost, not retried (a full disk would
  * stall every thread that logs). The first loss of a run of them is said
  * once on standard error, which a supervisor keeps (the journal), and the
- * next line written says how many were lost; /metrics counts them all. */
+ * next line written says how many were lost; /metrics counts them all. A
+ * line cut short (the disk filled in its middle) is ended by a newline
+ * before the next line, so every later line starts on a line of its own. */
 static void write_line(const char *buf, size_t len)
 {
     int fd = atomic_load(&log_fd);
-    ssize_t w = write(fd, buf, len);
-    if (w == (ssize_t)len) {
-        if (atomic_exchange(&log_failing, 0))
-            log_warn("the log file lost lines it could not take (%llu since the start)",
-                     (unsigned long long)atomic_load(&log_lost));
-        return;
+    ssize_t w;
+    if (atomic_exchange(&log_partial, 0) && (w = write(fd, "\n", 1)) != 1) {
+        atomic_store(&log_partial, 1); /* still cut: this line is lost too */
+    } else {
+        w = write(fd, buf, len);
+        if (w == (ssize_t)len) {
+            if (atomic_exchange(&log_failing, 0))
+                log_warn("the log file lost lines it could not take (%llu since the start)",
+                         (unsigned long long)atomic_load(&log_lost));
+            return;
+        }
+        if (w > 0)
+            atomic_store(&log_partial, 1);
     }
     const char *why = w < 0 ? strerror(errno) : "short write";
     atomic_fetch_add(&log_lost, 1);
