@@ -230,10 +230,16 @@ static int migrate(PGconn *c, char *err, size_t errlen)
  * and tcp_user_timeout (ms) end the wait for a dead host or network within
  * about 5 s, statement_timeout (ms) one for a database that is up but
  * blocked, instead of the kernel's minutes. These bound the reads the loop
- * makes itself (a job this daemon has not seen yet, a progress page).
+ * makes itself (a job this daemon has not seen yet, a progress page). The
+ * server gets the same keepalives for its side (tcp_keepalives_*,
+ * tcp_user_timeout): when this daemon's host dies, its sessions end within
+ * about 10 s and with them the node_name lock (store_pg_queue.c), which the
+ * daemon restarted after the crash waits for, instead of hours.
  */
 #define PG_TCP_USER_TIMEOUT "5000"
-#define PG_OPTIONS "-c statement_timeout=10000"
+#define PG_OPTIONS                                                                     \
+    "-c statement_timeout=10000 -c tcp_keepalives_idle=5 -c tcp_keepalives_interval=2 " \
+    "-c tcp_keepalives_count=2 -c tcp_user_timeout=5000"
 
 PGconn *pg_connect(const char *url, char *err, size_t errlen)
 {

@@ -25,6 +25,7 @@
 #include "server/store.h"
 #include "server/store_pg.h"
 #include "server/store_pg_queue.h"
+#include "server/store_pg_sql.h"
 #include "util.h"
 
 static const char *url;
@@ -417,6 +418,32 @@ static void test_unreachable(void **state)
                 !pg_store_is_url("/var/lib/lcnd/jobs.db"));
 }
 
+/* The daemon's sessions ask the server for TCP keepalives on its side too
+ * (store_pg.c, PG_OPTIONS): a crashed host's sessions, and the node_name
+ * lock one of them holds, end within seconds. Over a Unix socket the server
+ * ignores the values (they read as 0), so the test checks where they came
+ * from: the client, for every one of them. */
+static void test_server_keepalives(void **state)
+{
+    (void)state;
+    char err[400];
+    PGconn *c = pg_connect(url, err, sizeof err);
+    assert_non_null(c);
+    PGresult *r = PQexec(c, "SELECT name, source FROM pg_settings WHERE name IN "
+                            "('tcp_keepalives_idle', 'tcp_keepalives_interval', "
+                            "'tcp_keepalives_count', 'tcp_user_timeout', 'statement_timeout') "
+                            "ORDER BY name");
+    assert_int_equal(PQresultStatus(r), PGRES_TUPLES_OK);
+    assert_int_equal(PQntuples(r), 5);
+    for (int i = 0; i < 5; i++) {
+        if (strcmp(PQgetvalue(r, i, 1), "client") != 0)
+            fprintf(stderr, "%s: source %s\n", PQgetvalue(r, i, 0), PQgetvalue(r, i, 1));
+        assert_string_equal(PQgetvalue(r, i, 1), "client");
+    }
+    PQclear(r);
+    PQfinish(c);
+}
+
 /* A server-side disconnect: the next calls reconnect (PQreset). */
 static void test_reconnect(void **state)
 {
@@ -666,6 +693,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_migrations, setup, teardown),
         cmocka_unit_test_setup_teardown(test_unreachable, setup, teardown),
         cmocka_unit_test_setup_teardown(test_dispatch_and_sharing, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_server_keepalives, setup, teardown),
         cmocka_unit_test_setup_teardown(test_reconnect, setup, teardown),
         cmocka_unit_test_setup_teardown(test_fenced_writes, setup, teardown),
         cmocka_unit_test_setup_teardown(test_claims, setup, teardown),
