@@ -199,6 +199,41 @@ static uint64_t *sort_by(uint64_t *p, uint64_t *tmp, int64_t n, const int32_t *k
     return radix_sort(p, tmp, n, (uint32_t)(hi - lo));
 }
 
+/* The smallest and the largest key of n records, read as sort_by reads them. */
+static void key_range(const int32_t *key, size_t stride, int64_t n, int64_t *lo, int64_t *hi)
+{
+    *lo = *hi = 0;
+    for (int64_t i = 0; i < n; i++) {
+        int32_t k = *(const int32_t *)((const char *)key + stride * (size_t)i);
+        *lo = i == 0 || k < *lo ? k : *lo;
+        *hi = i == 0 || k > *hi ? k : *hi;
+    }
+}
+
+/* The identity permutation of n records for sort_by, and its scratch array. */
+static uint64_t *perm_new(int64_t n, uint64_t **tmp)
+{
+    uint64_t *p = xmalloc(sizeof(uint64_t) * (size_t)(n ? n : 1));
+    *tmp = xmalloc(sizeof(uint64_t) * (size_t)(n ? n : 1));
+    for (int64_t i = 0; i < n; i++)
+        p[i] = (uint64_t)i;
+    return p;
+}
+
+/* *arr's n records (size bytes each) in the order of q's record indices,
+ * in place of *arr; p and tmp (perm_new's) are freed. */
+static void permute(void **arr, size_t size, const uint64_t *q, int64_t n, uint64_t *p,
+                    uint64_t *tmp)
+{
+    char *sorted = xmalloc(size * (size_t)(n ? n : 1));
+    for (int64_t i = 0; i < n; i++)
+        memcpy(sorted + size * (size_t)i, (const char *)*arr + size * (uint32_t)q[i], size);
+    free(*arr);
+    *arr = sorted;
+    free(p);
+    free(tmp);
+}
+
 /* Sorts the nodes by (strip, x, y, id): equal points are neighbours. */
 static void index_nodes(struct index *ix, const struct lcn_graph *g, const struct lcn_pt *pts)
 {
@@ -212,48 +247,25 @@ static void index_nodes(struct index *ix, const struct lcn_graph *g, const struc
     for (int32_t st = 0; st < S; st++)
         ix->noff[st + 1] += ix->noff[st];
     /* stable sorts by y, then x, then strip: (strip, x, y, id) order */
-    int64_t x0 = 0, x1 = 0, n = g->n;
-    for (int32_t v = 0; v < g->n; v++) {
-        x0 = v == 0 || pts[v].x < x0 ? pts[v].x : x0;
-        x1 = v == 0 || pts[v].x > x1 ? pts[v].x : x1;
-    }
-    uint64_t *p = xmalloc(sizeof(uint64_t) * (size_t)(n ? n : 1)),
-             *tmp = xmalloc(sizeof(uint64_t) * (size_t)(n ? n : 1));
-    for (int64_t v = 0; v < n; v++)
-        p[v] = (uint64_t)v;
-    uint64_t *q =
-        sort_by(p, tmp, n, &ix->pn[0].y, sizeof(*ix->pn), ix->sp.y0, ix->sp.y0 + ix->sp.h - 1);
-    q = sort_by(q, q == p ? tmp : p, n, &ix->pn[0].x, sizeof(*ix->pn), x0, x1);
-    q = sort_by(q, q == p ? tmp : p, n, &ix->pn[0].st, sizeof(*ix->pn), 0, S - 1);
-    struct pnode *sorted = xmalloc(sizeof(*sorted) * (size_t)(n ? n : 1));
-    for (int64_t i = 0; i < n; i++)
-        sorted[i] = ix->pn[(uint32_t)q[i]];
-    free(ix->pn);
-    ix->pn = sorted;
-    free(p);
-    free(tmp);
+    const int64_t n = g->n;
+    const size_t z = sizeof(*ix->pn);
+    int64_t x0, x1;
+    key_range(&ix->pn[0].x, z, n, &x0, &x1);
+    uint64_t *tmp, *p = perm_new(n, &tmp);
+    uint64_t *q = sort_by(p, tmp, n, &ix->pn[0].y, z, ix->sp.y0, ix->sp.y0 + ix->sp.h - 1);
+    q = sort_by(q, q == p ? tmp : p, n, &ix->pn[0].x, z, x0, x1);
+    q = sort_by(q, q == p ? tmp : p, n, &ix->pn[0].st, z, 0, S - 1);
+    permute((void **)&ix->pn, z, q, n, p, tmp);
 }
 
 /* Sorts ix->spans by (lo, id): a stable sort by lo of the spans in id order. */
 static void sort_spans(struct index *ix, int32_t m)
 {
-    int64_t x0 = 0, x1 = 0;
-    for (int32_t e = 0; e < m; e++) {
-        x0 = e == 0 || ix->spans[e].lo < x0 ? ix->spans[e].lo : x0;
-        x1 = e == 0 || ix->spans[e].lo > x1 ? ix->spans[e].lo : x1;
-    }
-    uint64_t *p = xmalloc(sizeof(uint64_t) * (size_t)(m ? m : 1)),
-             *tmp = xmalloc(sizeof(uint64_t) * (size_t)(m ? m : 1));
-    for (int64_t e = 0; e < m; e++)
-        p[e] = (uint64_t)e;
-    uint64_t *q = sort_by(p, tmp, m, &ix->spans[0].lo, sizeof(*ix->spans), x0, x1);
-    struct span *sorted = xmalloc(sizeof(*sorted) * (size_t)(m ? m : 1));
-    for (int32_t i = 0; i < m; i++)
-        sorted[i] = ix->spans[(uint32_t)q[i]];
-    free(ix->spans);
-    ix->spans = sorted;
-    free(p);
-    free(tmp);
+    const size_t z = sizeof(*ix->spans);
+    int64_t x0, x1;
+    key_range(&ix->spans[0].lo, z, m, &x0, &x1);
+    uint64_t *tmp, *p = perm_new(m, &tmp);
+    permute((void **)&ix->spans, z, sort_by(p, tmp, m, &ix->spans[0].lo, z, x0, x1), m, p, tmp);
 }
 
 /* Sorts the spans by (lo, id) and deals them to the strips they touch (in
